@@ -1,0 +1,33 @@
+# Everything a newcomer needs: `make demo` and `make test` on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install test lint demo up down bench
+
+install: $(STAMP)
+
+# Re-installs only when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+test: install
+	$(BIN)/pytest -q
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+demo: install
+	$(BIN)/rag init
+	$(BIN)/rag status
+
+up:
+	docker compose up -d
+
+down:
+	docker compose down

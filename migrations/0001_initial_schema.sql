@@ -1,0 +1,80 @@
+-- One-time DDL for the rag schema. Never edit once landed: add a new migration.
+-- The vector extension and the rag schema itself are created by `rag init`
+-- before migrations run (yoyo keeps its bookkeeping tables in rag).
+
+-- A named place files come from: a local folder or a git repository.
+CREATE TABLE rag.sources (
+    id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name            text NOT NULL UNIQUE,
+    type            text NOT NULL CHECK (type IN ('local', 'git')),
+    location        text NOT NULL,             -- absolute path, or git URL
+    branch          text,                      -- git only
+    commit_sha      text,                      -- git only: what was indexed last
+    config          jsonb NOT NULL DEFAULT '{}',  -- include/exclude as indexed
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    last_indexed_at timestamptz
+);
+
+-- One row per indexed file; size + mtime let unchanged files be skipped unread,
+-- content keeps the text for read-back (works for git and remote databases).
+CREATE TABLE rag.files (
+    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    source_id   bigint NOT NULL REFERENCES rag.sources (id) ON DELETE CASCADE,
+    path        text NOT NULL,                 -- relative to the source root, POSIX
+    size        bigint NOT NULL,
+    mtime_ns    bigint NOT NULL,
+    sha256      text NOT NULL,
+    source_type text,                          -- code | markdown | text | pdf
+    language    text,
+    content     text,
+    error       text,                          -- why the file yielded no chunks
+    indexed_at  timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (source_id, path)
+);
+
+-- Chunks of a file; replaced as a whole when the file changes.
+CREATE TABLE rag.chunks (
+    id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    source_id    bigint NOT NULL REFERENCES rag.sources (id) ON DELETE CASCADE,
+    file_id      bigint NOT NULL REFERENCES rag.files (id) ON DELETE CASCADE,
+    ordinal      integer NOT NULL,             -- position within the file
+    content      text NOT NULL,
+    content_hash text NOT NULL,                -- sha256 of content: the embedding key
+    metadata     jsonb NOT NULL,               -- path, sourceType, lines, fqn, headerPath, pages
+    search_terms tsvector,                     -- keyword-search data
+    UNIQUE (file_id, ordinal)
+);
+CREATE INDEX chunks_source_idx ON rag.chunks (source_id);
+CREATE INDEX chunks_content_hash_idx ON rag.chunks (content_hash);
+CREATE INDEX chunks_search_terms_idx ON rag.chunks USING gin (search_terms);
+
+-- Embedding models seen; each gets its own HNSW index (fixed dimension cast).
+CREATE TABLE rag.embedding_models (
+    model      text PRIMARY KEY,               -- e.g. local:all-MiniLM-L6-v2@384
+    dimensions integer NOT NULL CHECK (dimensions > 0),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- Vectors keyed by (model, content hash): identical text anywhere is embedded
+-- once, and a model switch never mixes dimensions.
+CREATE TABLE rag.embeddings (
+    model        text NOT NULL REFERENCES rag.embedding_models (model) ON DELETE CASCADE,
+    content_hash text NOT NULL,
+    embedding    vector NOT NULL,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (model, content_hash)
+);
+
+-- Every index run, with its counts and per-file errors.
+CREATE TABLE rag.index_runs (
+    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    source_id   bigint REFERENCES rag.sources (id) ON DELETE SET NULL,
+    source_name text NOT NULL,
+    started_at  timestamptz NOT NULL DEFAULT now(),
+    finished_at timestamptz,
+    status      text NOT NULL DEFAULT 'running'
+                CHECK (status IN ('running', 'succeeded', 'failed', 'interrupted')),
+    counts      jsonb NOT NULL DEFAULT '{}',
+    errors      jsonb NOT NULL DEFAULT '[]'
+);
+CREATE INDEX index_runs_source_idx ON rag.index_runs (source_id, started_at DESC);

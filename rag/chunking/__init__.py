@@ -1,0 +1,1 @@
+"""Cutting files into chunks: one module per kind of file, pure Python, no database."""

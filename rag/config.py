@@ -1,0 +1,293 @@
+"""Configuration: the pydantic model, YAML loading, ``${VAR}`` substitution, lookup order.
+
+Keys are camelCase, as in the original design (``bm25Weight``, ``maxTokens``).
+Lookup: ``--config PATH`` > ``RAG_CONFIG`` > ``./rag.config.yaml`` >
+``~/.config/rag/config.yaml`` > built-in defaults (embedded database, local model).
+API keys are only ever read from the environment: in a file they must be a
+``${VAR}`` reference.
+"""
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
+
+from rag.errors import ConfigError
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True
+    )
+
+
+class DatabaseConfig(_Section):
+    """Where the data lives. Nothing set: the embedded server under the data directory."""
+
+    url: str | None = None
+    host: str | None = None
+    port: int = 5432
+    name: str = "local_rag"
+    user: str | None = None
+    password: SecretStr | None = None
+
+
+class JinaEmbeddings(_Section):
+    api_key: SecretStr | None = None
+    model: str = "jina-embeddings-v3"
+    dimensions: int = Field(default=1024, gt=0)
+    base_url: str = "https://api.jina.ai/v1"
+
+
+class OpenAIEmbeddings(_Section):
+    api_key: SecretStr | None = None
+    model: str = "text-embedding-3-small"
+    dimensions: int | None = Field(default=1536, gt=0)
+    base_url: str = "https://api.openai.com/v1"
+
+
+class LocalEmbeddings(_Section):
+    model: str = "all-MiniLM-L6-v2"
+    device: str = "cpu"
+    batch_size: int = Field(default=32, gt=0)
+
+
+class EmbeddingsConfig(_Section):
+    provider: Literal["local", "jina", "openai", "none"] = "local"
+    jina: JinaEmbeddings = JinaEmbeddings()
+    openai: OpenAIEmbeddings = OpenAIEmbeddings()
+    local: LocalEmbeddings = LocalEmbeddings()
+
+
+class JinaReranker(_Section):
+    api_key: SecretStr | None = None
+    model: str = "jina-reranker-v2-base-multilingual"
+    base_url: str = "https://api.jina.ai/v1"
+    top_k: int = Field(default=10, gt=0)
+
+
+class LocalReranker(_Section):
+    model: str = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+    device: str = "cpu"
+
+
+class RerankerConfig(_Section):
+    provider: Literal["none", "jina", "local"] = "none"
+    jina: JinaReranker = JinaReranker()
+    local: LocalReranker = LocalReranker()
+
+
+class RrfConfig(_Section):
+    k: int = Field(default=60, gt=0)
+
+
+class Bm25Config(_Section):
+    k1: float = Field(default=1.2, ge=0)
+    b: float = Field(default=0.75, ge=0, le=1)
+
+
+class SearchConfig(_Section):
+    bm25_weight: float = Field(default=0.4, ge=0)
+    vector_weight: float = Field(default=0.6, ge=0)
+    retrieve_top_k: int = Field(default=50, gt=0, le=1000)
+    final_top_k: int = Field(default=10, gt=0, le=100)
+    rrf: RrfConfig = RrfConfig()
+    bm25: Bm25Config = Bm25Config()
+
+
+class SourceConfig(_Section):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    type: Literal["local", "git"]
+    path: str | None = None
+    url: str | None = None
+    branch: str | None = None
+    include: list[str] = []
+    exclude: list[str] = []
+
+    @model_validator(mode="after")
+    def _location_matches_type(self) -> "SourceConfig":
+        if self.type == "local" and not self.path:
+            raise ValueError("a local source needs 'path'")
+        if self.type == "git" and not self.url:
+            raise ValueError("a git source needs 'url'")
+        return self
+
+
+class GitIndexing(_Section):
+    clone_dir: str | None = None  # default: <data dir>/repos
+
+
+class ChunkSize(_Section):
+    max_tokens: int = Field(default=1000, gt=0)
+    overlap: int = Field(default=100, ge=0)
+
+
+class IndexingConfig(_Section):
+    git: GitIndexing = GitIndexing()
+    chunk_size: ChunkSize = ChunkSize()
+    max_file_size: int = Field(default=1_000_000, gt=0)
+
+
+class RagConfig(_Section):
+    database: DatabaseConfig = DatabaseConfig()
+    embeddings: EmbeddingsConfig = EmbeddingsConfig()
+    reranker: RerankerConfig = RerankerConfig()
+    search: SearchConfig = SearchConfig()
+    sources: list[SourceConfig] = []
+    indexing: IndexingConfig = IndexingConfig()
+
+    @model_validator(mode="after")
+    def _unique_source_names(self) -> "RagConfig":
+        names = [s.name for s in self.sources]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"source names must be unique; repeated: {', '.join(dupes)}")
+        return self
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    config: RagConfig
+    path: Path | None  # None: built-in defaults
+    origin: str  # how the file was chosen, e.g. "--config", "RAG_CONFIG", "defaults"
+
+
+def find_config_file(explicit: str | None) -> tuple[Path | None, str]:
+    """The config file to use and why, following the documented lookup order."""
+    if explicit:
+        return _must_exist(Path(explicit).expanduser(), "--config"), "--config"
+    from_env = os.environ.get("RAG_CONFIG")
+    if from_env:
+        return _must_exist(Path(from_env).expanduser(), "RAG_CONFIG"), "RAG_CONFIG"
+    for candidate, origin in (
+        (Path.cwd() / "rag.config.yaml", "./rag.config.yaml"),
+        (Path.home() / ".config" / "rag" / "config.yaml", "~/.config/rag/config.yaml"),
+    ):
+        if candidate.is_file():
+            return candidate, origin
+    return None, "built-in defaults"
+
+
+def _must_exist(path: Path, named_by: str) -> Path:
+    if not path.is_file():
+        raise ConfigError(
+            f"config file {path} (from {named_by}) does not exist; "
+            "fix the path or drop it to use ./rag.config.yaml or the built-in defaults"
+        )
+    return path
+
+
+def load_config(explicit: str | None = None) -> LoadedConfig:
+    """Find, read, substitute and validate the configuration."""
+    path, origin = find_config_file(explicit)
+    if path is None:
+        return LoadedConfig(RagConfig(), None, origin)
+    return LoadedConfig(parse_config_file(path), path, origin)
+
+
+def parse_config_file(path: Path) -> RagConfig:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections")
+    _check_api_keys_are_env_refs(raw, path, ())
+    data = _substitute_env(raw)
+    try:
+        return RagConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {_describe(exc)}") from None
+
+
+def _check_api_keys_are_env_refs(node: Any, path: Path, where: tuple[str, ...]) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            here = (*where, str(key))
+            if key in ("apiKey", "api_key") and value is not None:
+                if not (isinstance(value, str) and _ENV_REF.fullmatch(value.strip())):
+                    var = f"{where[-1].upper()}_API_KEY" if where else "API_KEY"
+                    raise ConfigError(
+                        f"{path}: {'.'.join(here)}: API keys are read from the environment only; "
+                        f"write {key}: ${{{var}}} and export {var}"
+                    )
+            else:
+                _check_api_keys_are_env_refs(value, path, here)
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            _check_api_keys_are_env_refs(item, path, (*where, f"[{i}]"))
+
+
+def _substitute_env(node: Any) -> Any:
+    """Replace ``${VAR}`` / ``${VAR:-default}`` in every string; unset and no default: empty."""
+    if isinstance(node, dict):
+        return {k: _substitute_env(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_substitute_env(v) for v in node]
+    if isinstance(node, str):
+        whole = _ENV_REF.fullmatch(node.strip())
+        if whole:  # a lone reference to an unset variable means "not set", not ""
+            value = os.environ.get(whole.group(1)) or whole.group(2)
+            return value if value else None
+        return _ENV_REF.sub(lambda m: os.environ.get(m.group(1)) or m.group(2) or "", node)
+    return node
+
+
+def _describe(exc: ValidationError) -> str:
+    """One line per problem, joined: ``search.rrf.k: Input should be greater than 0``."""
+    problems = []
+    for err in exc.errors():
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown key (check the spelling; keys are camelCase)"
+        elif message.startswith("Value error, "):
+            message = message.removeprefix("Value error, ")
+        problems.append(f"{loc}: {message}" if loc else message)
+    return "; ".join(problems)
+
+
+def masked_dump(config: RagConfig) -> dict[str, Any]:
+    """The configuration as camelCase data with secrets shown as ``****``."""
+    masked: dict[str, Any] = _mask(config.model_dump(by_alias=True, mode="python"))
+    return masked
+
+
+def _mask(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _mask(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_mask(v) for v in node]
+    if isinstance(node, SecretStr):
+        return "****" if node.get_secret_value() else None
+    if isinstance(node, str) and "://" in node:
+        return mask_url_password(node)
+    return node
+
+
+def mask_url_password(url: str) -> str:
+    """``postgresql://u:secret@h/db`` -> ``postgresql://u:****@h/db``."""
+    return re.sub(r"(://[^:/@]*:)[^@/]+@", r"\1****@", url)
+
+
+def env_api_key(explicit: SecretStr | None, variable: str) -> str | None:
+    """The API key from config (already substituted from the environment) or ``variable``."""
+    if explicit is not None and explicit.get_secret_value():
+        return explicit.get_secret_value()
+    return os.environ.get(variable) or None

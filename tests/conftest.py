@@ -1,0 +1,169 @@
+"""Test fixtures: a real PostgreSQL for every test that touches SQL, never a mock.
+
+Backend: ``RAG_TEST_DATABASE_URL`` (a server where we may create databases) if
+set, else a testcontainers pgvector container when a Docker engine answers,
+else the embedded server in a temporary ``RAG_HOME``. Each test gets its own
+database, cloned from a template that already has the schema installed.
+"""
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from rag import db, embedded
+
+TEMPLATE_DB = "rag_test_template"
+
+
+@dataclass
+class Backend:
+    name: str
+    admin_url: str  # a URL to a maintenance database on the server
+    version: str
+    cleanup: Any = None
+
+    def url_for(self, dbname: str) -> str:
+        params = conninfo_to_dict(self.admin_url)
+        params["dbname"] = dbname
+        return make_conninfo("", **params)
+
+
+_backend: Backend | None = None
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker
+
+        docker.from_env(timeout=3).ping()
+        return True
+    except Exception:
+        return False
+
+
+def _start_backend() -> Backend:
+    url = os.environ.get("RAG_TEST_DATABASE_URL")
+    if url:
+        return Backend("RAG_TEST_DATABASE_URL", url, _server_version(url))
+    if _docker_answers():
+        from testcontainers.postgres import PostgresContainer
+
+        container = PostgresContainer("pgvector/pgvector:pg17", driver=None).start()
+        url = container.get_connection_url()
+        return Backend("testcontainers", url, _server_version(url), container.stop)
+    home = Path(tempfile.mkdtemp(prefix="rag-test-home-"))
+    os.environ["RAG_HOME"] = str(home)
+    try:
+        url = embedded.embedded_url()
+    finally:
+        del os.environ["RAG_HOME"]
+
+    def stop() -> None:
+        os.environ["RAG_HOME"] = str(home)
+        try:
+            embedded.stop()
+        finally:
+            del os.environ["RAG_HOME"]
+            shutil.rmtree(home, ignore_errors=True)
+
+    return Backend("embedded", url, _server_version(url), stop)
+
+
+def _server_version(url: str) -> str:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT current_setting('server_version'), "
+            "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector')"
+        ).fetchone()
+    assert row is not None
+    return f"PostgreSQL {row[0]}, pgvector {row[1]}"
+
+
+def backend() -> Backend:
+    global _backend
+    if _backend is None:
+        _backend = _start_backend()
+    return _backend
+
+
+def pytest_report_header() -> str:
+    b = backend()
+    return f"database backend: {b.name} ({b.version})"
+
+
+def pytest_sessionfinish() -> None:
+    if _backend is not None and _backend.cleanup is not None:
+        _backend.cleanup()
+
+
+def create_database(name: str, template: str = "template0") -> str:
+    """Create a database with Unicode-aware case folding; returns its URL."""
+    b = backend()
+    with psycopg.connect(b.admin_url, autocommit=True) as conn:
+        locale = sql.SQL("")
+        if template == "template0":
+            if conn.info.server_version >= 170000:
+                locale = sql.SQL(" LOCALE_PROVIDER builtin BUILTIN_LOCALE 'C.UTF-8'")
+            else:
+                locale = sql.SQL(" LOCALE_PROVIDER icu ICU_LOCALE 'und' LOCALE 'C'")
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {} ENCODING 'UTF8'").format(
+                sql.Identifier(name), sql.Identifier(template)
+            )
+            + locale
+        )
+    return b.url_for(name)
+
+
+def drop_database(name: str) -> None:
+    with psycopg.connect(backend().admin_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="session")
+def template_db() -> Iterator[str]:
+    """A database with the schema installed, cloned by every ``rag_db``."""
+    name = f"{TEMPLATE_DB}_{uuid.uuid4().hex[:8]}"
+    url = create_database(name)
+    db.install_schema(db.DatabaseTarget(url, "test"))
+    yield name
+    drop_database(name)
+
+
+@pytest.fixture
+def empty_db() -> Iterator[db.DatabaseTarget]:
+    """A fresh database without the local-rag schema."""
+    name = f"rag_test_{uuid.uuid4().hex[:12]}"
+    url = create_database(name)
+    yield db.DatabaseTarget(url, "test")
+    drop_database(name)
+
+
+@pytest.fixture
+def rag_db(template_db: str) -> Iterator[db.DatabaseTarget]:
+    """A fresh database with the schema installed."""
+    name = f"rag_test_{uuid.uuid4().hex[:12]}"
+    url = create_database(name, template=template_db)
+    yield db.DatabaseTarget(url, "test")
+    drop_database(name)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the developer's config, database URL or home directory."""
+    for var in ("RAG_CONFIG", "RAG_DATABASE_URL", "RAG_HOME", "JINA_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)

@@ -1,0 +1,83 @@
+"""The CLI through typer's CliRunner against a real database."""
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rag import db
+from rag.cli import app
+
+runner = CliRunner()
+
+
+def rag(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_init_twice_then_status(empty_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", empty_db.url)
+    code, out, _ = rag("init")
+    assert code == 0
+    assert "schema:     0001_initial_schema (1 migrations applied now)" in out
+    assert "PostgreSQL: " in out and "pgvector:   0." in out
+    code, out, _ = rag("init")
+    assert code == 0 and "(0 migrations applied now)" in out
+    code, out, _ = rag("status")
+    assert code == 0
+    assert "(RAG_DATABASE_URL)" in out
+    assert "chunks:       0" in out and "last indexed: never" in out
+
+
+def test_config_command_shows_origin_and_masks_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JINA_API_KEY", "jina_abcdef123456")
+    cfg = tmp_path / "my.yaml"
+    cfg.write_text("embeddings:\n  provider: jina\n  jina:\n    apiKey: ${JINA_API_KEY}\n")
+    code, out, _ = rag("--config", str(cfg), "config")
+    assert code == 0
+    assert out.startswith(f"# configuration from {cfg} (--config)")
+    assert "provider: jina" in out and "apiKey: '****'" in out
+    assert "jina_abcdef123456" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        (["--config", "/nowhere/rag.yaml", "status"], {}, "config file /nowhere/rag.yaml (from --config) does not exist"),
+        (["status"], {"RAG_CONFIG": "/nowhere/x.yaml"}, "(from RAG_CONFIG) does not exist"),
+        (["status"], {"RAG_DATABASE_URL": "postgresql://u:pw@127.0.0.1:1/x"}, "cannot connect to postgresql://u:****@127.0.0.1:1/x"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_1(
+    monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str], expected: str
+) -> None:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    code, out, err = rag(*args)
+    assert code == 1
+    assert out == ""
+    assert err.startswith("error: ") and expected in err
+    assert err.count("\n") == 1, "one line, no traceback"
+
+
+def test_invalid_config_file_is_one_line(tmp_path: Path) -> None:
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("search:\n  rrf: {k: zero}\n")
+    code, _, err = rag("--config", str(cfg), "status")
+    assert code == 1
+    assert err == f"error: {cfg}: search.rrf.k: Input should be a valid integer, unable to parse string as an integer\n"
+
+
+def test_debug_shows_the_traceback() -> None:
+    from rag.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        runner.invoke(app, ["--debug", "--config", "/nowhere.yaml", "status"], catch_exceptions=False)
+
+
+def test_db_url_prints_the_configured_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", "postgresql://u@example.invalid/x")
+    assert rag("db", "url") == (0, "postgresql://u@example.invalid/x\n", "")

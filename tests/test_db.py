@@ -1,0 +1,239 @@
+"""Schema install against a real PostgreSQL: idempotence, concurrency, upgrades, SQL functions."""
+
+import hashlib
+import threading
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from rag import db
+from rag.errors import DatabaseError
+
+FROZEN = Path(__file__).parent / "migrations.sha256"
+
+
+def query(target: db.DatabaseTarget, text: str, *params: Any) -> list[dict[str, Any]]:
+    with psycopg.connect(target.url, autocommit=True, row_factory=dict_row) as conn:
+        return conn.execute(text.encode(), params or None).fetchall()
+
+
+def test_applied_migrations_are_frozen() -> None:
+    """An applied migration is never edited (yoyo would silently ignore the edit).
+
+    New migrations are added to tests/migrations.sha256 in the same commit.
+    """
+    frozen = dict(
+        reversed(line.split("  ", 1)) for line in FROZEN.read_text().splitlines() if line.strip()
+    )
+    current = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in db.migration_files()}
+    for name, digest in frozen.items():
+        assert name in current, f"migration {name} was deleted; migrations are never removed"
+        assert current[name] == digest, f"migration {name} changed after landing; add a new one"
+    unlisted = sorted(set(current) - set(frozen))
+    assert not unlisted, f"add {unlisted} to {FROZEN.name} (sha256sum output)"
+
+
+def test_install_twice_is_a_no_op(empty_db: db.DatabaseTarget) -> None:
+    first = db.install_schema(empty_db)
+    second = db.install_schema(empty_db)
+    assert first.migrations_applied == len(db.migration_files())
+    assert second.migrations_applied == 0
+    assert first.schema_version == second.schema_version == db.migration_files()[-1].stem
+    assert first.postgres_version and first.pgvector_version.startswith("0.")
+
+
+def test_concurrent_installs_both_succeed(empty_db: db.DatabaseTarget) -> None:
+    errors: list[BaseException] = []
+
+    def install() -> None:
+        try:
+            db.install_schema(empty_db)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=install) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert query(empty_db, "SELECT count(*) AS n FROM rag._yoyo_migration")[0]["n"] == len(
+        db.migration_files()
+    )
+
+
+def _catalog(target: db.DatabaseTarget) -> dict[str, Any]:
+    """Everything that defines the schema, in comparable form."""
+    return {
+        "functions": query(
+            target,
+            "SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args,"
+            " pg_get_functiondef(p.oid) AS def, obj_description(p.oid, 'pg_proc') AS comment"
+            " FROM pg_proc p WHERE p.pronamespace = 'rag'::regnamespace ORDER BY 1, 2",
+        ),
+        "columns": query(
+            target,
+            "SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default,"
+            " is_identity FROM information_schema.columns WHERE table_schema = 'rag'"
+            " ORDER BY table_name, ordinal_position",
+        ),
+        "constraints": query(
+            target,
+            "SELECT conrelid::regclass::text AS tbl, conname, pg_get_constraintdef(oid) AS def"
+            " FROM pg_constraint WHERE connamespace = 'rag'::regnamespace ORDER BY 1, 2",
+        ),
+        "indexes": query(
+            target,
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'rag' ORDER BY 1",
+        ),
+        "views": query(
+            target,
+            "SELECT viewname, definition FROM pg_views WHERE schemaname = 'rag' ORDER BY 1",
+        ),
+    }
+
+
+def test_upgrade_step_by_step_equals_fresh_install(
+    empty_db: db.DatabaseTarget, rag_db: db.DatabaseTarget
+) -> None:
+    """Applying migrations one release at a time ends where a fresh install does."""
+    with psycopg.connect(empty_db.url, autocommit=True) as conn:
+        db.prepare_database(conn, empty_db)
+    for migration in db.migration_files():
+        assert db.apply_migrations(empty_db, up_to=migration.stem) == 1
+    db.install_schema(empty_db)
+    upgraded, fresh = _catalog(empty_db), _catalog(rag_db)
+    assert upgraded["functions"], "sql/ functions were installed"
+    assert upgraded == fresh
+
+
+def test_every_function_has_fixed_search_path_volatility_and_comment(
+    rag_db: db.DatabaseTarget,
+) -> None:
+    rows = query(
+        rag_db,
+        "SELECT p.proname, p.proconfig, p.provolatile, obj_description(p.oid, 'pg_proc') AS c"
+        " FROM pg_proc p WHERE p.pronamespace = 'rag'::regnamespace",
+    )
+    assert rows
+    for row in rows:
+        assert row["proconfig"] and any(s.startswith("search_path=") for s in row["proconfig"]), row
+        assert row["c"], f"rag.{row['proname']} has no COMMENT ON FUNCTION"
+
+
+def test_status_counts(rag_db: db.DatabaseTarget) -> None:
+    empty = db.status(rag_db)
+    assert (empty["sources"], empty["files"], empty["chunks"], empty["embeddings"]) == (0, 0, 0, 0)
+    _add_source_with_chunks(rag_db, "proj", chunks=3)
+    counted = db.status(rag_db)
+    assert (counted["sources"], counted["files"], counted["chunks"]) == (1, 1, 3)
+    assert counted["embeddings"] == 3
+
+
+def _add_source_with_chunks(target: db.DatabaseTarget, name: str, chunks: int) -> None:
+    with psycopg.connect(target.url, autocommit=True) as conn:
+        source_id = conn.execute(
+            "INSERT INTO rag.sources (name, type, location) VALUES (%s, 'local', '/tmp/x')"
+            " RETURNING id",
+            (name,),
+        ).fetchone()[0]  # type: ignore[index]
+        file_id = conn.execute(
+            "INSERT INTO rag.files (source_id, path, size, mtime_ns, sha256, content)"
+            " VALUES (%s, 'a.py', 3, 1, 'f00', 'abc') RETURNING id",
+            (source_id,),
+        ).fetchone()[0]  # type: ignore[index]
+        conn.execute(
+            "INSERT INTO rag.embedding_models (model, dimensions) VALUES ('t:m@3', 3)"
+            " ON CONFLICT DO NOTHING"
+        )
+        for i in range(chunks):
+            conn.execute(
+                "INSERT INTO rag.chunks (source_id, file_id, ordinal, content, content_hash, metadata)"
+                " VALUES (%s, %s, %s, %s, %s, '{}')",
+                (source_id, file_id, i, f"chunk {i}", f"{name}-{i}"),
+            )
+            conn.execute(
+                "INSERT INTO rag.embeddings (model, content_hash, embedding)"
+                " VALUES ('t:m@3', %s, '[1,2,3]') ON CONFLICT DO NOTHING",
+                (f"{name}-{i}",),
+            )
+
+
+def test_list_and_remove_sources(rag_db: db.DatabaseTarget) -> None:
+    _add_source_with_chunks(rag_db, "alpha", chunks=2)
+    _add_source_with_chunks(rag_db, "beta", chunks=1)
+    listed = query(rag_db, "SELECT name, files, chunks FROM rag.list_sources()")
+    assert listed == [
+        {"name": "alpha", "files": 1, "chunks": 2},
+        {"name": "beta", "files": 1, "chunks": 1},
+    ]
+    assert query(rag_db, "SELECT name FROM rag.list_sources('be')") == [{"name": "beta"}]
+    assert query(rag_db, "SELECT rag.remove_source('alpha') AS n") == [{"n": 2}]
+    assert query(rag_db, "SELECT count(*) AS n FROM rag.files")[0]["n"] == 1
+    assert query(rag_db, "SELECT count(*) AS n FROM rag.embeddings")[0]["n"] == 3, "kept for reuse"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("SELECT rag.remove_source('ghost')", "source 'ghost' not found; known: beta"),
+        ("SELECT * FROM rag.list_sources(source_type => 'svn')", "source_type must be local or git"),
+        ("SELECT * FROM rag.list_sources(max_rows => 0)", "max_rows must be at least 1"),
+    ],
+)
+def test_sql_functions_name_the_bad_argument(
+    rag_db: db.DatabaseTarget, call: str, message: str
+) -> None:
+    _add_source_with_chunks(rag_db, "beta", chunks=1)
+    with pytest.raises(psycopg.Error) as err:
+        query(rag_db, call)
+    assert message in str(err.value)
+
+
+def test_case_insensitive_matching_handles_cyrillic(rag_db: db.DatabaseTarget) -> None:
+    row = query(
+        rag_db,
+        "SELECT lower('ПРИВЕТ Мир ABC') AS low, 'Ёлка' ILIKE 'ёЛКА' AS ilike,"
+        " to_tsvector('simple', 'Поиск ПОИСКА getUser') AS tsv",
+    )[0]
+    assert row["low"] == "привет мир abc"
+    assert row["ilike"] is True
+    assert "'поиск'" in row["tsv"] and "'поиска'" in row["tsv"]
+
+
+def test_unreachable_database_is_one_clear_line() -> None:
+    target = db.DatabaseTarget("postgresql://rag:secretpw@127.0.0.1:1/none", "RAG_DATABASE_URL")
+    with pytest.raises(DatabaseError) as err:
+        db.status(target)
+    message = str(err.value)
+    assert "cannot connect to postgresql://rag:****@127.0.0.1:1/none (from RAG_DATABASE_URL)" in message
+    assert "secretpw" not in message and "\n" not in message
+
+
+def test_status_before_init_says_run_init(empty_db: db.DatabaseTarget) -> None:
+    with pytest.raises(DatabaseError, match="run `rag init`"):
+        db.status(empty_db)
+
+
+def test_server_without_pgvector_is_explained(
+    empty_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Simulated by hiding the extension from the availability check."""
+    real_execute = psycopg.Connection.execute
+
+    def execute(self: psycopg.Connection[Any], q: Any, *args: Any, **kw: Any) -> Any:
+        if isinstance(q, str) and "pg_available_extensions" in q:
+            q = q.replace("name = 'vector'", "name = 'no_such_extension'")
+        return real_execute(self, q, *args, **kw)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", execute)
+    with pytest.raises(DatabaseError) as err:
+        db.install_schema(empty_db)
+    message = str(err.value)
+    assert "has no pgvector extension" in message
+    assert "embedded server" in message and "docker compose up -d" in message
+    monkeypatch.undo()
+    assert query(empty_db, "SELECT count(*) AS n FROM pg_namespace WHERE nspname = 'rag'")[0]["n"] == 0

@@ -1,0 +1,74 @@
+"""The zero-setup default: the embedded server, driven through real `rag` processes."""
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+RAG = str(Path(sys.executable).parent / "rag")
+
+
+@pytest.fixture
+def rag_home(tmp_path: Path) -> Iterator[Path]:
+    home = tmp_path / "raghome"
+    yield home
+    run(home, "db", "stop")
+
+
+def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env["RAG_HOME"] = str(home)
+    return subprocess.run(
+        [RAG, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_concurrent_first_use_restart_and_data_kept(rag_home: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env["RAG_HOME"] = str(rag_home)
+    both = [
+        subprocess.Popen([RAG, "init"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=120) for p in both]
+    assert [p.returncode for p in both] == [0, 0], outputs
+    assert all("pgvector:   0.8" in out and "PostgreSQL: 18" in out for out, _ in outputs)
+
+    inserted = run(
+        rag_home, "psql", "-v", "ON_ERROR_STOP=1", "-c",
+        "INSERT INTO rag.sources (name, type, location) VALUES ('kept', 'local', '/x')",
+    )
+    assert inserted.returncode == 0, inserted.stderr
+
+    stopped = run(rag_home, "db", "stop")
+    assert stopped.stdout.strip() == "embedded server stopped"
+
+    status = run(rag_home, "status")  # starts the server again on demand
+    assert status.returncode == 0, status.stderr
+    assert "sources:      1" in status.stdout
+    assert "(embedded)" in status.stdout
+
+
+def test_embedded_listens_on_a_socket_only_and_folds_cyrillic(rag_home: Path) -> None:
+    out = run(
+        rag_home, "psql", "-tA", "-c",
+        "SELECT current_setting('listen_addresses') || '|' || lower('ПРИВЕТ Ёж') || '|'"
+        " || ('Ёлка' ILIKE 'ёлКА')::text",
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "|привет ёж|true"
+    url = run(rag_home, "db", "url").stdout.strip()
+    assert url.endswith(f"/rag?host={rag_home / 'pgdata'}")
+
+
+def test_unwritable_data_directory_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    result = run(blocker / "home", "status")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: data directory ")
+    assert "set RAG_HOME to a writable directory" in result.stderr
+    assert "Traceback" not in result.stderr
