@@ -1,0 +1,225 @@
+"""One JSON POST to a hosted embedding API, made reliable and explained.
+
+Owns the retry policy (429, 5xx, timeouts and connection errors, with exponential
+backoff, jitter and ``Retry-After``) and turning HTTP failures into ProviderError
+messages a user can act on. The API key lives only in the client's headers: it is
+never logged or put into a message.
+"""
+
+import datetime
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from rag.providers.base import ProviderError
+
+log = logging.getLogger(__name__)
+
+# Embedding a large batch can take a while server-side; connecting should not.
+DEFAULT_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
+_SERVER_MESSAGE_LIMIT = 300
+_MODEL_NOT_FOUND_PHRASES = (
+    "not found",
+    "does not exist",
+    "unknown",
+    "invalid",
+    "no such",
+    "not supported",
+    "should be",
+)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 6
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    # A longer Retry-After means a quota window, not a blip: fail now rather than hang.
+    max_retry_after: float = 120.0
+
+    def backoff(self, attempt: int) -> float:
+        """Delay before retry number ``attempt`` (1-based): exponential, with jitter."""
+        ceiling = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
+        return ceiling * random.uniform(0.5, 1.0)
+
+
+DEFAULT_RETRY = RetryPolicy()
+
+
+class JsonApi:
+    """POSTs JSON bodies to one API base URL for one provider, retrying what can be retried."""
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        base_url: str,
+        api_key: str,
+        api_key_env: str,
+        transport: httpx.BaseTransport | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.provider = provider
+        self._api_key_env = api_key_env
+        self._has_key = bool(api_key)
+        self._retry = retry
+        self._sleep = sleep
+        self._base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(
+            base_url=self._base_url,
+            headers=headers,
+            transport=transport,
+            timeout=DEFAULT_TIMEOUT,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        """The decoded JSON answer; ProviderError once retrying no longer makes sense."""
+        url = f"{self._base_url}{path}"
+        for attempt in range(1, self._retry.max_attempts + 1):
+            try:
+                response = self._client.post(path, json=body)
+            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                failure = f"cannot reach {url} ({type(exc).__name__}: {exc})"
+                delay = self._retry.backoff(attempt)
+            else:
+                if response.is_success:
+                    return self._decode(response, url)
+                if not _is_retryable(response):
+                    raise self._rejection(response, body, url)
+                failure = f"HTTP {response.status_code}: {_server_message(response)}"
+                delay = self._delay_for(response, attempt)
+            if attempt == self._retry.max_attempts:
+                raise ProviderError(
+                    f"{self.provider}: giving up after {attempt} attempts; last error: {failure}"
+                )
+            log.warning(
+                "%s: %s; retrying in %.1f s (attempt %d of %d)",
+                self.provider,
+                failure,
+                delay,
+                attempt + 1,
+                self._retry.max_attempts,
+            )
+            self._sleep(delay)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _delay_for(self, response: httpx.Response, attempt: int) -> float:
+        wait = _retry_after_seconds(response.headers.get("Retry-After"))
+        if wait is None:
+            return self._retry.backoff(attempt)
+        if wait > self._retry.max_retry_after:
+            raise ProviderError(
+                f"{self.provider}: rate limited (HTTP {response.status_code}) and asked to wait "
+                f"{wait:.0f} s; try again later or check your plan's limits"
+            )
+        return wait
+
+    def _decode(self, response: httpx.Response, url: str) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            raise ProviderError(
+                f"{self.provider}: {url} answered with something that is not JSON; "
+                "check base_url points at the API"
+            ) from None
+
+    def _rejection(self, response: httpx.Response, body: dict[str, Any], url: str) -> ProviderError:
+        """The error for a response that retrying will not fix."""
+        status = response.status_code
+        provider = self.provider
+        if status in (401, 403):
+            # The server's own text may echo part of the key, so it is left out.
+            problem = "API key rejected" if self._has_key else "API key required"
+            return ProviderError(f"{provider}: {problem} (HTTP {status}); set {self._api_key_env}")
+        message = _server_message(response)
+        model = str(body.get("model", ""))
+        lowered = message.lower()
+        if status == 402 or _is_quota_exhausted(response):
+            return ProviderError(
+                f"{provider}: out of credit or quota (HTTP {status}): {message}; check your account's billing"
+            )
+        if status in (400, 404, 422):
+            if "dimensions" in body and "dimension" in lowered:
+                return ProviderError(
+                    f"{provider}: model '{model}' does not accept dimensions="
+                    f"{body['dimensions']}: {message}; change or remove the dimensions setting"
+                )
+            if _mentions_unknown_model(lowered, model):
+                return ProviderError(f"unknown model '{model}' for {provider}: {message}")
+            if status == 404:
+                return ProviderError(f"{provider}: {url} not found (HTTP 404): {message}; check base_url")
+            return ProviderError(f"{provider}: request rejected (HTTP {status}): {message}")
+        return ProviderError(f"{provider}: request failed (HTTP {status}): {message}")
+
+
+def _is_retryable(response: httpx.Response) -> bool:
+    status = response.status_code
+    if status == 429:
+        return not _is_quota_exhausted(response)
+    return status == 408 or (status >= 500 and status != 501)
+
+
+def _is_quota_exhausted(response: httpx.Response) -> bool:
+    # OpenAI answers 429 for both; only a rate limit recovers by waiting.
+    return response.status_code == 429 and "insufficient_quota" in response.text
+
+
+def _mentions_unknown_model(lowered_message: str, model: str) -> bool:
+    # Servers word it differently, but all name the model (or the word) and say it is missing.
+    names_model = "model" in lowered_message or (bool(model) and model.lower() in lowered_message)
+    return names_model and any(phrase in lowered_message for phrase in _MODEL_NOT_FOUND_PHRASES)
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    """``Retry-After`` as seconds from now; it may be a number or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # HTTP dates are always UTC
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _server_message(response: httpx.Response) -> str:
+    """The human part of an error body, whichever of the common shapes it has."""
+    try:
+        payload = response.json()
+    except ValueError:
+        text = response.text.strip() or response.reason_phrase
+    else:
+        text = _message_in(payload)
+    return text[:_SERVER_MESSAGE_LIMIT]
+
+
+def _message_in(payload: Any) -> str:
+    if isinstance(payload, str):
+        return payload
+    if isinstance(payload, list):  # FastAPI validation errors: [{"loc": [...], "msg": ...}]
+        return "; ".join(_message_in(item) for item in payload)
+    if isinstance(payload, dict):
+        if "loc" in payload and "msg" in payload:
+            location = ".".join(str(part) for part in payload["loc"])
+            return f"{location}: {payload['msg']}"
+        # OpenAI and most compatible servers use "error"; Jina uses "detail"; vLLM "message".
+        for key in ("error", "detail", "message"):
+            if key in payload:
+                return _message_in(payload[key])
+    return str(payload)

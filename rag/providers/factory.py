@@ -1,0 +1,45 @@
+"""Choosing and building an embedder from plain settings (the config layer calls this)."""
+
+import os
+from typing import Any
+
+from rag.providers.base import Embedder, NoneEmbedder, ProviderError
+from rag.providers.jina import JinaEmbedder
+from rag.providers.local import LocalEmbedder
+from rag.providers.openai import OpenAIEmbedder
+
+PROVIDERS = ("local", "jina", "openai", "none")
+
+
+def make_embedder(
+    provider: str,
+    *,
+    model: str | None = None,
+    dimensions: int | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    batch_size: int | None = None,
+    device: str | None = None,
+) -> Embedder:
+    """The embedder for ``provider``; settings left as None take the provider's default.
+
+    Settings a provider has no use for (a device for Jina, a key for local) are ignored.
+    Without ``api_key``, hosted providers read JINA_API_KEY / OPENAI_API_KEY.
+    """
+    name = provider.strip().lower()
+    if name == "none":
+        return NoneEmbedder()
+    if name == "local":
+        if dimensions is not None:
+            raise ProviderError("local: dimensions come from the model and cannot be set")
+        return LocalEmbedder(**_given(model=model, device=device, batch_size=batch_size))
+    remote = {"jina": JinaEmbedder, "openai": OpenAIEmbedder}.get(name)
+    if remote is None:
+        raise ProviderError(f"unknown embedding provider '{provider}'; choose one of: {', '.join(PROVIDERS)}")
+    key = api_key if api_key is not None else os.environ.get(remote.api_key_env, "")
+    return remote(key, model, dimensions, base_url, **_given(batch_size=batch_size))
+
+
+def _given(**settings: Any) -> dict[str, Any]:
+    """The settings that were actually set, so the rest keep the class defaults."""
+    return {name: value for name, value in settings.items() if value is not None}
