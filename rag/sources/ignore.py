@@ -1,0 +1,223 @@
+"""Which paths a scan leaves out: built-in exclusions, .gitignore and .ragignore.
+
+Built-in exclusions (final: no ignore file can re-include them)
+    * version-control metadata, dependency and tool caches, virtualenvs:
+      see ``ALWAYS_SKIPPED_DIRS``, any ``*.egg-info`` directory and any directory
+      holding a ``pyvenv.cfg`` (a virtualenv whatever its name);
+    * build outputs, only where a build manifest makes the name unambiguous:
+      ``build/`` next to pyproject.toml/setup.py/setup.cfg/Gradle/CMake files,
+      ``dist/`` next to a Python manifest or package.json, ``target/`` next to
+      Cargo.toml/pom.xml/build.sbt. Elsewhere these names are often real source
+      (Go's ``build/`` packaging scripts, Vue 2's ``build/`` webpack config), so a
+      ``build/`` without a manifest is kept; ``out/`` is never excluded;
+    * lock files (``LOCK_FILES``), minified bundles and source maps;
+    * ``.env`` and ``.env.*`` files (secrets), except templates like ``.env.example``.
+
+Ignore files
+    ``.gitignore`` and ``.ragignore`` files at every level, both with gitignore
+    syntax: patterns are relative to the directory holding the file, deeper files
+    override shallower ones, later lines override earlier ones, ``!`` re-includes.
+    Every ``.ragignore`` pattern comes after every ``.gitignore`` pattern, so a
+    ``.ragignore`` has the last word: ``!docs/generated/`` there indexes a folder
+    git ignores. As in git, nothing below an excluded directory can be
+    re-included (the scan does not descend into it).
+
+    Patterns are matched by ``pathspec.GitIgnoreSpec``; to let its precedence rules
+    work across files, each pattern is rewritten relative to the scan root and all
+    patterns in force for a directory form one spec. File exclusions and file
+    negations agree with git (tested against git on random trees). Known
+    differences, from pathspec judging a directory also by patterns that match
+    its ancestors: a negation matching a directory name (``!dir/``) also
+    re-includes directories below it that an earlier or shallower pattern
+    excludes; ``dir/**`` excludes ``dir`` itself, so a later ``!dir/file``
+    cannot re-include (git would); ``*`` then ``!*/`` still excludes
+    directories, so for allowlists use a source's ``include`` globs.
+    ``.git/info/exclude`` and git's global excludes file are not read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pathspec import GitIgnoreSpec
+
+if TYPE_CHECKING:
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+GITIGNORE = ".gitignore"
+RAGIGNORE = ".ragignore"
+
+ALWAYS_SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        "__pypackages__",
+        ".venv",
+        ".eggs",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".gradle",
+        ".next",
+        ".nuxt",
+        ".svelte-kit",
+        ".parcel-cache",
+        ".turbo",
+        "_build",  # Sphinx and Elixir/Mix output
+    }
+)
+
+VENV_MARKER = "pyvenv.cfg"
+
+_PYTHON_MANIFESTS = frozenset({"pyproject.toml", "setup.py", "setup.cfg"})
+_GRADLE_MANIFESTS = frozenset(
+    {"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"}
+)
+BUILD_OUTPUT_DIRS: dict[str, frozenset[str]] = {
+    "build": _PYTHON_MANIFESTS | _GRADLE_MANIFESTS | {"CMakeLists.txt"},
+    "dist": _PYTHON_MANIFESTS | {"package.json"},
+    "target": frozenset({"Cargo.toml", "pom.xml", "build.sbt"}),
+}
+
+LOCK_FILES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "poetry.lock",
+        "Pipfile.lock",
+        "pdm.lock",
+        "uv.lock",
+        "Cargo.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "go.sum",
+    }
+)
+GENERATED_FILE_SUFFIXES = (".min.js", ".min.css", ".map")
+# dotenv files hold secrets that must not reach an index agents can query;
+# their documented templates are worth indexing.
+DOTENV_TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist")
+
+
+def is_builtin_skipped_dir(name: str, sibling_names: Collection[str]) -> bool:
+    """True for a directory that is never worth indexing, judged by its name and siblings."""
+    if name in ALWAYS_SKIPPED_DIRS or name.endswith(".egg-info"):
+        return True
+    manifests = BUILD_OUTPUT_DIRS.get(name)
+    return manifests is not None and any(m in sibling_names for m in manifests)
+
+
+def is_virtualenv(child_names: Collection[str]) -> bool:
+    """True for a directory whose listing shows it is a Python virtualenv."""
+    return VENV_MARKER in child_names
+
+
+def is_builtin_skipped_file(name: str) -> bool:
+    """True for lock files, minified bundles, source maps and dotenv secrets."""
+    return name in LOCK_FILES or name.endswith(GENERATED_FILE_SUFFIXES) or _is_dotenv(name)
+
+
+def _is_dotenv(name: str) -> bool:
+    if name == ".env":
+        return True
+    return name.startswith(".env.") and not name.endswith(DOTENV_TEMPLATE_SUFFIXES)
+
+
+@dataclass(frozen=True)
+class IgnoreRules:
+    """The .gitignore and .ragignore patterns in force in one directory.
+
+    Paths given to ``reason`` are relative to the scan root, POSIX, and end
+    with "/" for directories (so directory-only patterns apply).
+    """
+
+    gitignore: tuple[GitIgnoreSpecPattern, ...] = ()
+    ragignore: tuple[GitIgnoreSpecPattern, ...] = ()
+    _spec: GitIgnoreSpec | None = None  # gitignore then ragignore patterns, in force order
+
+    def descend(self, rel_dir: str, abs_dir: Path, names: Collection[str]) -> IgnoreRules:
+        """The rules for directory ``rel_dir``, given the names it contains."""
+        added_git = _read_ignore_file(abs_dir, GITIGNORE, rel_dir) if GITIGNORE in names else []
+        added_rag = _read_ignore_file(abs_dir, RAGIGNORE, rel_dir) if RAGIGNORE in names else []
+        if not added_git and not added_rag:
+            return self
+        gitignore = (*self.gitignore, *added_git)
+        ragignore = (*self.ragignore, *added_rag)
+        return IgnoreRules(gitignore, ragignore, GitIgnoreSpec([*gitignore, *ragignore]))
+
+    def reason(self, rel_path: str) -> str | None:
+        """Return "gitignore" or "ragignore" if that kind of file excludes the path, else None."""
+        if self._spec is None:
+            return None
+        result = self._spec.check_file(rel_path)
+        if not result.include or result.index is None:
+            return None
+        return "gitignore" if result.index < len(self.gitignore) else "ragignore"
+
+
+def _read_ignore_file(abs_dir: Path, file_name: str, rel_dir: str) -> list[GitIgnoreSpecPattern]:
+    """The file's patterns rebased onto the scan root; none if it cannot be read."""
+    try:
+        with open(os.path.join(abs_dir, file_name), encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []  # like git, an unreadable ignore file is no ignore file
+    rebased = (rebase_pattern(line, rel_dir) for line in lines)
+    return compile_patterns(line for line in rebased if line is not None)
+
+
+def compile_patterns(lines: Iterable[str]) -> list[GitIgnoreSpecPattern]:
+    """Compile gitignore lines one by one, dropping invalid ones as git does."""
+    patterns: list[GitIgnoreSpecPattern] = []
+    for line in lines:
+        try:
+            # Only the combined spec needs a fast backend; one line needs none.
+            compiled = GitIgnoreSpec.from_lines([line], backend="simple").patterns
+        except (ValueError, re.error):
+            continue
+        patterns.extend(p for p in compiled if p.include is not None)
+    return patterns
+
+
+_GLOB_SPECIAL = re.compile(r"([\\*?\[])")
+
+
+def rebase_pattern(line: str, rel_dir: str) -> str | None:
+    """Rewrite a pattern from the ignore file in ``rel_dir`` to be relative to the root.
+
+    Returns None for blank lines, comments and patterns that match nothing.
+    A pattern with a slash before its end is anchored to its file's directory;
+    one without matches at any depth below it.
+    """
+    if not line.strip() or line.startswith("#"):
+        return None
+    negation = "!" if line.startswith("!") else ""
+    body = line[len(negation) :]
+    if not body.strip().strip("/"):
+        return None
+    if not rel_dir:
+        return line
+    anchored = "/" in body.rstrip().rstrip("/")
+    prefix = _escape_glob(rel_dir)
+    if anchored:
+        return f"{negation}{prefix}/{body.lstrip('/')}"
+    return f"{negation}{prefix}/**/{body}"
+
+
+def _escape_glob(rel_dir: str) -> str:
+    escaped = _GLOB_SPECIAL.sub(r"\\\1", rel_dir)
+    # At the start of a line these two would read as negation or comment.
+    return "\\" + escaped if escaped[0] in "!#" else escaped
