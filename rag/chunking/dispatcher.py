@@ -1,0 +1,126 @@
+"""The chunking entry point the indexer calls: which chunker a file goes to,
+and turning whatever is wrong with a file's content into a result, never an
+exception.
+
+Documents go by extension: .md/.mdx/.markdown → markdown, .pdf → pdf,
+.docx → docx. Any other file is code when ``detect_language`` knows its name
+or extension or sees a shebang, and text otherwise (language "csv" for
+.csv/.tsv, "log", "rst", else "text").
+
+Content problems end up in ``FileChunks``: NUL bytes in the first 8 KB →
+error "binary file"; an empty or blank file → no chunks; undecodable bytes →
+U+FFFD and a warning; a PDF or .docx that cannot be read → error.
+"""
+
+import codecs
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from rag.chunking.code import chunk_code
+from rag.chunking.docx import chunk_docx
+from rag.chunking.languages import detect_language
+from rag.chunking.lines import make_storable
+from rag.chunking.markdown import chunk_markdown
+from rag.chunking.model import Chunk
+from rag.chunking.pdf import chunk_pdf
+from rag.chunking.text import chunk_text
+from rag.errors import ChunkingError
+
+_BINARY_SNIFF_BYTES = 8192
+_MARKDOWN_SUFFIXES = frozenset({".md", ".mdx", ".markdown"})
+_TEXT_LANGUAGES = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".log": "log",
+    ".rst": "rst",
+}
+# Longest first: the UTF-32 LE mark begins with the UTF-16 LE one.
+_BYTE_ORDER_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+@dataclass(frozen=True)
+class FileChunks:
+    """What chunking one file gave.
+
+    ``text`` is the file as stored for read-back (decoded, or extracted from
+    a PDF or .docx); chunks' startLine/endLine point into it. ``error`` is set
+    when the file could not be chunked at all, and then ``chunks`` is empty.
+    """
+
+    text: str
+    chunks: list[Chunk]
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def chunk_file(
+    path: Path, rel_path: str, *, max_tokens: int = 1000, overlap: int = 100
+) -> FileChunks:
+    """Read ``path`` and chunk it; ``rel_path`` goes into every chunk's metadata."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return FileChunks("", [], error=f"cannot read file: {error.strerror or error}")
+    return chunk_bytes(data, rel_path, max_tokens=max_tokens, overlap=overlap)
+
+
+def chunk_bytes(
+    data: bytes, rel_path: str, *, max_tokens: int = 1000, overlap: int = 100
+) -> FileChunks:
+    """Chunk a file's bytes, already read (the indexer hashes them first)."""
+    if max_tokens < 1 or overlap < 0:
+        raise ValueError(f"need max_tokens >= 1 and overlap >= 0, got {max_tokens}, {overlap}")
+    suffix = PurePosixPath(rel_path).suffix.lower()
+    if suffix in (".pdf", ".docx"):
+        extract = chunk_pdf if suffix == ".pdf" else chunk_docx
+        try:
+            text, chunks, warnings = extract(data, rel_path, max_tokens=max_tokens, overlap=overlap)
+        except ChunkingError as error:
+            return FileChunks("", [], error=str(error))
+        return FileChunks(text, chunks, warnings)
+    decoded = _decode(data)
+    if decoded is None:
+        return FileChunks("", [], error="binary file")
+    text, warnings = decoded
+    if not text.strip():
+        return FileChunks(text, [], warnings)
+    chunks = _chunk_decoded(text, rel_path, suffix, max_tokens, overlap, warnings)
+    return FileChunks(text, chunks, warnings)
+
+
+def _decode(data: bytes) -> tuple[str, list[str]] | None:
+    """The text of a file and warnings, or None when it looks binary."""
+    encoding = next((name for mark, name in _BYTE_ORDER_MARKS if data.startswith(mark)), "utf-8")
+    # UTF-16 and UTF-32 text is full of NUL bytes; UTF-8 text has none.
+    if encoding.startswith("utf-8") and b"\x00" in data[:_BINARY_SNIFF_BYTES]:
+        return None
+    warnings: list[str] = []
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        text = data.decode(encoding, "replace")
+        name = encoding.removesuffix("-sig").upper()
+        warnings.append(f"invalid {name} decoded with replacement characters")
+    text, replaced = make_storable(text)
+    return text, warnings + replaced
+
+
+def _chunk_decoded(
+    text: str, rel_path: str, suffix: str, max_tokens: int, overlap: int, warnings: list[str]
+) -> list[Chunk]:
+    if suffix in _MARKDOWN_SUFFIXES:
+        return chunk_markdown(text, rel_path, max_tokens=max_tokens, overlap=overlap)
+    code_language = detect_language(rel_path, text)
+    if code_language is not None:
+        try:
+            return chunk_code(text, rel_path, code_language, max_tokens=max_tokens, overlap=overlap)
+        except Exception as error:  # one file must not stop an index run: fall back to text
+            warnings.append(f"code chunker failed ({type(error).__name__}: {error}); chunked as text")
+    language = _TEXT_LANGUAGES.get(suffix, "text")
+    return chunk_text(text, rel_path, language=language, max_tokens=max_tokens, overlap=overlap)
