@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: install
-	$(BIN)/pytest -q
+	$(BIN)/pytest
 
 lint: install
 	$(BIN)/ruff check .

@@ -4,19 +4,25 @@ Errors of the package (``RagError``) become one line on stderr and exit code 1;
 ``--debug`` shows the traceback instead.
 """
 
+import json
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
+import psycopg
 import typer
 import yaml
 from typer import _click  # typer carries its own click
 from typer.core import TyperGroup
 
-from rag import db, embedded
-from rag.config import LoadedConfig, load_config, masked_dump
+from rag import db, embedded, indexer, runtime
+from rag.chunking.dispatcher import chunk_file
+from rag.config import LoadedConfig, RagConfig, load_config, masked_dump
 from rag.errors import RagError
+from rag.progress import TerminalReporter
 
 
 class _FriendlyErrors(TyperGroup):
@@ -113,6 +119,16 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"chunks:       {row['chunks']}")
     typer.echo(f"embeddings:   {row['embeddings']}")
     typer.echo(f"last indexed: {last.isoformat(timespec='seconds') if last else 'never'}")
+    for cov in row["coverage"]:
+        typer.echo(f"embeddings {cov['model']}: {cov['embedded_chunks']:,}/{cov['total_chunks']:,} chunks")
+    for run in row["runs"][:1]:
+        counts = run["counts"]
+        typer.echo(
+            f"last run:     {run['source_name']} {run['status']} at "
+            f"{run['started_at'].isoformat(timespec='seconds')} "
+            f"(+{counts.get('chunksAdded', 0):,} -{counts.get('chunksRemoved', 0):,} chunks, "
+            f"{counts.get('errors', 0)} errors)"
+        )
 
 
 @app.command("config")
@@ -156,6 +172,208 @@ def psql(ctx: typer.Context) -> None:
     binary = str(embedded.psql_binary())
     sys.stdout.flush()
     os.execv(binary, [binary, url, *ctx.args])
+
+
+@app.command()
+def index(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Argument(help="A source from the config.")] = None,
+    all_sources: Annotated[bool, typer.Option("--all", help="Every source in the config.")] = False,
+    path: Annotated[str | None, typer.Option("--path", help="Index this folder ad hoc.")] = None,
+    git: Annotated[str | None, typer.Option("--git", help="Index this git repository ad hoc.")] = None,
+    branch: Annotated[str | None, typer.Option("--branch", help="Git branch (with --git).")] = None,
+    source_name: Annotated[
+        str | None, typer.Option("--name", help="Source name for --path/--git (default: folder/repo name).")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Re-chunk every file (embeddings are still reused).")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be indexed; change nothing.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary per source.")] = False,
+) -> None:
+    """Index a source: only new and changed files are chunked, only new text is embedded.
+
+    Example: rag index --path ~/code/my-project --name my-project
+    """
+    state = _state(ctx)
+    config = state.loaded.config
+    specs = _sources_to_index(config, name, all_sources, path, git, branch, source_name)
+    settings = runtime.chunk_settings(config)
+    if dry_run:
+        for spec in specs:
+            _dry_run(spec, _source_root(config, spec, sync=False), settings, as_json)
+        return
+    embedder = runtime.make_configured_embedder(config.embeddings)
+    with db.connect(state.target) as conn:
+        for spec in specs:
+            root = _source_root(config, spec, sync=True)
+            with TerminalReporter(spec.name, quiet=as_json) as reporter:
+                summary = indexer.index_source(
+                    conn, spec, root, embedder, settings, force=force, reporter=reporter
+                )
+                reporter.finished(summary)
+            if as_json:
+                typer.echo(json.dumps({"source": spec.name, "runId": summary.run_id,
+                                       "status": summary.status, "seconds": round(summary.seconds, 3),
+                                       "chunksTotal": summary.chunks_total, **summary.counts(),
+                                       "fileErrors": summary.errors}))
+
+
+def _sources_to_index(
+    config: RagConfig, name: str | None, all_sources: bool, path: str | None,
+    git: str | None, branch: str | None, source_name: str | None,
+) -> list[indexer.SourceSpec]:
+    chosen = [bool(name), all_sources, bool(path), bool(git)]
+    if sum(chosen) != 1:
+        raise RagError("say what to index: a source NAME, --all, --path PATH or --git URL (one of them)")
+    if branch and not git:
+        raise RagError("--branch goes with --git")
+    if source_name and not (path or git):
+        raise RagError("--name goes with --path or --git; a configured source is named by NAME")
+    if name:
+        return [runtime.configured_source(config, name)]
+    if all_sources:
+        if not config.sources:
+            raise RagError("no sources in the config; add some under sources: or use --path/--git")
+        return [runtime.spec_from_config(s) for s in config.sources]
+    if path:
+        folder = Path(path).expanduser().resolve()
+        if not folder.is_dir():
+            raise RagError(f"--path {path}: not a directory")
+        folder_name = source_name or runtime.default_source_name(str(folder))
+        return [indexer.SourceSpec(folder_name, "local", str(folder))]
+    assert git is not None
+    return [indexer.SourceSpec(source_name or runtime.default_source_name(git), "git", git, branch)]
+
+
+def _source_root(config: RagConfig, spec: indexer.SourceSpec, *, sync: bool) -> Path:
+    if spec.type == "local":
+        return Path(spec.location)
+    from rag.sources.git import sync_git_source
+
+    dest = runtime.clone_dir(config) / spec.name
+    if sync or not dest.exists():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        sync_git_source(spec.location, dest, branch=spec.branch)
+    return dest
+
+
+def _dry_run(spec: indexer.SourceSpec, root: Path, settings: indexer.ChunkSettings, as_json: bool) -> None:
+    scanned = indexer.scan(root, spec, settings)
+    skipped = {reason: len(paths) for reason, paths in sorted(scanned.skipped.items())}
+    if as_json:
+        typer.echo(json.dumps({"source": spec.name, "root": str(root),
+                               "files": [f.path for f in scanned.files], "skipped": skipped}))
+        return
+    for f in scanned.files:
+        typer.echo(f.path)
+    typer.echo(f"# {spec.name}: {len(scanned.files):,} files would be indexed from {root}", err=True)
+    for reason, count in skipped.items():
+        typer.echo(f"#   skipped ({reason}): {count:,}", err=True)
+
+
+@app.command("list")
+def list_sources(ctx: typer.Context) -> None:
+    """List indexed sources with type, location, files, chunks and last index time.
+
+    Example: rag list
+    """
+    with db.connect(_state(ctx).target) as conn:
+        rows = conn.execute("SELECT * FROM rag.list_sources(max_rows => 100000)").fetchall()
+    if not rows:
+        typer.echo("no sources indexed yet; try: rag index --path . --name my-project")
+        return
+    typer.echo(f"{'NAME':<24} {'TYPE':<5} {'FILES':>7} {'CHUNKS':>8}  {'LAST INDEXED':<19}  LOCATION")
+    for r in rows:
+        last = r["last_indexed_at"].strftime("%Y-%m-%d %H:%M:%S") if r["last_indexed_at"] else "never"
+        where = r["location"] + (f" ({r['branch']})" if r["branch"] else "")
+        typer.echo(f"{r['name']:<24} {r['type']:<5} {r['files']:>7,} {r['chunks']:>8,}  {last:<19}  {where}")
+
+
+@app.command()
+def remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Source name.")]) -> None:
+    """Remove a source with its files and chunks (embeddings stay for reuse; see rag gc).
+
+    Example: rag remove my-project
+    """
+    with db.connect(_state(ctx).target) as conn:
+        try:
+            row = conn.execute("SELECT rag.remove_source(%s) AS n", (name,)).fetchone()
+        except psycopg.errors.NoDataFound as exc:
+            raise RagError(exc.diag.message_primary or str(exc)) from None
+    assert row is not None
+    typer.echo(f"removed {name}: {row['n']:,} chunks")
+
+
+@app.command()
+def gc(ctx: typer.Context) -> None:
+    """Delete embeddings that no chunk uses any more.
+
+    Example: rag gc
+    """
+    with db.connect(_state(ctx).target) as conn:
+        row = conn.execute("SELECT rag.gc() AS n").fetchone()
+    assert row is not None
+    typer.echo(f"pruned {row['n']:,} unused embeddings")
+
+
+@app.command()
+def chunk(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files or folders (folders are scanned as sources are).")
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per chunk, content included.")
+    ] = False,
+    max_tokens: Annotated[int | None, typer.Option(help="Default: indexing.chunkSize.maxTokens.")] = None,
+    overlap: Annotated[int | None, typer.Option(help="Default: indexing.chunkSize.overlap.")] = None,
+) -> None:
+    """Show how files are cut into chunks: lines, type, fqn or headerPath, tokens.
+
+    Example: rag chunk rag/db.py README.md --json
+    """
+    settings = runtime.chunk_settings(_state(ctx).loaded.config)
+    limit = max_tokens or settings.max_tokens
+    window_overlap = settings.overlap if overlap is None else overlap
+    if limit < 1 or window_overlap < 0 or window_overlap >= limit:
+        raise RagError("--max-tokens must be positive and --overlap between 0 and max-tokens - 1")
+    for file, shown in _files_to_chunk(paths, settings):
+        result = chunk_file(file, shown, max_tokens=limit, overlap=window_overlap)
+        for warning in result.warnings:
+            typer.echo(f"warning: {shown}: {warning}", err=True)
+        if result.error:
+            typer.echo(f"error: {shown}: {result.error}", err=True)
+        for piece in result.chunks:
+            if as_json:
+                typer.echo(json.dumps({**piece.metadata, "contentHash": piece.content_hash,
+                                       "tokens": piece.tokens, "content": piece.content},
+                                      ensure_ascii=False))
+            else:
+                typer.echo(_describe_chunk(piece.metadata, piece.tokens))
+
+
+def _files_to_chunk(paths: list[Path], settings: indexer.ChunkSettings) -> Iterator[tuple[Path, str]]:
+    for given in paths:
+        if given.is_dir():
+            spec = indexer.SourceSpec(given.name or "folder", "local", str(given.resolve()))
+            for scanned in indexer.scan(given, spec, settings).files:
+                yield scanned.abs_path, str(given / scanned.path)
+        elif given.is_file():
+            yield given, str(given)
+        else:
+            raise RagError(f"{given}: no such file or folder")
+
+
+def _describe_chunk(meta: dict[str, Any], tokens: int) -> str:
+    lines = f"{meta['path']}:{meta.get('startLine', '?')}-{meta.get('endLine', '?')}"
+    kind = meta.get("fragmentType") or meta.get("sourceType", "")
+    name = meta.get("fqn") or meta.get("headerPath") or ""
+    if "pageStart" in meta:
+        name = f"{name} pages {meta['pageStart']}-{meta['pageEnd']}".strip()
+    return f"{lines:<40} {kind:<10} {tokens:>5} tok  {name}"
 
 
 def main() -> None:

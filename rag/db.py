@@ -185,10 +185,12 @@ def status(target: DatabaseTarget) -> dict[str, Any]:
     with connect(target) as conn:
         try:
             row = conn.execute("SELECT * FROM rag.status()").fetchone()
+            assert row is not None
+            row["coverage"] = conn.execute("SELECT * FROM rag.embedding_coverage()").fetchall()
+            row["runs"] = conn.execute("SELECT * FROM rag.last_runs(1)").fetchall()
         except (psycopg.errors.UndefinedFunction, psycopg.errors.InvalidSchemaName,
                 psycopg.errors.UndefinedTable):
             raise DatabaseError(
                 f"the database at {target.masked_url} has no local-rag schema yet; run `rag init`"
             ) from None
-    assert row is not None
-    return dict(row)
+    return row

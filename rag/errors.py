@@ -3,6 +3,9 @@
 RagError                 anything the user can fix, shown without a traceback
 ├── ConfigError          a config file is missing, unreadable or invalid
 ├── DatabaseError        the database cannot be reached, set up or used
+├── SourceError          a source folder or repository cannot be scanned or synced
+├── ProviderError        an embedding/rerank provider cannot be set up or used
+├── IndexingError        a source cannot be indexed (locked by another run…)
 └── ChunkingError        a file cannot be chunked (recorded per file, never fatal)
 """
 
@@ -16,6 +19,18 @@ class ConfigError(RagError):
 
 
 class DatabaseError(RagError):
+    pass
+
+
+class SourceError(RagError):
+    pass
+
+
+class ProviderError(RagError):
+    pass
+
+
+class IndexingError(RagError):
     pass
 
 

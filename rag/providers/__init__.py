@@ -4,7 +4,8 @@
 the local provider imports torch only when it first embeds something.
 """
 
-from rag.providers.base import Embedder, NoneEmbedder, ProgressCallback, ProviderError
+from rag.errors import ProviderError
+from rag.providers.base import Embedder, NoneEmbedder, ProgressCallback
 from rag.providers.factory import PROVIDERS, make_embedder
 from rag.providers.jina import JinaEmbedder
 from rag.providers.local import LocalEmbedder

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from rag.providers.base import ProviderError
+from rag.errors import ProviderError
 
 log = logging.getLogger(__name__)
 

@@ -3,14 +3,10 @@
 from collections.abc import Callable
 from typing import Protocol
 
-from rag.errors import RagError
+from rag.errors import ProviderError
 
 ProgressCallback = Callable[[int], None]
 """Called after each batch with the number of texts that batch embedded."""
-
-
-class ProviderError(RagError):
-    """An embedding provider cannot be set up or used; the message says how to fix it."""
 
 
 class Embedder(Protocol):

@@ -3,7 +3,8 @@
 import os
 from typing import Any
 
-from rag.providers.base import Embedder, NoneEmbedder, ProviderError
+from rag.errors import ProviderError
+from rag.providers.base import Embedder, NoneEmbedder
 from rag.providers.jina import JinaEmbedder
 from rag.providers.local import LocalEmbedder
 from rag.providers.openai import OpenAIEmbedder

@@ -16,8 +16,9 @@ from typing import Any, ClassVar
 
 import httpx
 
+from rag.errors import ProviderError
 from rag.providers._http import DEFAULT_RETRY, JsonApi, RetryPolicy
-from rag.providers.base import ProgressCallback, ProviderError
+from rag.providers.base import ProgressCallback
 
 # Code tokenizes densely: about three characters per token errs on the safe side.
 _CHARS_PER_TOKEN = 3

@@ -6,7 +6,8 @@ include/exclude globs; ``sync_git_source`` (``rag.sources.git``) keeps a shallow
 clone of a repository up to date so it can be scanned like any folder.
 """
 
+from rag.errors import SourceError
 from rag.sources.git import sync_git_source
-from rag.sources.scan import ScannedFile, ScanResult, SourceError, scan_source
+from rag.sources.scan import ScannedFile, ScanResult, scan_source
 
 __all__ = ["ScanResult", "ScannedFile", "SourceError", "scan_source", "sync_git_source"]

@@ -13,7 +13,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from rag.sources.scan import SourceError
+from rag.errors import SourceError
 
 NETWORK_TIMEOUT_S = 600  # clone/fetch of a large repository over a slow link
 LOCAL_TIMEOUT_S = 60

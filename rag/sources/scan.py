@@ -28,17 +28,13 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from rag.errors import RagError
+from rag.errors import SourceError
 from rag.sources.ignore import (
     IgnoreRules,
     is_builtin_skipped_dir,
     is_builtin_skipped_file,
     is_virtualenv,
 )
-
-
-class SourceError(RagError):
-    """A source folder or repository cannot be scanned or synced."""
 
 
 @dataclass(frozen=True)

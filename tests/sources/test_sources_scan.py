@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -395,22 +398,49 @@ class TestSymlinks:
         assert result.files[0].abs_path == (tmp_path / "real" / "a.md")
 
 
-class TestUnreadable:
-    @pytest.mark.skipif(
-        hasattr(os, "geteuid") and os.geteuid() == 0,
-        reason="root reads files whatever their mode; covered by the monkeypatched tests below",
-    )
-    def test_permissions(self, tmp_path: Path) -> None:
-        make_tree(tmp_path, {"locked/a.md": "", "secret": "s", "closed.md": "", "ok.md": ""})
-        for name in ("locked", "secret", "closed.md"):
-            (tmp_path / name).chmod(0)
+def _scan_to_lists(root: Path) -> tuple[list[str], dict[str, list[str]]]:
+    result = scan_source(root)
+    return [f.path for f in result.files], result.skipped
+
+
+def _scan_as_nobody(root: Path) -> tuple[list[str], dict[str, list[str]]]:
+    """Scan in a forked child that dropped root privileges; the result comes back through a pipe."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never returns into pytest
+        code = 1
         try:
-            result = scan_source(tmp_path)
+            os.close(read_end)
+            os.setgid(65534)
+            os.setuid(65534)
+            with os.fdopen(write_end, "w") as out:
+                json.dump(_scan_to_lists(root), out)
+            code = 0
         finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end) as result:
+        payload = result.read()
+    _, status = os.waitpid(pid, 0)
+    assert status == 0, "the unprivileged scan failed"
+    files, skipped = json.loads(payload)
+    return files, skipped
+
+
+class TestUnreadable:
+    def test_permissions(self) -> None:
+        """Real permission bits; as root (who reads everything) the scan runs as nobody."""
+        root = Path(tempfile.mkdtemp(prefix="rag-perm-"))
+        try:
+            root.chmod(0o755)
+            make_tree(root, {"locked/a.md": "", "secret": "s", "closed.md": "", "ok.md": ""})
             for name in ("locked", "secret", "closed.md"):
-                (tmp_path / name).chmod(0o700)
-        assert kept(result) == {"ok.md"}
-        assert result.skipped == {"unreadable": ["closed.md", "locked/", "secret"]}
+                (root / name).chmod(0)
+            files, skipped = _scan_as_nobody(root) if os.geteuid() == 0 else _scan_to_lists(root)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        assert files == ["ok.md"]
+        assert skipped == {"unreadable": ["closed.md", "locked/", "secret"]}
 
     def test_sniffed_file(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         make_tree(tmp_path, {"secret": "s", "ok.md": ""})

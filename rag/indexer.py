@@ -1,0 +1,300 @@
+"""One index run of one source: scan → ask SQL what changed → chunk → embed what is missing → store.
+
+The decisions (which files changed, which content hashes lack a vector) and the
+atomic replacement of a file's chunks are SQL functions (``sql/020_indexing.sql``);
+this module moves data between them, the chunkers and the embedder. Files are
+stored in batches, each one transaction, so a run killed at any point leaves
+every file fully old or fully new and the next run finishes the job.
+"""
+
+import hashlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from rag.chunking.dispatcher import FileChunks, chunk_bytes
+from rag.errors import IndexingError
+from rag.providers import Embedder
+from rag.sources.scan import ScannedFile, ScanResult, scan_source
+
+BATCH_FILES = 64  # files per replace_files transaction
+EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    name: str
+    type: str  # local | git
+    location: str  # absolute path, or git URL
+    branch: str | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    max_tokens: int = 1000
+    overlap: int = 100
+    max_file_size: int = 1_000_000
+
+
+@dataclass
+class RunSummary:
+    source: str
+    run_id: int | None = None
+    status: str = "running"
+    files_found: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    chunks_total: int = 0
+    embedded: int = 0
+    reused: int = 0
+    errors: list[dict[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "filesFound": self.files_found, "skipped": self.skipped, "new": self.new,
+            "changed": self.changed, "unchanged": self.unchanged, "deleted": self.deleted,
+            "chunksAdded": self.chunks_added, "chunksRemoved": self.chunks_removed,
+            "embedded": self.embedded, "reused": self.reused, "errors": len(self.errors),
+        }
+
+
+class Reporter(Protocol):
+    """What the CLI (or MCP) is told while a run goes on."""
+
+    def scanned(self, found: int, skipped: dict[str, int]) -> None: ...
+    def planned(self, to_index: int, unchanged: int, deleted: int) -> None: ...
+    def chunked(self, chunks: int, files: int) -> None: ...
+    def embedding_started(self, total: int) -> None: ...
+    def embedded(self, count: int) -> None: ...
+
+
+class SilentReporter:
+    def scanned(self, found: int, skipped: dict[str, int]) -> None:
+        pass
+
+    def planned(self, to_index: int, unchanged: int, deleted: int) -> None:
+        pass
+
+    def chunked(self, chunks: int, files: int) -> None:
+        pass
+
+    def embedding_started(self, total: int) -> None:
+        pass
+
+    def embedded(self, count: int) -> None:
+        pass
+
+
+def scan(root: Path, spec: SourceSpec, settings: ChunkSettings) -> ScanResult:
+    if not root.is_dir():
+        raise IndexingError(f"source {spec.name!r}: {root} is not a directory; check the path")
+    return scan_source(
+        root, include=list(spec.include) or None, exclude=list(spec.exclude) or None,
+        max_file_size=settings.max_file_size,
+    )
+
+
+def index_source(
+    conn: psycopg.Connection[dict[str, Any]],
+    spec: SourceSpec,
+    root: Path,
+    embedder: Embedder,
+    settings: ChunkSettings,
+    *,
+    force: bool = False,
+    reporter: Reporter | None = None,
+) -> RunSummary:
+    """Bring the stored index of ``spec`` (files under ``root``) up to date."""
+    report = reporter or SilentReporter()
+    started = time.monotonic()
+    summary = RunSummary(spec.name)
+    scanned = scan(root, spec, settings)
+    summary.files_found = len(scanned.files)
+    summary.skipped = {reason: len(paths) for reason, paths in scanned.skipped.items()}
+    report.scanned(summary.files_found, summary.skipped)
+
+    source_id = _sql_value(
+        conn, "SELECT rag.upsert_source(%s, %s, %s, %s, %s)",
+        spec.name, spec.type, spec.location, spec.branch,
+        Jsonb({"include": list(spec.include), "exclude": list(spec.exclude)}),
+    )
+    try:
+        summary.run_id = _sql_value(conn, "SELECT rag.begin_run(%s)", source_id)
+    except psycopg.errors.LockNotAvailable as exc:
+        raise IndexingError(exc.diag.message_primary or str(exc)) from None
+
+    status = "failed"
+    try:
+        _run(conn, source_id, scanned, embedder, settings, force, summary, report)
+        status = "succeeded"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        summary.status = status
+        summary.seconds = time.monotonic() - started
+        if not conn.closed:
+            conn.execute(
+                "SELECT rag.finish_run(%s, %s, %s, %s)",
+                (summary.run_id, status, Jsonb(summary.counts()), Jsonb(summary.errors)),
+            )
+    summary.chunks_total = _sql_value(
+        conn, "SELECT count(*) FROM rag.chunks WHERE source_id = %s", source_id
+    )
+    return summary
+
+
+def _run(
+    conn: psycopg.Connection[dict[str, Any]],
+    source_id: int,
+    scanned: ScanResult,
+    embedder: Embedder,
+    settings: ChunkSettings,
+    force: bool,
+    summary: RunSummary,
+    report: Reporter,
+) -> None:
+    by_path = {f.path: f for f in scanned.files}
+    plan = conn.execute(
+        "SELECT path, action, old_sha256 FROM rag.plan_files(%s, %s, %s)",
+        (source_id, Jsonb([{"path": f.path, "size": f.size, "mtimeNs": f.mtime_ns}
+                           for f in scanned.files]), force),
+    ).fetchall()
+    todo = [(by_path[row["path"]], row["action"], row["old_sha256"])
+            for row in plan if row["action"] in ("new", "changed")]
+    deleted = [row["path"] for row in plan if row["action"] == "deleted"]
+    summary.unchanged = sum(1 for row in plan if row["action"] == "unchanged")
+    report.planned(len(todo), summary.unchanged, len(deleted))
+
+    touched: list[dict[str, Any]] = []
+    ready: list[tuple[ScannedFile, str, FileChunks]] = []
+    for scanned_file, action, old_sha in todo:
+        read = _read(scanned_file, summary)
+        if read is None:
+            continue
+        data, sha = read
+        if action == "changed" and sha == old_sha and not force:
+            touched.append({"path": scanned_file.path, "size": scanned_file.size,
+                            "mtimeNs": scanned_file.mtime_ns})
+            summary.unchanged += 1
+            continue
+        if action == "new":
+            summary.new += 1
+        else:
+            summary.changed += 1
+        chunked = chunk_bytes(
+            data, scanned_file.path, max_tokens=settings.max_tokens, overlap=settings.overlap
+        )
+        if chunked.error:
+            summary.errors.append({"path": scanned_file.path, "error": chunked.error})
+        ready.append((scanned_file, sha, chunked))
+    report.chunked(sum(len(fc.chunks) for _, _, fc in ready), len(ready))
+    for start in range(0, len(ready), BATCH_FILES):
+        _store_batch(conn, source_id, ready[start:start + BATCH_FILES], summary)
+    if touched:
+        conn.execute("SELECT rag.touch_files(%s, %s)", (source_id, Jsonb(touched)))
+    if deleted:
+        summary.deleted = len(deleted)
+        summary.chunks_removed += _sql_value(
+            conn, "SELECT rag.delete_files(%s, %s)", source_id, deleted
+        )
+    if embedder.dimensions:
+        _embed_missing(conn, source_id, embedder, summary, report)
+
+
+def _read(scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] | None:
+    try:
+        data = scanned_file.abs_path.read_bytes()
+    except OSError as exc:
+        summary.errors.append({"path": scanned_file.path, "error": f"cannot read: {exc.strerror}"})
+        return None
+    return data, hashlib.sha256(data).hexdigest()
+
+
+def _store_batch(
+    conn: psycopg.Connection[dict[str, Any]],
+    source_id: int,
+    batch: list[tuple[ScannedFile, str, FileChunks]],
+    summary: RunSummary,
+) -> None:
+    """Replace the batch's files and their chunks in one transaction."""
+    files = [
+        {
+            "path": f.path, "size": f.size, "mtimeNs": f.mtime_ns, "sha256": sha,
+            "sourceType": fc.chunks[0].metadata.get("sourceType") if fc.chunks else None,
+            "language": fc.chunks[0].metadata.get("language") if fc.chunks else None,
+            "content": fc.text, "error": fc.error,
+            "chunks": [
+                {"content": c.content, "contentHash": c.content_hash, "metadata": c.metadata}
+                for c in fc.chunks
+            ],
+        }
+        for f, sha, fc in batch
+    ]
+    row = conn.execute(
+        "SELECT added_chunks, removed_chunks FROM rag.replace_files(%s, %s)",
+        (source_id, Jsonb(files)),
+    ).fetchone()
+    assert row is not None
+    summary.chunks_added += row["added_chunks"]
+    summary.chunks_removed += row["removed_chunks"]
+
+
+def _embed_missing(
+    conn: psycopg.Connection[dict[str, Any]],
+    source_id: int,
+    embedder: Embedder,
+    summary: RunSummary,
+    report: Reporter,
+) -> None:
+    """Embed every chunk text of the source that has no vector for this model yet.
+
+    Identical text already embedded anywhere (another file, source or run) is
+    reused; chunks left unembedded by a model switch or a killed run are caught up.
+    """
+    missing = _sql_value(
+        conn, "SELECT rag.count_chunks_without_embedding(%s, %s)", source_id, embedder.model_id
+    )
+    stored_chunks = _sql_value(conn, "SELECT count(*) FROM rag.chunks WHERE source_id = %s", source_id)
+    summary.reused = stored_chunks - missing
+    if not missing:
+        return
+    report.embedding_started(missing)
+    while True:
+        rows = conn.execute(
+            "SELECT content_hash, content FROM rag.chunks_without_embedding(%s, %s, %s)",
+            (source_id, embedder.model_id, EMBED_BATCH),
+        ).fetchall()
+        if not rows:
+            return
+        vectors = embedder.embed_documents([r["content"] for r in rows], report.embedded)
+        conn.execute(
+            "SELECT rag.store_embeddings(%s, %s, %s, %s)",
+            (embedder.model_id, embedder.dimensions, [r["content_hash"] for r in rows],
+             list(_vector_literals(vectors))),
+        )
+        summary.embedded += len(rows)
+
+
+def _vector_literals(vectors: list[list[float]]) -> Iterator[str]:
+    for vector in vectors:
+        yield "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def _sql_value(conn: psycopg.Connection[dict[str, Any]], query: str, *params: Any) -> Any:
+    row = conn.execute(query.encode(), params).fetchone()
+    assert row is not None
+    return next(iter(row.values()))

@@ -1,0 +1,94 @@
+"""How an index run reports itself on the terminal: the lines of the original design
+(found/excluded, changed/unchanged, chunks, an embedding bar, totals, time), with a
+rich progress bar on a terminal and plain lines otherwise. Everything goes to stderr
+so ``--json`` output on stdout stays machine-readable.
+"""
+
+import sys
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from rag.indexer import RunSummary
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed:,.0f} chunks/s" if task.speed else "")
+
+
+class TerminalReporter:
+    def __init__(self, source: str, *, quiet: bool = False) -> None:
+        self.console = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+        self.quiet = quiet
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self._plain_total = 0
+        self._plain_done = 0
+        self._plain_next = 0
+        self._say(f"Indexing {source}...")
+
+    def _say(self, line: str) -> None:
+        if not self.quiet:
+            self.console.print(line, markup=False)
+
+    def scanned(self, found: int, skipped: dict[str, int]) -> None:
+        self._say(f"  Scanning files: {found:,} files found ({sum(skipped.values()):,} excluded by filters)")
+
+    def planned(self, to_index: int, unchanged: int, deleted: int) -> None:
+        self._say(f"  Changed: {to_index:,} files ({unchanged:,} unchanged, skipped; {deleted:,} deleted)")
+
+    def chunked(self, chunks: int, files: int) -> None:
+        self._say(f"  Chunking: {chunks:,} chunks from {files:,} files")
+
+    def embedding_started(self, total: int) -> None:
+        if self.quiet:
+            return
+        if self.console.is_terminal:
+            self._progress = Progress(
+                TextColumn("  Embedding:"), BarColumn(), MofNCompleteColumn(),
+                _RateColumn(), TimeRemainingColumn(),
+                console=self.console, transient=False,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("embed", total=total)
+        else:
+            self._plain_total = total
+            self._plain_next = max(1, total // 10)
+
+    def embedded(self, count: int) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.advance(self._task, count)
+        elif self._plain_total and not self.quiet:
+            self._plain_done += count
+            if self._plain_done >= self._plain_next or self._plain_done >= self._plain_total:
+                self._say(f"  Embedding: {min(self._plain_done, self._plain_total):,}/{self._plain_total:,}")
+                self._plain_next = self._plain_done + max(1, self._plain_total // 10)
+
+    def __enter__(self) -> "TerminalReporter":
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def finished(self, summary: RunSummary) -> None:
+        self._say(
+            f"  Total: {summary.chunks_total:,} chunks (+{summary.chunks_added:,} new, "
+            f"-{summary.chunks_removed:,} removed); embedded {summary.embedded:,}, reused {summary.reused:,}"
+        )
+        for error in summary.errors:
+            self._say(f"  Error: {error['path']}: {error['error']}")
+        self._say(f"  Time: {summary.seconds:.1f}s")

@@ -1,0 +1,487 @@
+-- Index bookkeeping: which files changed, which chunks lack embeddings, atomic
+-- replacement of a file's chunks, and the record of every run. Python scans,
+-- chunks and embeds; these functions decide and store.
+
+-- ---------------------------------------------------------------------------
+-- upsert_source
+CREATE OR REPLACE FUNCTION rag.upsert_source(
+    source_name text,
+    source_type text,
+    source_location text,
+    source_branch text DEFAULT NULL,
+    source_config jsonb DEFAULT '{}'
+)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    existing rag.sources;
+    new_id   bigint;
+BEGIN
+    IF source_name IS NULL OR source_name !~ '^[A-Za-z0-9][A-Za-z0-9._-]*$' THEN
+        RAISE EXCEPTION 'upsert_source: source_name % must be letters, digits, ".", "_" or "-"',
+            quote_literal(coalesce(source_name, 'NULL')) USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF source_type IS NULL OR source_type NOT IN ('local', 'git') THEN
+        RAISE EXCEPTION 'upsert_source: source_type must be local or git, not %',
+            quote_literal(coalesce(source_type, 'NULL')) USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF source_location IS NULL OR source_location = '' THEN
+        RAISE EXCEPTION 'upsert_source: source_location (a path or git URL) is required'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT * INTO existing FROM rag.sources s WHERE s.name = source_name FOR UPDATE;
+    IF FOUND THEN
+        IF existing.type <> source_type OR existing.location <> source_location THEN
+            RAISE EXCEPTION 'source % already indexes % %; choose another name or remove it first (rag remove %)',
+                quote_literal(source_name), existing.type, existing.location, source_name
+                USING ERRCODE = 'unique_violation';
+        END IF;
+        UPDATE rag.sources s
+           SET branch = source_branch, config = coalesce(source_config, '{}')
+         WHERE s.id = existing.id;
+        RETURN existing.id;
+    END IF;
+    INSERT INTO rag.sources (name, type, location, branch, config)
+    VALUES (source_name, source_type, source_location, source_branch, coalesce(source_config, '{}'))
+    RETURNING id INTO new_id;
+    RETURN new_id;
+END
+$$;
+COMMENT ON FUNCTION rag.upsert_source(text, text, text, text, jsonb) IS
+    'Creates a source or updates its branch/config; refuses to repoint an existing name elsewhere. Returns its id.';
+
+-- ---------------------------------------------------------------------------
+-- _source_lock_key: advisory-lock key of one source's index runs
+CREATE OR REPLACE FUNCTION rag._source_lock_key(
+    source_id bigint
+)
+RETURNS bigint
+LANGUAGE sql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT (x'7261670000000000'::bigint) + source_id
+$$;
+COMMENT ON FUNCTION rag._source_lock_key(bigint) IS
+    'Private: the pg_advisory_lock key that serialises index runs of one source.';
+
+-- ---------------------------------------------------------------------------
+-- begin_run
+CREATE OR REPLACE FUNCTION rag.begin_run(
+    run_source_id bigint
+)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    src    rag.sources;
+    active rag.index_runs;
+    run_id bigint;
+BEGIN
+    SELECT * INTO src FROM rag.sources s WHERE s.id = run_source_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'begin_run: no source with id %', run_source_id USING ERRCODE = 'no_data_found';
+    END IF;
+    -- A session lock: released by COMMIT of nothing, only by finish_run or by the
+    -- connection ending, so a killed indexer never blocks the next run.
+    IF NOT pg_try_advisory_lock(rag._source_lock_key(run_source_id)) THEN
+        SELECT * INTO active FROM rag.index_runs r
+         WHERE r.source_id = run_source_id AND r.status = 'running'
+         ORDER BY r.started_at DESC LIMIT 1;
+        RAISE EXCEPTION 'source % is being indexed by another process (run % started %); wait for it to finish',
+            quote_literal(src.name), coalesce(active.id::text, '?'),
+            coalesce(to_char(active.started_at, 'YYYY-MM-DD HH24:MI:SS'), 'just now')
+            USING ERRCODE = 'lock_not_available';
+    END IF;
+    -- Holding the lock, any run still marked running died without finishing.
+    UPDATE rag.index_runs r SET status = 'interrupted', finished_at = coalesce(r.finished_at, now())
+     WHERE r.source_id = run_source_id AND r.status = 'running';
+    INSERT INTO rag.index_runs (source_id, source_name) VALUES (run_source_id, src.name)
+    RETURNING id INTO run_id;
+    RETURN run_id;
+END
+$$;
+COMMENT ON FUNCTION rag.begin_run(bigint) IS
+    'Takes the source''s index lock (session-level) and records a new run; fails clearly if another run holds it.';
+
+-- ---------------------------------------------------------------------------
+-- finish_run
+CREATE OR REPLACE FUNCTION rag.finish_run(
+    run_id bigint,
+    run_status text,
+    run_counts jsonb DEFAULT '{}',
+    run_errors jsonb DEFAULT '[]'
+)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    run rag.index_runs;
+BEGIN
+    IF run_status IS NULL OR run_status NOT IN ('succeeded', 'failed', 'interrupted') THEN
+        RAISE EXCEPTION 'finish_run: run_status must be succeeded, failed or interrupted, not %',
+            quote_literal(coalesce(run_status, 'NULL')) USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE rag.index_runs r
+       SET status = run_status, finished_at = now(),
+           counts = coalesce(run_counts, '{}'), errors = coalesce(run_errors, '[]')
+     WHERE r.id = run_id
+    RETURNING * INTO run;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'finish_run: no run with id %', run_id USING ERRCODE = 'no_data_found';
+    END IF;
+    IF run_status = 'succeeded' THEN
+        UPDATE rag.sources s SET last_indexed_at = run.finished_at WHERE s.id = run.source_id;
+    END IF;
+    PERFORM pg_advisory_unlock(rag._source_lock_key(run.source_id));
+END
+$$;
+COMMENT ON FUNCTION rag.finish_run(bigint, text, jsonb, jsonb) IS
+    'Records the outcome, counts and per-file errors of a run and releases the source''s index lock.';
+
+-- ---------------------------------------------------------------------------
+-- plan_files
+CREATE OR REPLACE FUNCTION rag.plan_files(
+    plan_source_id bigint,
+    scanned jsonb,
+    force boolean DEFAULT false
+)
+RETURNS TABLE (
+    path       text,
+    action     text,
+    old_sha256 text
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    IF scanned IS NULL OR jsonb_typeof(scanned) <> 'array' THEN
+        RAISE EXCEPTION 'plan_files: scanned must be a JSON array of {path, size, mtimeNs}'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN QUERY
+    WITH seen AS (
+        SELECT s.path, s.size, s."mtimeNs" AS mtime_ns
+        FROM jsonb_to_recordset(scanned) AS s(path text, size bigint, "mtimeNs" bigint)
+    )
+    SELECT coalesce(seen.path, f.path),
+           CASE
+               WHEN f.id IS NULL THEN 'new'
+               WHEN seen.path IS NULL THEN 'deleted'
+               WHEN force OR f.size <> seen.size OR f.mtime_ns <> seen.mtime_ns THEN 'changed'
+               ELSE 'unchanged'
+           END,
+           f.sha256
+    FROM seen
+    FULL JOIN (SELECT * FROM rag.files WHERE source_id = plan_source_id) f ON f.path = seen.path
+    ORDER BY 1;
+END
+$$;
+COMMENT ON FUNCTION rag.plan_files(bigint, jsonb, boolean) IS
+    'Compares a scan [{path, size, mtimeNs}] with the stored files: new, changed (size/mtime differ, or force), unchanged, deleted.';
+
+-- ---------------------------------------------------------------------------
+-- store_embeddings
+CREATE OR REPLACE FUNCTION rag.store_embeddings(
+    embedding_model text,
+    model_dimensions integer,
+    content_hashes text[],
+    vectors text[]
+)
+RETURNS integer
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    known_dimensions integer;
+    stored           integer;
+BEGIN
+    IF model_dimensions IS NULL OR model_dimensions < 1 THEN
+        RAISE EXCEPTION 'store_embeddings: model_dimensions must be positive, not %',
+            coalesce(model_dimensions::text, 'NULL') USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF cardinality(content_hashes) IS DISTINCT FROM cardinality(vectors) THEN
+        RAISE EXCEPTION 'store_embeddings: % content_hashes but % vectors',
+            cardinality(content_hashes), cardinality(vectors) USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO rag.embedding_models (model, dimensions) VALUES (embedding_model, model_dimensions)
+    ON CONFLICT (model) DO NOTHING;
+    SELECT m.dimensions INTO known_dimensions FROM rag.embedding_models m WHERE m.model = embedding_model;
+    IF known_dimensions <> model_dimensions THEN
+        RAISE EXCEPTION 'store_embeddings: model % has % dimensions, not %',
+            quote_literal(embedding_model), known_dimensions, model_dimensions
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO rag.embeddings (model, content_hash, embedding)
+    SELECT embedding_model, h, v::vector
+    FROM unnest(content_hashes, vectors) AS u(h, v)
+    ON CONFLICT (model, content_hash) DO NOTHING;
+    GET DIAGNOSTICS stored = ROW_COUNT;
+    IF EXISTS (
+        SELECT 1 FROM unnest(vectors) AS v WHERE vector_dims(v::vector) <> model_dimensions
+    ) THEN
+        RAISE EXCEPTION 'store_embeddings: every vector must have % dimensions', model_dimensions
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN stored;
+END
+$$;
+COMMENT ON FUNCTION rag.store_embeddings(text, integer, text[], text[]) IS
+    'Stores vectors (pgvector text form) by (model, content hash); existing ones are kept. Returns how many were new.';
+
+-- ---------------------------------------------------------------------------
+-- _file_batch: the rows of a replace_files batch
+CREATE OR REPLACE FUNCTION rag._file_batch(
+    file_batch jsonb
+)
+RETURNS TABLE (
+    path text, size bigint, mtime_ns bigint, sha256 text, source_type text,
+    language text, content text, error text, chunks jsonb
+)
+LANGUAGE sql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT b.path, b.size, b."mtimeNs", b.sha256, b."sourceType", b.language, b.content, b.error,
+           coalesce(b.chunks, '[]')
+    FROM jsonb_to_recordset(file_batch) AS b(
+        path text, size bigint, "mtimeNs" bigint, sha256 text, "sourceType" text,
+        language text, content text, error text, chunks jsonb)
+$$;
+COMMENT ON FUNCTION rag._file_batch(jsonb) IS
+    'Private: a replace_files JSON batch as rows.';
+
+-- ---------------------------------------------------------------------------
+-- replace_files
+CREATE OR REPLACE FUNCTION rag.replace_files(
+    target_source_id bigint,
+    file_batch jsonb
+)
+RETURNS TABLE (
+    added_chunks   bigint,
+    removed_chunks bigint
+)
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    removed bigint;
+    added   bigint;
+BEGIN
+    IF file_batch IS NULL OR jsonb_typeof(file_batch) <> 'array' THEN
+        RAISE EXCEPTION 'replace_files: file_batch must be a JSON array of files'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF EXISTS (SELECT 1 FROM rag._file_batch(file_batch) b
+                WHERE b.path IS NULL OR b.size IS NULL OR b.mtime_ns IS NULL OR b.sha256 IS NULL) THEN
+        RAISE EXCEPTION 'replace_files: every file needs path, size, mtimeNs and sha256'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    WITH gone AS (
+        DELETE FROM rag.chunks c
+        USING rag.files f, rag._file_batch(file_batch) b
+        WHERE c.file_id = f.id AND f.source_id = target_source_id AND f.path = b.path
+        RETURNING 1
+    )
+    SELECT count(*) INTO removed FROM gone;
+
+    INSERT INTO rag.files AS f (source_id, path, size, mtime_ns, sha256, source_type, language,
+                                content, error, indexed_at)
+    SELECT target_source_id, b.path, b.size, b.mtime_ns, b.sha256, b.source_type, b.language,
+           b.content, b.error, now()
+    FROM rag._file_batch(file_batch) b
+    ON CONFLICT (source_id, path) DO UPDATE
+       SET size = excluded.size, mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256,
+           source_type = excluded.source_type, language = excluded.language,
+           content = excluded.content, error = excluded.error, indexed_at = excluded.indexed_at;
+
+    WITH fresh AS (
+        INSERT INTO rag.chunks (source_id, file_id, ordinal, content, content_hash, metadata,
+                                search_terms)
+        SELECT target_source_id, f.id, (c.ordinality - 1)::integer, c.value->>'content',
+               c.value->>'contentHash', c.value->'metadata',
+               to_tsvector('simple', c.value->>'content')
+        FROM rag._file_batch(file_batch) b
+        JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path
+        CROSS JOIN LATERAL jsonb_array_elements(b.chunks) WITH ORDINALITY AS c(value, ordinality)
+        RETURNING 1
+    )
+    SELECT count(*) INTO added FROM fresh;
+    RETURN QUERY SELECT added, removed;
+END
+$$;
+COMMENT ON FUNCTION rag.replace_files(bigint, jsonb) IS
+    'Atomically replaces files and all their chunks: [{path, size, mtimeNs, sha256, sourceType, language, content, error, chunks: [{content, contentHash, metadata}]}].';
+
+-- ---------------------------------------------------------------------------
+-- touch_files
+CREATE OR REPLACE FUNCTION rag.touch_files(
+    target_source_id bigint,
+    file_stats jsonb
+)
+RETURNS integer
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    touched integer;
+BEGIN
+    UPDATE rag.files f SET size = s.size, mtime_ns = s."mtimeNs"
+    FROM jsonb_to_recordset(file_stats) AS s(path text, size bigint, "mtimeNs" bigint)
+    WHERE f.source_id = target_source_id AND f.path = s.path;
+    GET DIAGNOSTICS touched = ROW_COUNT;
+    RETURN touched;
+END
+$$;
+COMMENT ON FUNCTION rag.touch_files(bigint, jsonb) IS
+    'Records new size/mtime of files whose content did not change ([{path, size, mtimeNs}]), so they are skipped unread next time.';
+
+-- ---------------------------------------------------------------------------
+-- delete_files
+CREATE OR REPLACE FUNCTION rag.delete_files(
+    target_source_id bigint,
+    paths text[]
+)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    removed bigint;
+BEGIN
+    SELECT count(*) INTO removed
+    FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id
+    WHERE f.source_id = target_source_id AND f.path = ANY (paths);
+    DELETE FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths);
+    RETURN removed;
+END
+$$;
+COMMENT ON FUNCTION rag.delete_files(bigint, text[]) IS
+    'Deletes files (gone from the source) with their chunks; returns the number of chunks removed.';
+
+-- ---------------------------------------------------------------------------
+-- gc
+CREATE OR REPLACE FUNCTION rag.gc()
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    pruned bigint;
+BEGIN
+    DELETE FROM rag.embeddings e
+    WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c WHERE c.content_hash = e.content_hash);
+    GET DIAGNOSTICS pruned = ROW_COUNT;
+    RETURN pruned;
+END
+$$;
+COMMENT ON FUNCTION rag.gc() IS
+    'Deletes embeddings no chunk refers to any more (after rag remove or edits); returns how many.';
+
+-- ---------------------------------------------------------------------------
+-- embedding_coverage
+CREATE OR REPLACE FUNCTION rag.embedding_coverage()
+RETURNS TABLE (
+    model           text,
+    dimensions      integer,
+    embedded_chunks bigint,
+    total_chunks    bigint
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT m.model, m.dimensions,
+           (SELECT count(*) FROM rag.chunks c
+             WHERE EXISTS (SELECT 1 FROM rag.embeddings e
+                            WHERE e.model = m.model AND e.content_hash = c.content_hash)),
+           (SELECT count(*) FROM rag.chunks)
+    FROM rag.embedding_models m
+    ORDER BY m.model
+$$;
+COMMENT ON FUNCTION rag.embedding_coverage() IS
+    'Per embedding model: how many chunks have a vector for it, out of all chunks.';
+
+-- ---------------------------------------------------------------------------
+-- last_runs
+CREATE OR REPLACE FUNCTION rag.last_runs(
+    max_rows integer DEFAULT 5
+)
+RETURNS TABLE (
+    id          bigint,
+    source_name text,
+    status      text,
+    started_at  timestamptz,
+    finished_at timestamptz,
+    counts      jsonb,
+    errors      jsonb
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT r.id, r.source_name, r.status, r.started_at, r.finished_at, r.counts, r.errors
+    FROM rag.index_runs r ORDER BY r.started_at DESC, r.id DESC LIMIT greatest(max_rows, 1)
+$$;
+COMMENT ON FUNCTION rag.last_runs(integer) IS
+    'The newest index runs with status, counts and per-file errors.';
+
+-- ---------------------------------------------------------------------------
+-- chunks_without_embedding
+CREATE OR REPLACE FUNCTION rag.chunks_without_embedding(
+    target_source_id bigint,
+    embedding_model text,
+    max_rows integer DEFAULT 1000
+)
+RETURNS TABLE (
+    content_hash text,
+    content      text
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT DISTINCT ON (c.content_hash) c.content_hash, c.content
+    FROM rag.chunks c
+    WHERE c.source_id = target_source_id
+      AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
+                       WHERE e.model = embedding_model AND e.content_hash = c.content_hash)
+    ORDER BY c.content_hash
+    LIMIT greatest(max_rows, 1)
+$$;
+COMMENT ON FUNCTION rag.chunks_without_embedding(bigint, text, integer) IS
+    'Distinct chunk texts of a source that have no vector for the model yet: what an index run must embed (after a model switch or an interrupted run too).';
+
+-- ---------------------------------------------------------------------------
+-- count_chunks_without_embedding
+CREATE OR REPLACE FUNCTION rag.count_chunks_without_embedding(
+    target_source_id bigint,
+    embedding_model text
+)
+RETURNS bigint
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT count(DISTINCT c.content_hash)
+    FROM rag.chunks c
+    WHERE c.source_id = target_source_id
+      AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
+                       WHERE e.model = embedding_model AND e.content_hash = c.content_hash)
+$$;
+COMMENT ON FUNCTION rag.count_chunks_without_embedding(bigint, text) IS
+    'How many distinct chunk texts of a source still need a vector for the model.';

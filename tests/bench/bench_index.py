@@ -1,0 +1,133 @@
+"""Index benchmark (`make bench-index`): a real corpus, the real CLI, printed figures.
+
+Corpus: the Django 5.1.4 sdist, fetched with pip into .bench/ at bench time.
+Measures, each as the median of several runs where cheap enough:
+  - full keyword-only index (provider none): seconds and files/s;
+  - no-change re-index, process start included (`rag index` as a subprocess);
+  - re-index after touching one file's content, and after deleting one;
+  - with the local model on a sample of files: pipeline chunks/s against the raw
+    model's chunks/s on the very same chunk texts.
+Uses its own RAG_HOME under .bench/ so it never touches your index.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / ".bench"
+DJANGO = "5.1.4"
+RAG = str(Path(sys.executable).parent / "rag")
+
+
+def corpus() -> Path:
+    tree = BENCH / f"django-{DJANGO}"
+    if not tree.exists():
+        BENCH.mkdir(exist_ok=True)
+        archive = BENCH / f"Django-{DJANGO}.tar.gz"
+        if not archive.exists():
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                 f"django=={DJANGO}", "-d", str(BENCH)],
+                check=True,
+            )
+        with tarfile.open(archive) as tar:
+            tar.extractall(BENCH, filter="data")
+    return tree
+
+
+def rag(env: dict[str, str], *args: str) -> tuple[float, dict[str, object]]:
+    started = time.perf_counter()
+    out = subprocess.run([RAG, *args], env=env, capture_output=True, text=True, check=True).stdout
+    elapsed = time.perf_counter() - started
+    return elapsed, (json.loads(out.splitlines()[-1]) if out.strip() else {})
+
+
+def main() -> None:
+    tree = corpus()
+    home = BENCH / "home-index"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env["RAG_HOME"] = str(home)
+    config = BENCH / "bench-none.yaml"
+    config.write_text("embeddings: {provider: none}\n")
+    subprocess.run([RAG, "init"], env=env, check=True, capture_output=True)
+
+    full_runs = []
+    for _ in range(3):
+        subprocess.run([RAG, "remove", "django"], env=env, capture_output=True)
+        seconds, summary = rag(env, "--config", str(config), "index", "--path", str(tree),
+                               "--name", "django", "--json")
+        full_runs.append((seconds, summary))
+    seconds = statistics.median(s for s, _ in full_runs)
+    summary = full_runs[0][1]
+    files = int(summary["new"])  # type: ignore[call-overload]
+    print(f"corpus: django {DJANGO}: {summary['filesFound']} files indexed, "
+          f"{sum(summary['skipped'].values())} skipped, {summary['chunksTotal']} chunks")  # type: ignore[union-attr]
+    print(f"full index, provider none: {seconds:.2f} s median of 3, {files / seconds:,.0f} files/s")
+
+    nochange = [rag(env, "--config", str(config), "index", "--path", str(tree), "--name", "django",
+                    "--json")[0] for _ in range(5)]
+    print(f"no-change re-index (process start included): {statistics.median(nochange):.2f} s median of 5")
+
+    target = tree / "django" / "utils" / "text.py"
+    original = target.read_text()
+    touched = []
+    for i in range(5):
+        target.write_text(original + f"\n# bench edit {i}\n")
+        touched.append(rag(env, "--config", str(config), "index", "--path", str(tree), "--name", "django",
+                           "--json")[0])
+    target.write_text(original)
+    print(f"re-index after one changed file: {statistics.median(touched):.2f} s median of 5")
+
+    victim = tree / "django" / "utils" / "version.py"
+    kept = victim.read_bytes()
+    victim.unlink()
+    deleted = rag(env, "--config", str(config), "index", "--path", str(tree), "--name", "django", "--json")[0]
+    victim.write_bytes(kept)
+    print(f"re-index after one deleted file: {deleted:.2f} s")
+
+    local_throughput(env, tree)
+    subprocess.run([RAG, "db", "stop"], env=env, capture_output=True)
+
+
+def local_throughput(env: dict[str, str], tree: Path) -> None:
+    """Pipeline vs raw model on the same chunks of a sample, both with the model loaded.
+
+    The whole corpus takes too long on this CPU, so a sample (django/core) is used;
+    the pipeline figure covers scan, chunking, bookkeeping, embedding and storing.
+    """
+    from rag import db
+    from rag.config import DatabaseConfig
+    from rag.indexer import ChunkSettings, SourceSpec, index_source
+    from rag.providers import LocalEmbedder
+
+    sample = tree / "django" / "core"
+    os.environ["RAG_HOME"] = env["RAG_HOME"]
+    target = db.resolve_target(DatabaseConfig())
+    model = LocalEmbedder()
+    model.embed_documents(["warm up the model before timing"])
+    with db.connect(target) as conn:
+        conn.execute("SELECT rag.remove_source('sample') FROM rag.sources WHERE name = 'sample'")
+        conn.execute("DELETE FROM rag.embeddings WHERE model = %s", (model.model_id,))
+        started = time.perf_counter()
+        summary = index_source(conn, SourceSpec("sample", "local", str(sample)), sample, model,
+                               ChunkSettings())
+        pipeline = time.perf_counter() - started
+        texts = [r["content"] for r in conn.execute(
+            "SELECT DISTINCT ON (c.content_hash) c.content FROM rag.chunks c JOIN rag.sources s"
+            " ON s.id = c.source_id WHERE s.name = 'sample'").fetchall()]
+    started = time.perf_counter()
+    model.embed_documents(texts)
+    raw = time.perf_counter() - started
+    print(f"local model on django/core ({summary.files_found} files, {summary.embedded} chunks embedded): "
+          f"pipeline {summary.embedded / pipeline:.1f} chunks/s ({pipeline:.1f} s), "
+          f"raw model {len(texts) / raw:.1f} chunks/s ({raw:.1f} s), ratio {raw / pipeline:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""`rag chunk`: how files are cut, as a table or as JSON lines."""
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rag.cli import app
+
+runner = CliRunner()
+
+SOURCE = '''import os
+
+
+class UserService:
+    """Finds users."""
+
+    def find_by_id(self, user_id):
+        return os.environ.get(user_id)
+'''
+
+
+def test_chunk_table_and_json(tmp_path: Path) -> None:
+    (tmp_path / "svc.py").write_text(SOURCE)
+    (tmp_path / "doc.md").write_text("# API\n\n## Auth\n\nUse tokens.\n")
+    result = runner.invoke(app, ["chunk", "svc.py", "doc.md"], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert "svc.py:1-8" in result.stdout or "svc.py:4-8" in result.stdout
+    assert "doc.md:1-5" in result.stdout and "# API > ## Auth" in result.stdout
+
+    result = runner.invoke(app, ["chunk", "--json", "svc.py"], catch_exceptions=False)
+    chunks = [json.loads(line) for line in result.stdout.splitlines()]
+    assert chunks and all(c["path"] == "svc.py" and c["sourceType"] == "code" for c in chunks)
+    assert any("UserService" in (c.get("fqn") or "") or "UserService" in c.get("fqns", []) for c in chunks)
+    assert "".join(c["content"] for c in chunks).count("def find_by_id") >= 1
+    assert all(len(c["contentHash"]) == 64 and c["tokens"] > 0 for c in chunks)
+
+
+def test_chunk_folder_uses_the_source_rules(tmp_path: Path) -> None:
+    (tmp_path / "p" / "node_modules").mkdir(parents=True)
+    (tmp_path / "p" / "node_modules" / "skip.js").write_text("x()\n")
+    (tmp_path / "p" / "keep.txt").write_text("kept\n")
+    result = runner.invoke(app, ["chunk", "p"], catch_exceptions=False)
+    assert "p/keep.txt:1-1" in result.stdout and "skip.js" not in result.stdout
+
+
+def test_chunk_reports_bad_files_and_arguments(tmp_path: Path) -> None:
+    (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.4 not really")
+    result = runner.invoke(app, ["chunk", "bad.pdf"], catch_exceptions=False)
+    assert result.exit_code == 0 and result.stderr.startswith("error: bad.pdf: ")
+    result = runner.invoke(app, ["chunk", "missing.py"], catch_exceptions=False)
+    assert result.exit_code == 1 and result.stderr == "error: missing.py: no such file or folder\n"
+    result = runner.invoke(app, ["chunk", "bad.pdf", "--max-tokens", "10", "--overlap", "10"])
+    assert result.exit_code == 1 and "--overlap" in result.stderr

@@ -1,0 +1,136 @@
+"""`rag index`, `rag list`, `rag remove`, `rag gc` through the CLI against a real database."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rag import db
+from rag.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def keyword_only(tmp_path: Path, rag_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config with provider none (no model load) pointed at a fresh database."""
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    monkeypatch.setenv("RAG_HOME", str(tmp_path / "home"))
+    cfg = tmp_path / "rag.config.yaml"
+    cfg.write_text(
+        "embeddings: {provider: none}\n"
+        f"sources:\n  - {{name: docs, type: local, path: {tmp_path / 'docs'}, include: ['**/*.md']}}\n"
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nHello.\n")
+    (tmp_path / "docs" / "notes.txt").write_text("excluded by include\n")
+    return cfg
+
+
+def rag(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def make_folder(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "core.py").write_text("def answer():\n    return 42\n")
+    (root / "README.md").write_text("# Demo\n\nA demo project.\n")
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "x.js").write_text("ignored()\n")
+    return root
+
+
+def test_index_path_list_remove_gc(keyword_only: Path, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "demo-project")
+    code, out, err = rag("index", "--path", str(folder))
+    assert code == 0, err
+    assert out == ""
+    assert "Indexing demo-project..." in err
+    assert "Scanning files: 2 files found (1 excluded by filters)" in err
+    assert "Changed: 2 files (0 unchanged, skipped; 0 deleted)" in err
+    assert "Total: " in err and "Time: " in err
+
+    code, out, _ = rag("list")
+    assert code == 0
+    line = next(row for row in out.splitlines() if row.startswith("demo-project"))
+    assert line.split()[1:3] == ["local", "2"] and str(folder) in line
+
+    code, out, _ = rag("status")
+    assert "files:        2" in out and "last run:     demo-project succeeded" in out
+
+    code, out, _ = rag("remove", "demo-project")
+    assert code == 0 and out.startswith("removed demo-project: ")
+    code, out, _ = rag("gc")
+    assert code == 0 and out == "pruned 0 unused embeddings\n"
+    code, out, _ = rag("list")
+    assert out.startswith("no sources indexed yet")
+
+
+def test_index_json_summary_and_configured_source(keyword_only: Path) -> None:
+    code, out, err = rag("--config", str(keyword_only), "index", "docs", "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["source"] == "docs" and summary["status"] == "succeeded"
+    assert summary["new"] == 1 and summary["skipped"] == {"not included": 1}
+    assert err == "", "--json keeps the terminal quiet"
+    code, out, _ = rag("--config", str(keyword_only), "index", "--all", "--json")
+    assert json.loads(out)["unchanged"] == 1
+
+
+def test_dry_run_lists_files_and_skip_reasons_without_writing(keyword_only: Path, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "p")
+    code, out, err = rag("index", "--path", str(folder), "--dry-run")
+    assert code == 0
+    assert out.splitlines() == ["README.md", "pkg/core.py"]
+    assert "2 files would be indexed" in err and "skipped (builtin): 1" in err
+    assert rag("list")[1].startswith("no sources indexed yet")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["index"], "say what to index"),
+        (["index", "docs", "--path", "."], "say what to index"),
+        (["index", "--path", "/no/such/dir"], "--path /no/such/dir: not a directory"),
+        (["index", "ghost"], "source 'ghost' is not in the config (known: docs)"),
+        (["index", "--path", ".", "--branch", "main"], "--branch goes with --git"),
+        (["remove", "ghost"], "source 'ghost' not found; known: none"),
+    ],
+)
+def test_bad_index_arguments_are_one_line(keyword_only: Path, args: list[str], message: str) -> None:
+    code, out, err = rag("--config", str(keyword_only), *args)
+    assert out == ""
+    assert code == 1
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def test_index_git_repository_clones_and_updates(keyword_only: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    work = tmp_path / "work"
+    git("init", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    git("clone", str(remote), str(work), cwd=tmp_path)
+    (work / "lib.py").write_text("def first():\n    pass\n")
+    git("add", ".", cwd=work)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-m", "one", cwd=work)
+    git("push", "origin", "HEAD:main", cwd=work)
+
+    code, _, err = rag("index", "--git", f"file://{remote}", "--branch", "main", "--json")
+    assert code == 0, err
+    assert (tmp_path / "home" / "repos" / "remote" / "lib.py").exists()
+
+    (work / "more.py").write_text("def second():\n    pass\n")
+    git("add", ".", cwd=work)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-m", "two", cwd=work)
+    git("push", "origin", "HEAD:main", cwd=work)
+    code, out, err = rag("index", "--git", f"file://{remote}", "--branch", "main", "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert (summary["new"], summary["unchanged"]) == (1, 1)
+    assert "remote" in rag("list")[1]

@@ -1,0 +1,269 @@
+"""Index runs against a real database: incremental bookkeeping, reuse, failures, locking."""
+
+import hashlib
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from rag import db
+from rag.chunking.dispatcher import chunk_bytes
+from rag.errors import IndexingError
+from rag.indexer import ChunkSettings, SourceSpec, index_source
+from rag.providers import NoneEmbedder
+
+SETTINGS = ChunkSettings(max_tokens=200, overlap=20)
+
+
+class HashEmbedder:
+    """A deterministic stand-in for a model (the real ones are tested in tests/providers)."""
+
+    def __init__(self, dimensions: int = 8, name: str = "test") -> None:
+        self.dimensions = dimensions
+        self.model_id = f"{name}@{dimensions}"
+        self.embedded_texts: list[str] = []
+
+    def embed_documents(self, texts: list[str], progress: Any = None) -> list[list[float]]:
+        self.embedded_texts.extend(texts)
+        if progress:
+            progress(len(texts))
+        return [self.embed_query(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        digest = hashlib.sha256(text.encode()).digest()
+        vector = [b - 127.5 for b in digest[: self.dimensions]]
+        norm = math.sqrt(sum(x * x for x in vector))
+        return [x / norm for x in vector]
+
+
+def make_project(root: Path, files: int = 5) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        (root / f"mod{i}.py").write_text(
+            f'"""Module {i}."""\n\n\ndef handler_{i}(x):\n    return x + {i}\n\n\n'
+            f"class Service{i}:\n    def run(self):\n        return handler_{i}(1)\n"
+        )
+    (root / "README.md").write_text("# Project\n\nSome docs.\n\n## Usage\n\nRun it.\n")
+    (root / "shared.txt").write_text("the same text in every copy\n")
+    return root
+
+
+def connect(target: db.DatabaseTarget) -> psycopg.Connection[dict[str, Any]]:
+    return db.connect(target)
+
+
+def run(target: db.DatabaseTarget, root: Path, embedder: Any = None, name: str = "proj", **kw: Any) -> Any:
+    spec = SourceSpec(name, "local", str(root))
+    with connect(target) as conn:
+        return index_source(conn, spec, root, embedder or HashEmbedder(), SETTINGS, **kw)
+
+
+def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, Any]]:
+    with psycopg.connect(target.url, row_factory=dict_row) as conn:
+        return conn.execute(query.encode(), params or None).fetchall()
+
+
+def test_first_run_stores_files_chunks_embeddings_and_run(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    embedder = HashEmbedder()
+    summary = run(rag_db, root, embedder)
+    assert summary.status == "succeeded"
+    assert (summary.new, summary.changed, summary.unchanged, summary.deleted) == (7, 0, 0, 0)
+    stored = rows(rag_db, "SELECT count(*) AS n FROM rag.chunks")[0]["n"]
+    assert summary.chunks_added == summary.chunks_total == stored > 7
+    assert summary.embedded == len(set(embedder.embedded_texts)) == len(embedder.embedded_texts)
+    coverage = rows(rag_db, "SELECT * FROM rag.embedding_coverage()")
+    assert coverage == [{"model": "test@8", "dimensions": 8, "embedded_chunks": stored, "total_chunks": stored}]
+    chunk = rows(rag_db, "SELECT c.metadata, f.content FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
+                         " WHERE f.path = 'mod1.py' ORDER BY c.ordinal LIMIT 1")[0]
+    assert chunk["metadata"]["path"] == "mod1.py" and chunk["metadata"]["sourceType"] == "code"
+    assert chunk["content"] == (root / "mod1.py").read_text()
+    run_row = rows(rag_db, "SELECT * FROM rag.last_runs(1)")[0]
+    assert run_row["status"] == "succeeded" and run_row["counts"]["new"] == 7
+    assert rows(rag_db, "SELECT last_indexed_at IS NOT NULL AS ok FROM rag.sources")[0]["ok"]
+
+
+def test_rerun_touch_change_delete(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    run(rag_db, root)
+    again = run(rag_db, root)
+    assert (again.new, again.changed, again.unchanged, again.embedded) == (0, 0, 7, 0)
+
+    os.utime(root / "mod0.py", ns=(1, 10**18))  # new mtime, same bytes: not re-chunked
+    (root / "mod1.py").write_text("def changed():\n    return 42\n")
+    (root / "mod2.py").unlink()
+    embedder = HashEmbedder()
+    third = run(rag_db, root, embedder)
+    assert (third.new, third.changed, third.unchanged, third.deleted) == (0, 1, 5, 1)
+    assert embedder.embedded_texts and all("changed" in t for t in embedder.embedded_texts)
+    assert rows(rag_db, "SELECT mtime_ns FROM rag.files WHERE path = 'mod0.py'")[0]["mtime_ns"] == 10**18
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.files WHERE path = 'mod2.py'")[0]["n"] == 0
+    fourth = run(rag_db, root)
+    assert (fourth.changed, fourth.unchanged) == (0, 6), "the touched file is skipped unread now"
+
+
+def test_identical_text_is_embedded_once_across_sources_and_force(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    make_project(tmp_path / "a")
+    make_project(tmp_path / "b")
+    first = HashEmbedder()
+    run(rag_db, tmp_path / "a", first, name="a")
+    second = HashEmbedder()
+    summary = run(rag_db, tmp_path / "b", second, name="b")
+    assert second.embedded_texts == [] and summary.reused == summary.chunks_total
+    forced = HashEmbedder()
+    again = run(rag_db, tmp_path / "b", forced, name="b", force=True)
+    assert again.changed == 7 and forced.embedded_texts == [], "--force re-chunks but reuses vectors"
+
+
+def test_model_switch_embeds_everything_for_the_new_model(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    run(rag_db, root, NoneEmbedder())
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.embeddings")[0]["n"] == 0
+    small = HashEmbedder(4, "small")
+    summary = run(rag_db, root, small)
+    assert summary.unchanged == 7 and summary.embedded == len(small.embedded_texts) > 0
+    run(rag_db, root, HashEmbedder(8, "big"))
+    models = rows(rag_db, "SELECT model, embedded_chunks = total_chunks AS full FROM rag.embedding_coverage()")
+    assert models == [{"model": "big@8", "full": True}, {"model": "small@4", "full": True}]
+
+
+def test_a_bad_file_is_recorded_and_does_not_stop_the_run(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_project(tmp_path / "p")
+    (root / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    real_read = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "mod3.py":
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    summary = run(rag_db, root)
+    assert summary.status == "succeeded"
+    errors = {e["path"]: e["error"] for e in summary.errors}
+    assert errors["mod3.py"] == "cannot read: Permission denied"
+    assert "broken.pdf" in errors
+    run_row = rows(rag_db, "SELECT errors, counts FROM rag.last_runs(1)")[0]
+    assert {e["path"] for e in run_row["errors"]} == {"mod3.py", "broken.pdf"}
+    assert run_row["counts"]["errors"] == 2
+    assert rows(rag_db, "SELECT error IS NOT NULL AS e FROM rag.files WHERE path = 'broken.pdf'")[0]["e"]
+
+
+def test_second_concurrent_run_stops_with_a_clear_message(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    run(rag_db, root)
+    with connect(rag_db) as holder:
+        source_id = holder.execute("SELECT id FROM rag.sources WHERE name = 'proj'").fetchone()["id"]  # type: ignore[index]
+        holder.execute("SELECT rag.begin_run(%s)", (source_id,))
+        with pytest.raises(IndexingError) as err:
+            run(rag_db, root)
+        assert "source 'proj' is being indexed by another process (run" in str(err.value)
+    # The holder's connection ended without finish_run: the next run takes over.
+    summary = run(rag_db, root)
+    assert summary.status == "succeeded"
+    statuses = [r["status"] for r in rows(rag_db, "SELECT status FROM rag.index_runs ORDER BY id")]
+    assert statuses == ["succeeded", "interrupted", "succeeded"]
+
+
+KILLED_RUN = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from rag import db, indexer
+    from rag.indexer import ChunkSettings, SourceSpec
+    from rag.providers import NoneEmbedder
+
+    indexer.BATCH_FILES = 2
+    real_store = indexer._store_batch
+    def slow_store(*args, **kwargs):
+        real_store(*args, **kwargs)
+        time.sleep(0.05)
+    indexer._store_batch = slow_store
+    root = Path(sys.argv[2])
+    with db.connect(db.DatabaseTarget(sys.argv[1], "test")) as conn:
+        indexer.index_source(conn, SourceSpec("proj", "local", str(root)), root, NoneEmbedder(),
+                             ChunkSettings(max_tokens=200, overlap=20))
+    """
+)
+
+
+def test_kill_9_leaves_each_file_old_or_new_and_the_next_run_finishes(
+    rag_db: db.DatabaseTarget, tmp_path: Path
+) -> None:
+    root = make_project(tmp_path / "p", files=200)
+    run(rag_db, root, NoneEmbedder())
+    for i in range(200):  # every file changes: the killed run is replacing old chunks
+        (root / f"mod{i}.py").write_text(f"def renamed_{i}():\n    return {i}\n")
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_RUN, rag_db.url, str(root)])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done = rows(rag_db, "SELECT count(*) AS n FROM rag.chunks WHERE content LIKE '%renamed_%'")[0]["n"]
+        if done >= 20:
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    for f in rows(rag_db, "SELECT f.path, f.sha256, f.content FROM rag.files f"):
+        data = (root / f["path"]).read_bytes() if (root / f["path"]).exists() else None
+        stored = [r["content"] for r in rows(
+            rag_db, "SELECT c.content FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
+                    " WHERE f.path = %s ORDER BY c.ordinal", f["path"])]
+        is_new = data is not None and f["sha256"] == hashlib.sha256(data).hexdigest()
+        expected_text = data.decode() if is_new and data is not None else f["content"]
+        expected = [c.content for c in chunk_bytes(expected_text.encode(), f["path"],
+                                                   max_tokens=200, overlap=20).chunks]
+        assert stored == expected, f"{f['path']} is neither fully old nor fully new"
+    partially = rows(rag_db, "SELECT count(*) AS n FROM rag.chunks WHERE content LIKE '%renamed_%'")[0]["n"]
+    assert 20 <= partially < 200, "the kill landed mid-run"
+
+    summary = run(rag_db, root, NoneEmbedder())
+    assert summary.status == "succeeded" and summary.changed == 200 - partially
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.chunks WHERE content LIKE '%renamed_%'")[0]["n"] == 200
+    statuses = [r["status"] for r in rows(rag_db, "SELECT status FROM rag.index_runs ORDER BY id")]
+    assert statuses == ["succeeded", "interrupted", "succeeded"]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("SELECT rag.upsert_source('bad name', 'local', '/x')", "source_name 'bad name' must be"),
+        ("SELECT rag.upsert_source('a', 'svn', '/x')", "source_type must be local or git, not 'svn'"),
+        ("SELECT rag.upsert_source('proj', 'local', '/elsewhere')", "source 'proj' already indexes local"),
+        ("SELECT * FROM rag.plan_files(1, '{}')", "scanned must be a JSON array"),
+        ("SELECT rag.store_embeddings('m', 3, ARRAY['a'], ARRAY['[1,2]'])", "every vector must have 3 dimensions"),
+        ("SELECT rag.store_embeddings('m', 3, ARRAY['a', 'b'], ARRAY['[1,2,3]'])", "2 content_hashes but 1 vectors"),
+        ("SELECT rag.finish_run(1, 'done')", "run_status must be succeeded, failed or interrupted"),
+        ("SELECT * FROM rag.replace_files(1, '[{\"path\": \"x\"}]')", "every file needs path, size, mtimeNs and sha256"),
+    ],
+)
+def test_bookkeeping_functions_name_the_bad_argument(
+    rag_db: db.DatabaseTarget, tmp_path: Path, call: str, message: str
+) -> None:
+    run(rag_db, make_project(tmp_path / "p", files=1), NoneEmbedder())
+    with pytest.raises(psycopg.Error) as err:
+        rows(rag_db, call)
+    assert message in str(err.value)
+
+
+def test_gc_prunes_only_unreferenced_embeddings(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    make_project(tmp_path / "a")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "only.txt").write_text("only in b\n")
+    run(rag_db, tmp_path / "a", name="a")
+    run(rag_db, tmp_path / "b", name="b")
+    before = rows(rag_db, "SELECT count(*) AS n FROM rag.embeddings")[0]["n"]
+    assert rows(rag_db, "SELECT rag.remove_source('b') AS n")[0]["n"] == 1
+    assert rows(rag_db, "SELECT rag.gc() AS n")[0]["n"] == 1
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.embeddings")[0]["n"] == before - 1
