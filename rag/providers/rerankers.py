@@ -1,0 +1,71 @@
+"""Rerankers: reordering search candidates by how well each answers the query.
+
+``make_reranker`` builds one from plain settings. Importing this module is cheap:
+the local reranker imports torch only when it first reranks something.
+"""
+
+import os
+
+from rag.errors import ProviderError
+from rag.providers.factory import _given
+from rag.providers.rerank_base import NoReranker, Reranker, RerankResult, best_first
+from rag.providers.rerank_http import (
+    JINA_RERANK_MODEL,
+    JINA_RERANK_URL,
+    RERANK_APIS,
+    JinaReranker,
+    RerankApi,
+)
+from rag.providers.rerank_local import LOCAL_RERANK_MODEL, LocalReranker
+
+RERANK_PROVIDERS = ("none", "jina", "local")
+
+__all__ = [
+    "JINA_RERANK_MODEL",
+    "LOCAL_RERANK_MODEL",
+    "RERANK_APIS",
+    "RERANK_PROVIDERS",
+    "JinaReranker",
+    "LocalReranker",
+    "NoReranker",
+    "RerankApi",
+    "RerankResult",
+    "Reranker",
+    "best_first",
+    "make_reranker",
+]
+
+
+def make_reranker(
+    provider: str,
+    *,
+    model: str | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    api: str | None = None,
+    device: str | None = None,
+    batch_size: int | None = None,
+    max_length: int | None = None,
+) -> Reranker:
+    """The reranker for ``provider``; settings left as None take the provider's default.
+
+    ``jina`` with a ``base_url`` is any compatible server: Cohere, Infinity, vLLM
+    (``api`` jina, the default) or Hugging Face TEI (``api`` tei). Without ``api_key``,
+    Jina's own URL reads JINA_API_KEY; another server gets no key unless given one,
+    so a Jina key is never sent elsewhere. Settings a provider has no use for are ignored.
+    """
+    name = provider.strip().lower()
+    if name == "none":
+        return NoReranker()
+    if name == "local":
+        return LocalReranker(
+            **_given(model=model, device=device, batch_size=batch_size, max_length=max_length)
+        )
+    if name == "jina":
+        url = (base_url or JINA_RERANK_URL).strip().rstrip("/")
+        key = api_key
+        if key is None:
+            key = os.environ.get("JINA_API_KEY", "") if url == JINA_RERANK_URL else ""
+        return JinaReranker(key, **_given(model=model, base_url=url, api=api, batch_size=batch_size))
+    choices = ", ".join(RERANK_PROVIDERS)
+    raise ProviderError(f"unknown reranker provider '{provider}'; choose one of: {choices}")
