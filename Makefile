@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint demo up down bench
+.PHONY: install test lint demo up down bench bench-chunk bench-index
 
 install: $(STAMP)
 
@@ -22,9 +22,19 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# Nothing configured: embedded PostgreSQL, the bundled local model, this repository.
 demo: install
 	$(BIN)/rag init
+	$(BIN)/rag index --path . --name local-rag
 	$(BIN)/rag status
+
+bench: bench-chunk bench-index
+
+bench-chunk: install
+	$(BIN)/python tests/bench/bench_chunk.py
+
+bench-index: install
+	$(BIN)/python tests/bench/bench_index.py
 
 up:
 	docker compose up -d
