@@ -41,12 +41,33 @@ CREATE TABLE rag.chunks (
     content      text NOT NULL,
     content_hash text NOT NULL,                -- sha256 of content: the embedding key
     metadata     jsonb NOT NULL,               -- path, sourceType, lines, fqn, headerPath, pages
-    search_terms tsvector,                     -- keyword-search data
+    term_count   integer NOT NULL DEFAULT 0,   -- BM25 document length
     UNIQUE (file_id, ordinal)
 );
 CREATE INDEX chunks_source_idx ON rag.chunks (source_id);
 CREATE INDEX chunks_content_hash_idx ON rag.chunks (content_hash);
-CREATE INDEX chunks_search_terms_idx ON rag.chunks USING gin (search_terms);
+
+-- Keyword search: one posting per (term, chunk) with its term frequency,
+-- document frequencies per term and corpus totals for exact Okapi BM25.
+CREATE TABLE rag.postings (
+    term     text NOT NULL,
+    chunk_id bigint NOT NULL REFERENCES rag.chunks (id) ON DELETE CASCADE,
+    tf       integer NOT NULL,
+    PRIMARY KEY (term, chunk_id)
+);
+CREATE INDEX postings_chunk_idx ON rag.postings (chunk_id);
+
+CREATE TABLE rag.term_stats (
+    term text PRIMARY KEY,
+    df   integer NOT NULL                      -- chunks containing the term
+);
+
+CREATE TABLE rag.corpus_stats (
+    singleton   boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    chunks      bigint NOT NULL DEFAULT 0,
+    total_terms bigint NOT NULL DEFAULT 0      -- sum of term_count, for the average length
+);
+INSERT INTO rag.corpus_stats DEFAULT VALUES;
 
 -- Embedding models seen; each gets its own HNSW index (fixed dimension cast).
 CREATE TABLE rag.embedding_models (
@@ -63,6 +84,17 @@ CREATE TABLE rag.embeddings (
     embedding    vector NOT NULL,
     created_at   timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (model, content_hash)
+);
+
+-- Embeddings of search queries, so a psql call without an embedding can reuse
+-- the vector the CLI or MCP server computed for the same text.
+CREATE TABLE rag.query_embeddings (
+    model      text NOT NULL,
+    query_hash text NOT NULL,                  -- md5 of the query text
+    query      text NOT NULL,
+    embedding  vector NOT NULL,
+    used_at    timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (model, query_hash)
 );
 
 -- Every index run, with its counts and per-file errors.

@@ -6,6 +6,7 @@ Errors of the package (``RagError``) become one line on stderr and exit code 1;
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from typing import Annotated, Any
 import psycopg
 import typer
 import yaml
+from rich.console import Console
+from rich.text import Text
 from typer import _click  # typer carries its own click
 from typer.core import TyperGroup
 
@@ -23,6 +26,7 @@ from rag.chunking.dispatcher import chunk_file
 from rag.config import LoadedConfig, RagConfig, load_config, masked_dump
 from rag.errors import RagError
 from rag.progress import TerminalReporter
+from rag.search import Searcher, SearchHit, SearchRequest
 
 
 class _FriendlyErrors(TyperGroup):
@@ -374,6 +378,122 @@ def _describe_chunk(meta: dict[str, Any], tokens: int) -> str:
     if "pageStart" in meta:
         name = f"{name} pages {meta['pageStart']}-{meta['pageEnd']}".strip()
     return f"{lines:<40} {kind:<10} {tokens:>5} tok  {name}"
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str | None, typer.Argument(help="What to look for, in words or identifiers.")] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", "-k", min=1, max=100,
+                                              help="Results (default: search.finalTopK).")] = None,
+    source: Annotated[
+        list[str] | None, typer.Option("--source", help="Only this source (repeatable).")
+    ] = None,
+    source_type: Annotated[list[str] | None, typer.Option(
+        "--type", help="code, markdown, text or pdf (repeatable).")] = None,
+    language: Annotated[list[str] | None, typer.Option("--lang", help="e.g. python (repeatable).")] = None,
+    path_prefix: Annotated[str | None, typer.Option("--path-prefix", help="e.g. src/api/")] = None,
+    no_rerank: Annotated[bool, typer.Option("--no-rerank", help="Skip the reranker.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    batch: Annotated[Path | None, typer.Option(
+        "--batch", help='JSON lines {"id", "query"} in; one JSON line per query out.')] = None,
+) -> None:
+    """Hybrid search (BM25 + vectors, fused by RRF, optionally reranked).
+
+    Example: rag search "where is the embedded server started" --type code -k 5
+    """
+    if (query is None) == (batch is None):
+        raise RagError("give a QUERY or --batch FILE (one of them)")
+    state = _state(ctx)
+    config = state.loaded.config
+    for kind in source_type or []:
+        if kind not in SOURCE_TYPES:
+            raise RagError(f"--type {kind}: choose one of {', '.join(SOURCE_TYPES)}")
+    embedder = runtime.make_configured_embedder(config.embeddings)
+    reranker = runtime.make_configured_reranker(config.reranker)
+    with db.connect(state.target) as conn:
+        searcher = Searcher(conn, config.search, embedder, reranker)
+
+        def request(text: str) -> SearchRequest:
+            return SearchRequest(text, top_k, source or None, source_type or None, language or None,
+                                 path_prefix, rerank=not no_rerank)
+
+        if batch is not None:
+            _search_batch(searcher, batch, request)
+            return
+        assert query is not None
+        try:
+            response = searcher.search(request(query))
+        except psycopg.errors.InvalidParameterValue as exc:
+            raise RagError(exc.diag.message_primary or str(exc)) from None
+    for warning in response.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        typer.echo(json.dumps({"query": query, "results": [_hit_json(h, snippet=True) for h in response.hits],
+                               "totalCandidates": response.total_candidates}, ensure_ascii=False))
+    else:
+        _print_hits(query, response.hits)
+
+
+SOURCE_TYPES = ("code", "markdown", "text", "pdf")
+
+
+def _search_batch(searcher: Searcher, batch: Path, request: Any) -> None:
+    try:
+        lines = batch.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise RagError(f"--batch {batch}: cannot read ({exc.strerror})") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            query_id, text = item["id"], item["query"]
+        except (ValueError, KeyError, TypeError):
+            raise RagError(f'{batch}:{number}: expected a JSON object with "id" and "query"') from None
+        try:
+            response = searcher.search(request(str(text)))
+            out = {"id": query_id, "results": [_hit_json(h, snippet=False) for h in response.hits]}
+        except (RagError, psycopg.errors.InvalidParameterValue) as exc:
+            out = {"id": query_id, "error": str(exc).splitlines()[0]}
+        typer.echo(json.dumps(out, ensure_ascii=False))
+
+
+def _hit_json(hit: SearchHit, *, snippet: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "chunkId": hit.chunk_id, "sourceName": hit.source_name, "path": hit.path,
+        "sourceType": hit.source_type, "startLine": hit.coordinates.get("startLine"),
+        "endLine": hit.coordinates.get("endLine"), "coordinates": hit.coordinates,
+        "scores": {"bm25": hit.bm25, "vector": hit.vector, "rrf": hit.rrf, "rerank": hit.rerank},
+    }
+    if snippet:
+        out["snippet"] = hit.content[:500]
+    return out
+
+
+def _print_hits(query: str, hits: list[SearchHit]) -> None:
+    if not hits:
+        typer.echo("no results")
+        return
+    console = Console(highlight=False, soft_wrap=True)
+    words = [w for w in re.split(r"\W+", query) if len(w) > 2]
+    for number, hit in enumerate(hits, 1):
+        where = f"{hit.path}:{hit.coordinates.get('startLine', '?')}-{hit.coordinates.get('endLine', '?')}"
+        label = hit.coordinates.get("fqn") or hit.coordinates.get("headerPath") or ""
+        scores = [f"rrf {hit.rrf:.4f}"]
+        if hit.bm25_rank:
+            scores.append(f"bm25 #{hit.bm25_rank} {hit.bm25:.2f}")
+        if hit.vector_rank:
+            scores.append(f"vector #{hit.vector_rank} {hit.vector:.3f}")
+        if hit.rerank is not None:
+            scores.append(f"rerank {hit.rerank:.3f}")
+        header = Text(f"{number}. ", style="bold")
+        header.append(where, style="bold cyan")
+        header.append(f"  {label}  [{hit.source_name}, {hit.source_type}]  {', '.join(scores)}")
+        console.print(header)
+        snippet = Text("\n".join("   " + line for line in hit.content.strip().splitlines()[:6]))
+        snippet.highlight_words(words, style="bold yellow", case_sensitive=False)
+        console.print(snippet)
 
 
 def main() -> None:

@@ -70,6 +70,7 @@ class JinaReranker(_Section):
     api_key: SecretStr | None = None
     model: str = "jina-reranker-v2-base-multilingual"
     base_url: str = "https://api.jina.ai/v1"
+    api: Literal["jina", "tei"] = "jina"  # request shape: Jina/Cohere/Infinity/vLLM, or HF TEI
     top_k: int = Field(default=10, gt=0)
 
 

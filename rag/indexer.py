@@ -279,6 +279,8 @@ def _embed_missing(
             (source_id, embedder.model_id, EMBED_BATCH),
         ).fetchall()
         if not rows:
+            # Built once the first vectors are in (faster than growing it row by row).
+            conn.execute("SELECT rag.ensure_vector_index(%s)", (embedder.model_id,))
             return
         vectors = embedder.embed_documents([r["content"] for r in rows], report.embedded)
         conn.execute(

@@ -7,11 +7,12 @@ providers the same way.
 import re
 from pathlib import Path
 
-from rag.config import EmbeddingsConfig, RagConfig, SourceConfig
+from rag.config import EmbeddingsConfig, RagConfig, RerankerConfig, SourceConfig
 from rag.embedded import data_dir
 from rag.errors import RagError
 from rag.indexer import ChunkSettings, SourceSpec
 from rag.providers import Embedder, make_embedder
+from rag.providers.rerankers import Reranker, make_reranker
 
 
 def make_configured_embedder(config: EmbeddingsConfig) -> Embedder:
@@ -26,6 +27,16 @@ def make_configured_embedder(config: EmbeddingsConfig) -> Embedder:
         return make_embedder(provider, model=remote.model, dimensions=remote.dimensions,
                              api_key=key, base_url=remote.base_url)
     return make_embedder("none")
+
+
+def make_configured_reranker(config: RerankerConfig) -> Reranker:
+    if config.provider == "jina":
+        jina = config.jina
+        key = jina.api_key.get_secret_value() if jina.api_key else None
+        return make_reranker("jina", model=jina.model, api_key=key, base_url=jina.base_url, api=jina.api)
+    if config.provider == "local":
+        return make_reranker("local", model=config.local.model, device=config.local.device)
+    return make_reranker("none")
 
 
 def chunk_settings(config: RagConfig) -> ChunkSettings:

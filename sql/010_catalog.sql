@@ -107,8 +107,8 @@ BEGIN
             coalesce((SELECT string_agg(s.name, ', ' ORDER BY s.name) FROM rag.sources s), 'none')
             USING ERRCODE = 'no_data_found';
     END IF;
-    SELECT count(*) INTO removed_chunks FROM rag.chunks c WHERE c.source_id = source_id_;
-    DELETE FROM rag.sources s WHERE s.id = source_id_;  -- files and chunks cascade
+    removed_chunks := rag._delete_chunks(source_id_);
+    DELETE FROM rag.sources s WHERE s.id = source_id_;  -- files and runs' links go with it
     RETURN removed_chunks;
 END
 $$;

@@ -277,6 +277,7 @@ AS $$
 DECLARE
     removed bigint;
     added   bigint;
+    new_ids bigint[];
 BEGIN
     IF file_batch IS NULL OR jsonb_typeof(file_batch) <> 'array' THEN
         RAISE EXCEPTION 'replace_files: file_batch must be a JSON array of files'
@@ -288,13 +289,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    WITH gone AS (
-        DELETE FROM rag.chunks c
-        USING rag.files f, rag._file_batch(file_batch) b
-        WHERE c.file_id = f.id AND f.source_id = target_source_id AND f.path = b.path
-        RETURNING 1
-    )
-    SELECT count(*) INTO removed FROM gone;
+    removed := rag._delete_chunks(
+        target_source_id, ARRAY(SELECT b.path FROM rag._file_batch(file_batch) b));
 
     INSERT INTO rag.files AS f (source_id, path, size, mtime_ns, sha256, source_type, language,
                                 content, error, indexed_at)
@@ -307,17 +303,17 @@ BEGIN
            content = excluded.content, error = excluded.error, indexed_at = excluded.indexed_at;
 
     WITH fresh AS (
-        INSERT INTO rag.chunks (source_id, file_id, ordinal, content, content_hash, metadata,
-                                search_terms)
+        INSERT INTO rag.chunks (source_id, file_id, ordinal, content, content_hash, metadata)
         SELECT target_source_id, f.id, (c.ordinality - 1)::integer, c.value->>'content',
-               c.value->>'contentHash', c.value->'metadata',
-               to_tsvector('simple', c.value->>'content')
+               c.value->>'contentHash', c.value->'metadata'
         FROM rag._file_batch(file_batch) b
         JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path
         CROSS JOIN LATERAL jsonb_array_elements(b.chunks) WITH ORDINALITY AS c(value, ordinality)
-        RETURNING 1
+        RETURNING id
     )
-    SELECT count(*) INTO added FROM fresh;
+    SELECT coalesce(array_agg(id), '{}') INTO new_ids FROM fresh;
+    PERFORM rag._index_chunk_terms(new_ids);
+    added := cardinality(new_ids);
     RETURN QUERY SELECT added, removed;
 END
 $$;
@@ -362,9 +358,7 @@ AS $$
 DECLARE
     removed bigint;
 BEGIN
-    SELECT count(*) INTO removed
-    FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id
-    WHERE f.source_id = target_source_id AND f.path = ANY (paths);
+    removed := rag._delete_chunks(target_source_id, paths);
     DELETE FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths);
     RETURN removed;
 END

@@ -1,0 +1,154 @@
+"""A search as the CLI and MCP server run it: embed the query → ``rag.search()`` → rerank.
+
+Ranking, fusion and filtering are the SQL function's; this module only supplies
+the query vector (stored with ``rag.remember_query_embedding`` so a later call
+from psql, or the same query again, needs no model) and applies the reranker.
+A reranker failure returns the fused order with a warning, never an error.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from rag.config import SearchConfig
+from rag.errors import ProviderError, RagError
+from rag.providers import Embedder
+from rag.providers.rerankers import Reranker
+
+log = logging.getLogger(__name__)
+
+QUERY_MAX_CHARS = 10_000
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    top_k: int | None = None  # default: search.finalTopK
+    sources: list[str] | None = None
+    source_types: list[str] | None = None
+    languages: list[str] | None = None
+    path_prefix: str | None = None
+    rerank: bool = True
+    keyword_only: bool = False
+    vector_only: bool = False
+
+
+@dataclass
+class SearchHit:
+    chunk_id: int
+    source_name: str
+    path: str
+    source_type: str
+    content: str
+    coordinates: dict[str, Any]
+    bm25: float | None
+    bm25_rank: int | None
+    vector: float | None
+    vector_rank: int | None
+    rrf: float
+    rerank: float | None = None
+
+
+@dataclass
+class SearchResponse:
+    hits: list[SearchHit]
+    total_candidates: int
+    warnings: list[str] = field(default_factory=list)
+
+
+COORDINATE_KEYS = ("startLine", "endLine", "fqn", "fragmentType", "headerPath", "pageStart", "pageEnd")
+
+
+class Searcher:
+    """Holds the embedder and reranker so a batch of queries loads each model once."""
+
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]], settings: SearchConfig,
+                 embedder: Embedder, reranker: Reranker) -> None:
+        self.conn = conn
+        self.settings = settings
+        self.embedder = embedder
+        self.reranker = reranker
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        query = request.query.strip()
+        if not query:
+            raise RagError("the query is empty; give some words to search for")
+        if len(query) > QUERY_MAX_CHARS:
+            raise RagError(f"the query has {len(query):,} characters; keep it under {QUERY_MAX_CHARS:,}")
+        final_k = request.top_k or self.settings.final_top_k
+        use_reranker = request.rerank and self.reranker.name != "none"
+        candidates = max(self.settings.retrieve_top_k, final_k)
+        rows = self.conn.execute(
+            "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
+            " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
+            " %(candidates)s, %(model)s, %(k1)s, %(b)s)",
+            {
+                "query": query,
+                "embedding": None if request.keyword_only else self._query_vector(query),
+                "top_k": candidates if use_reranker else final_k,
+                "sources": request.sources, "types": request.source_types,
+                "languages": request.languages, "prefix": request.path_prefix,
+                "bm25_weight": 0.0 if request.vector_only else self.settings.bm25_weight,
+                "vector_weight": 0.0 if request.keyword_only else self.settings.vector_weight,
+                "rrf_k": self.settings.rrf.k, "candidates": candidates,
+                "model": self.embedder.model_id if self.embedder.dimensions else None,
+                "k1": self.settings.bm25.k1, "b": self.settings.bm25.b,
+            },
+        ).fetchall()
+        hits = [_hit(row) for row in rows]
+        response = SearchResponse(hits, len(hits))
+        if use_reranker and hits:
+            response.hits = self._rerank(query, hits, final_k, response.warnings)
+        return response
+
+    def _query_vector(self, query: str) -> str | None:
+        """The query's embedding as pgvector text, stored for reuse; None for a keyword-only index."""
+        if not self.embedder.dimensions:
+            return None
+        if not self._model_has_vectors():
+            return None
+        stored = self.conn.execute(
+            "SELECT embedding::text AS v FROM rag.query_embeddings WHERE model = %s AND query_hash = md5(%s)",
+            (self.embedder.model_id, query),
+        ).fetchone()
+        vector = stored["v"] if stored else (
+            "[" + ",".join(f"{x:.7g}" for x in self.embedder.embed_query(query)) + "]"
+        )
+        self.conn.execute(
+            "SELECT rag.remember_query_embedding(%s, %s, %s::vector)",
+            (self.embedder.model_id, query, vector),
+        )
+        return vector
+
+    def _model_has_vectors(self) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM rag.embedding_models WHERE model = %s", (self.embedder.model_id,)
+        ).fetchone()
+        return row is not None
+
+    def _rerank(self, query: str, hits: list[SearchHit], top_k: int, warnings: list[str]) -> list[SearchHit]:
+        try:
+            ranked = self.reranker.rerank(query, [h.content for h in hits], top_k)
+        except ProviderError as exc:
+            warnings.append(f"reranker failed, results are in fused order: {exc}")
+            log.warning("reranker failed: %s", exc)
+            return hits[:top_k]
+        reranked = []
+        for result in ranked:
+            hit = hits[result.index]
+            hit.rerank = result.score
+            reranked.append(hit)
+        return reranked
+
+
+def _hit(row: dict[str, Any]) -> SearchHit:
+    metadata = row["metadata"] or {}
+    return SearchHit(
+        chunk_id=row["chunk_id"], source_name=row["source_name"], path=row["path"],
+        source_type=row["source_type"] or "", content=row["content"],
+        coordinates={k: metadata[k] for k in COORDINATE_KEYS if metadata.get(k) is not None},
+        bm25=row["bm25_score"], bm25_rank=row["bm25_rank"],
+        vector=row["vector_score"], vector_rank=row["vector_rank"], rrf=row["score"],
+    )

@@ -1,0 +1,420 @@
+-- Hybrid search: exact Okapi BM25, pgvector nearest neighbours, filters inside
+-- both arms, weighted reciprocal rank fusion.
+
+-- ---------------------------------------------------------------------------
+-- _source_ids: validated source filter
+CREATE OR REPLACE FUNCTION rag._source_ids(
+    source_names text[]
+)
+RETURNS bigint[]
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    unknown text;
+    ids     bigint[];
+BEGIN
+    IF source_names IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT string_agg(quote_literal(n), ', ') INTO unknown
+    FROM unnest(source_names) AS n WHERE NOT EXISTS (SELECT 1 FROM rag.sources s WHERE s.name = n);
+    IF unknown IS NOT NULL THEN
+        RAISE EXCEPTION 'search: unknown source %; known: %', unknown,
+            coalesce((SELECT string_agg(s.name, ', ' ORDER BY s.name) FROM rag.sources s), 'none')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT array_agg(s.id) INTO ids FROM rag.sources s WHERE s.name = ANY (source_names);
+    RETURN ids;
+END
+$$;
+COMMENT ON FUNCTION rag._source_ids(text[]) IS
+    'Private: ids of the named sources; an unknown name is an error listing the known ones.';
+
+-- ---------------------------------------------------------------------------
+-- _file_matches: the per-file filters of a search
+CREATE OR REPLACE FUNCTION rag._file_matches(
+    file_id bigint,
+    source_types text[],
+    languages text[],
+    path_prefix text
+)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT (source_types IS NULL AND languages IS NULL AND path_prefix IS NULL)
+        OR EXISTS (
+            SELECT 1 FROM rag.files f
+            WHERE f.id = file_id
+              AND (source_types IS NULL OR f.source_type = ANY (source_types))
+              AND (languages IS NULL OR f.language = ANY (languages))
+              AND (path_prefix IS NULL OR starts_with(f.path, path_prefix)))
+$$;
+COMMENT ON FUNCTION rag._file_matches(bigint, text[], text[], text) IS
+    'Private: whether a file passes the source-type, language and path-prefix filters (NULL = any).';
+
+-- ---------------------------------------------------------------------------
+-- bm25_search
+CREATE OR REPLACE FUNCTION rag.bm25_search(
+    query        text,
+    top_n        integer DEFAULT 50,
+    sources      text[] DEFAULT NULL,
+    source_types text[] DEFAULT NULL,
+    languages    text[] DEFAULT NULL,
+    path_prefix  text DEFAULT NULL,
+    k1           double precision DEFAULT 1.2,
+    b            double precision DEFAULT 0.75
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    score    double precision,
+    rank     integer
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    source_filter bigint[] := rag._source_ids(sources);
+    n_docs        double precision;
+    avg_length    double precision;
+    terms         text[];
+    idfs          double precision[];
+    n_terms       integer;
+    essential     integer := 1;
+    ids           bigint[];
+    scores        double precision[];
+    tail_bound    double precision;
+BEGIN
+    IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
+        RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF k1 IS NULL OR k1 <= 0 OR b IS NULL OR b < 0 OR b > 1 THEN
+        RAISE EXCEPTION 'bm25_search: k1 must be positive and b between 0 and 1 (got k1 %, b %)', k1, b
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT cs.chunks, cs.total_terms::double precision / greatest(cs.chunks, 1)
+      INTO n_docs, avg_length FROM rag.corpus_stats cs;
+    -- Query terms, rarest first, with Lucene's non-negative IDF.
+    SELECT array_agg(s.term ORDER BY s.df, s.term),
+           array_agg(ln(1 + (n_docs - s.df + 0.5) / (s.df + 0.5)) ORDER BY s.df, s.term)
+      INTO terms, idfs
+    FROM (SELECT DISTINCT t.term FROM rag.term_frequencies(coalesce(query, '')) t) q
+    JOIN rag.term_stats s ON s.term = q.term AND s.df > 0;
+    n_terms := coalesce(cardinality(terms), 0);
+    IF n_terms = 0 OR n_docs = 0 THEN
+        RETURN;
+    END IF;
+
+    -- MaxScore: candidates are the chunks holding one of the rarest terms,
+    -- scored exactly over all terms. A chunk holding only the other terms
+    -- scores less than their summed upper bounds idf * (k1 + 1); once that sum
+    -- is below the top_n-th score found, no chunk left out can enter the top_n.
+    LOOP
+        SELECT array_agg(r.chunk_id ORDER BY r.score DESC, r.chunk_id),
+               array_agg(r.score ORDER BY r.score DESC, r.chunk_id)
+          INTO ids, scores
+        FROM (
+            SELECT p.chunk_id,
+                   sum(q.idf * p.tf * (k1 + 1)
+                       / (p.tf + k1 * (1 - b + b * c.term_count / avg_length))) AS score
+            FROM (SELECT DISTINCT e.chunk_id FROM rag.postings e
+                   WHERE e.term = ANY (terms[1:essential])) cand
+            JOIN rag.chunks c ON c.id = cand.chunk_id
+            JOIN rag.postings p ON p.chunk_id = cand.chunk_id AND p.term = ANY (terms)
+            JOIN unnest(terms, idfs) AS q(term, idf) ON q.term = p.term
+            WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
+              AND rag._file_matches(c.file_id, source_types, languages, path_prefix)
+            GROUP BY p.chunk_id
+            ORDER BY score DESC, p.chunk_id
+            LIMIT top_n
+        ) r;
+        SELECT coalesce(sum(i * (k1 + 1)), 0) INTO tail_bound
+        FROM unnest(idfs[essential + 1:n_terms]) AS i;
+        EXIT WHEN essential >= n_terms
+               OR (coalesce(cardinality(ids), 0) >= top_n AND tail_bound < scores[top_n]);
+        essential := essential + 1;
+    END LOOP;
+
+    RETURN QUERY
+        SELECT u.id, u.s, u.r::integer
+        FROM unnest(ids, scores) WITH ORDINALITY AS u(id, s, r);
+END
+$$;
+COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision) IS
+    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), with filters applied before ranking.';
+
+-- ---------------------------------------------------------------------------
+-- ensure_vector_index
+CREATE OR REPLACE FUNCTION rag.ensure_vector_index(
+    embedding_model text
+)
+RETURNS text
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+SET maintenance_work_mem = '512MB'
+AS $$
+DECLARE
+    dims       integer;
+    index_name text := 'embeddings_hnsw_' || substr(md5(embedding_model), 1, 16);
+BEGIN
+    SELECT m.dimensions INTO dims FROM rag.embedding_models m WHERE m.model = embedding_model;
+    IF dims IS NULL THEN
+        RAISE EXCEPTION 'ensure_vector_index: no embeddings for model %', quote_literal(embedding_model)
+            USING ERRCODE = 'no_data_found';
+    END IF;
+    IF dims > 2000 THEN
+        RETURN NULL;  -- beyond HNSW's limit for vector: exact search only
+    END IF;
+    EXECUTE format(
+        'CREATE INDEX IF NOT EXISTS %I ON rag.embeddings USING hnsw ((embedding::vector(%s)) vector_cosine_ops)'
+        ' WITH (m = 16, ef_construction = 100) WHERE model = %L',
+        index_name, dims, embedding_model);
+    RETURN index_name;
+END
+$$;
+COMMENT ON FUNCTION rag.ensure_vector_index(text) IS
+    'Creates the HNSW index of one model''s vectors (a partial index with a fixed dimension cast) if missing.';
+
+-- ---------------------------------------------------------------------------
+-- vector_search
+CREATE OR REPLACE FUNCTION rag.vector_search(
+    query_embedding vector,
+    embedding_model text,
+    top_n           integer DEFAULT 50,
+    sources         text[] DEFAULT NULL,
+    source_types    text[] DEFAULT NULL,
+    languages       text[] DEFAULT NULL,
+    path_prefix     text DEFAULT NULL,
+    exact_below     integer DEFAULT 20000
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    score    double precision,
+    rank     integer
+)
+LANGUAGE plpgsql
+VOLATILE  -- sets hnsw.* for its own transaction
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    source_filter bigint[] := rag._source_ids(sources);
+    dims          integer;
+    filtered      boolean := sources IS NOT NULL OR source_types IS NOT NULL
+                             OR languages IS NOT NULL OR path_prefix IS NOT NULL;
+    matching      bigint;
+BEGIN
+    IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
+        RAISE EXCEPTION 'vector_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT m.dimensions INTO dims FROM rag.embedding_models m WHERE m.model = embedding_model;
+    IF dims IS NULL THEN
+        RAISE EXCEPTION 'vector_search: no embeddings for model %; known: %', quote_literal(embedding_model),
+            coalesce((SELECT string_agg(m.model, ', ' ORDER BY m.model) FROM rag.embedding_models m), 'none')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF query_embedding IS NULL OR vector_dims(query_embedding) <> dims THEN
+        RAISE EXCEPTION 'vector_search: query_embedding must have % dimensions for model %, not %',
+            dims, quote_literal(embedding_model), coalesce(vector_dims(query_embedding)::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF filtered THEN
+        SELECT count(*) INTO matching FROM rag.chunks c
+        WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
+          AND rag._file_matches(c.file_id, source_types, languages, path_prefix);
+    END IF;
+
+    IF filtered AND matching <= exact_below THEN
+        -- Few rows pass the filter: exact distances. Ordering by the plain
+        -- column (not the indexed cast) keeps the planner off the HNSW index,
+        -- whose scan would stop early and return too few rows.
+        RETURN QUERY
+            SELECT r.id, r.similarity, (row_number() OVER (ORDER BY r.distance, r.id))::integer
+            FROM (
+                SELECT c.id, e.embedding <=> query_embedding AS distance,
+                       1 - (e.embedding <=> query_embedding) AS similarity
+                FROM rag.chunks c
+                JOIN rag.embeddings e ON e.model = embedding_model AND e.content_hash = c.content_hash
+                WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
+                  AND rag._file_matches(c.file_id, source_types, languages, path_prefix)
+                ORDER BY distance, c.id
+                LIMIT top_n
+            ) r
+            ORDER BY r.distance, r.id;
+        RETURN;
+    END IF;
+
+    -- HNSW: ef_search at least top_n (the default 40 caps a LIMIT 50 at 40
+    -- rows), and iterative scans so rows removed by the filters or by the join
+    -- to chunks (vectors kept for reuse) are replaced by the next nearest.
+    PERFORM set_config('hnsw.ef_search', greatest(top_n * 2, 40)::text, true);
+    PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
+    RETURN QUERY EXECUTE format(
+        'SELECT r.id, 1 - r.distance, (row_number() OVER (ORDER BY r.distance, r.id))::integer'
+        ' FROM (SELECT c.id, e.embedding::vector(%1$s) <=> $1::vector(%1$s) AS distance'
+        '       FROM rag.embeddings e JOIN rag.chunks c ON c.content_hash = e.content_hash'
+        '       WHERE e.model = $2'
+        '         AND ($4::bigint[] IS NULL OR c.source_id = ANY ($4))'
+        '         AND rag._file_matches(c.file_id, $5, $6, $7)'
+        '       ORDER BY e.embedding::vector(%1$s) <=> $1::vector(%1$s)'
+        '       LIMIT $3) r'
+        ' ORDER BY r.distance, r.id', dims)
+        USING query_embedding, embedding_model, top_n, source_filter, source_types, languages, path_prefix;
+END
+$$;
+COMMENT ON FUNCTION rag.vector_search(vector, text, integer, text[], text[], text[], text, integer) IS
+    'Nearest chunks by cosine similarity for one model: HNSW (iterative scan) or, when filters leave at most exact_below chunks, exact distances.';
+
+-- ---------------------------------------------------------------------------
+-- remember_query_embedding
+CREATE OR REPLACE FUNCTION rag.remember_query_embedding(
+    embedding_model text,
+    query text,
+    query_embedding vector
+)
+RETURNS void
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+    INSERT INTO rag.query_embeddings (model, query_hash, query, embedding)
+    VALUES (embedding_model, md5(query), query, query_embedding)
+    ON CONFLICT (model, query_hash) DO UPDATE SET used_at = now(), embedding = excluded.embedding
+$$;
+COMMENT ON FUNCTION rag.remember_query_embedding(text, text, vector) IS
+    'Stores the embedding of a query text so rag.search(query) from psql can use it without a model.';
+
+-- ---------------------------------------------------------------------------
+-- search
+CREATE OR REPLACE FUNCTION rag.search(
+    query           text,
+    query_embedding vector DEFAULT NULL,
+    top_k           integer DEFAULT 10,
+    sources         text[] DEFAULT NULL,
+    source_types    text[] DEFAULT NULL,
+    languages       text[] DEFAULT NULL,
+    path_prefix     text DEFAULT NULL,
+    bm25_weight     double precision DEFAULT 0.4,
+    vector_weight   double precision DEFAULT 0.6,
+    rrf_k           integer DEFAULT 60,
+    candidates      integer DEFAULT 50,
+    model           text DEFAULT NULL,
+    k1              double precision DEFAULT 1.2,
+    b               double precision DEFAULT 0.75
+)
+RETURNS TABLE (
+    chunk_id     bigint,
+    source_name  text,
+    path         text,
+    source_type  text,
+    language     text,
+    start_line   integer,
+    end_line     integer,
+    fqn          text,
+    header_path  text,
+    page_start   integer,
+    page_end     integer,
+    content      text,
+    metadata     jsonb,
+    bm25_score   double precision,
+    bm25_rank    integer,
+    vector_score double precision,
+    vector_rank  integer,
+    score        double precision
+)
+LANGUAGE plpgsql
+VOLATILE  -- the vector arm sets hnsw.* for its transaction
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    query_vector vector := search.query_embedding;
+    vector_model text := search.model;
+BEGIN
+    IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
+        RAISE EXCEPTION 'search: query is empty; give some words to search for'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF top_k IS NULL OR top_k < 1 OR top_k > 1000 THEN
+        RAISE EXCEPTION 'search: top_k must be between 1 and 1000, not %', coalesce(top_k::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF candidates IS NULL OR candidates < top_k THEN
+        RAISE EXCEPTION 'search: candidates must be at least top_k (%), not %', top_k, coalesce(candidates::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF bm25_weight IS NULL OR vector_weight IS NULL OR bm25_weight < 0 OR vector_weight < 0 THEN
+        RAISE EXCEPTION 'search: bm25_weight and vector_weight must be 0 or more (got %, %)', bm25_weight, vector_weight
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF rrf_k IS NULL OR rrf_k < 1 THEN
+        RAISE EXCEPTION 'search: rrf_k must be at least 1, not %', coalesce(rrf_k::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF query_vector IS NULL THEN
+        -- No embedding given: the one a client stored for this very text, if any.
+        SELECT q.embedding, q.model INTO query_vector, vector_model
+        FROM rag.query_embeddings q
+        WHERE q.query_hash = md5(search.query) AND (search.model IS NULL OR q.model = search.model)
+          AND EXISTS (SELECT 1 FROM rag.embedding_models m WHERE m.model = q.model)
+        ORDER BY q.used_at DESC LIMIT 1;
+    ELSIF vector_model IS NULL THEN
+        SELECT m.model INTO vector_model FROM rag.embedding_models m
+        WHERE m.dimensions = vector_dims(query_vector)
+        ORDER BY (SELECT count(*) FROM rag.embeddings e WHERE e.model = m.model) DESC, m.model
+        LIMIT 1;
+        IF vector_model IS NULL THEN
+            RAISE EXCEPTION 'search: no stored embeddings have % dimensions like query_embedding; models: %',
+                vector_dims(query_vector),
+                coalesce((SELECT string_agg(format('%s (%s)', m.model, m.dimensions), ', ')
+                          FROM rag.embedding_models m), 'none')
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+
+    RETURN QUERY
+    WITH keyword AS (
+        SELECT k.chunk_id, k.score, k.rank
+        FROM rag.bm25_search(search.query, search.candidates, search.sources, search.source_types,
+                             search.languages, search.path_prefix, search.k1, search.b) k
+        WHERE search.bm25_weight > 0
+    ),
+    semantic AS (
+        SELECT v.chunk_id, v.score, v.rank
+        FROM rag.vector_search(query_vector, vector_model, search.candidates, search.sources,
+                               search.source_types, search.languages, search.path_prefix) v
+        WHERE query_vector IS NOT NULL AND search.vector_weight > 0
+    ),
+    fused AS (
+        SELECT coalesce(kw.chunk_id, se.chunk_id) AS id,
+               kw.score AS kw_score, kw.rank AS kw_rank, se.score AS se_score, se.rank AS se_rank,
+               coalesce(search.bm25_weight / (search.rrf_k + kw.rank), 0)
+             + coalesce(search.vector_weight / (search.rrf_k + se.rank), 0) AS fused_score
+        FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
+    )
+    SELECT c.id, s.name, f.path, c.metadata->>'sourceType', c.metadata->>'language',
+           (c.metadata->>'startLine')::integer, (c.metadata->>'endLine')::integer,
+           c.metadata->>'fqn', c.metadata->>'headerPath',
+           (c.metadata->>'pageStart')::integer, (c.metadata->>'pageEnd')::integer,
+           c.content, c.metadata,
+           fu.kw_score, fu.kw_rank, fu.se_score, fu.se_rank, fu.fused_score
+    FROM fused fu
+    JOIN rag.chunks c ON c.id = fu.id
+    JOIN rag.files f ON f.id = c.file_id
+    JOIN rag.sources s ON s.id = c.source_id
+    ORDER BY fu.fused_score DESC, least(fu.kw_rank, fu.se_rank), c.id
+    LIMIT search.top_k;
+END
+$$;
+COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision) IS
+    'Hybrid search: BM25 and vector arms (filters inside both), fused by weighted RRF: w_bm25/(k+rank) + w_vec/(k+rank). Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';
