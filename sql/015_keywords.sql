@@ -36,7 +36,7 @@ AS $$
         SELECT lower(m[1]) AS term, count(*)::integer AS tf
         FROM regexp_matches(
             content,
-            '((?:[[:alnum:]]+[_-])+[[:alnum:]]+|[[:alnum:]]*(?:[[:lower:]][[:upper:]]|[[:alpha:]][[:digit:]]|[[:digit:]][[:alpha:]])[[:alnum:]]*)',
+            '((?:[[:alnum:]]+[_-])+[[:alnum:]]+|[[:alnum:]]*(?:[[:lower:]][[:upper:]]|[[:upper:]][[:upper:]][[:lower:]]|[[:alpha:]][[:digit:]]|[[:digit:]][[:alpha:]])[[:alnum:]]*)',
             'g') AS m
         WHERE length(m[1]) <= 64
         GROUP BY 1

@@ -1,7 +1,6 @@
 """Index runs against a real database: incremental bookkeeping, reuse, failures, locking."""
 
 import hashlib
-import math
 import os
 import signal
 import subprocess
@@ -13,6 +12,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from fakes import HashEmbedder
 from psycopg.rows import dict_row
 
 from rag import db
@@ -22,27 +22,6 @@ from rag.indexer import ChunkSettings, SourceSpec, index_source
 from rag.providers import NoneEmbedder
 
 SETTINGS = ChunkSettings(max_tokens=200, overlap=20)
-
-
-class HashEmbedder:
-    """A deterministic stand-in for a model (the real ones are tested in tests/providers)."""
-
-    def __init__(self, dimensions: int = 8, name: str = "test") -> None:
-        self.dimensions = dimensions
-        self.model_id = f"{name}@{dimensions}"
-        self.embedded_texts: list[str] = []
-
-    def embed_documents(self, texts: list[str], progress: Any = None) -> list[list[float]]:
-        self.embedded_texts.extend(texts)
-        if progress:
-            progress(len(texts))
-        return [self.embed_query(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        digest = hashlib.sha256(text.encode()).digest()
-        vector = [b - 127.5 for b in digest[: self.dimensions]]
-        norm = math.sqrt(sum(x * x for x in vector))
-        return [x / norm for x in vector]
 
 
 def make_project(root: Path, files: int = 5) -> Path:

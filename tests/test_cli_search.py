@@ -1,0 +1,77 @@
+"""`rag search` through the CLI: readable output, --json, --batch, filters and bad input."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rag import db
+from rag.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def indexed(tmp_path: Path, rag_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A keyword-only index (provider none: no model load) of a small project."""
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    cfg = tmp_path / "rag.config.yaml"
+    cfg.write_text("embeddings: {provider: none}\n")
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "stream.ts").write_text(
+        "export function combineLatest(a: Stream, b: Stream): Stream {\n  return merge(a, b);\n}\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.md").write_text("# Guide\n\n## Streams\n\nCombine the latest values.\n")
+    result = runner.invoke(app, ["index", "--path", str(root), "--name", "proj"], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    return cfg
+
+
+def rag(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_search_readable_and_json(indexed: Path) -> None:
+    code, out, _ = rag("search", "combineLatest")
+    assert code == 0
+    assert out.startswith("1. src/stream.ts:1-3") and "[proj, code]" in out and "bm25 #1" in out
+    code, out, _ = rag("search", "combine latest", "--json", "--type", "markdown")
+    payload = json.loads(out)
+    assert [r["path"] for r in payload["results"]] == ["docs/guide.md"]
+    first = payload["results"][0]
+    assert first["coordinates"]["headerPath"] == "# Guide > ## Streams"
+    assert first["scores"]["bm25"] > 0 and first["scores"]["vector"] is None
+    assert "Combine the latest" in first["snippet"]
+
+
+def test_search_batch(indexed: Path, tmp_path: Path) -> None:
+    batch = tmp_path / "queries.jsonl"
+    batch.write_text('{"id": "q1", "query": "combineLatest"}\n\n{"id": 2, "query": "streams guide"}\n'
+                     '{"id": "q3", "query": "   "}\n')
+    code, out, _ = rag("search", "--batch", str(batch), "-k", "1")
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["id"] for line in lines] == ["q1", 2, "q3"]
+    assert lines[0]["results"][0]["path"] == "src/stream.ts"
+    assert set(lines[0]["results"][0]) == {"chunkId", "sourceName", "path", "sourceType", "startLine",
+                                           "endLine", "coordinates", "scores"}
+    assert lines[1]["results"][0]["path"] == "docs/guide.md"
+    assert "query is empty" in lines[2]["error"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["search"], "give a QUERY or --batch FILE"),
+        (["search", "x", "--type", "video"], "--type video: choose one of code, markdown, text, pdf"),
+        (["search", "x", "--source", "ghost"], "unknown source 'ghost'; known: proj"),
+        (["search", "--batch", "/no/file.jsonl"], "--batch /no/file.jsonl: cannot read"),
+    ],
+)
+def test_bad_search_input_is_one_line(indexed: Path, args: list[str], message: str) -> None:
+    code, out, err = rag(*args)
+    assert code == 1 and out == ""
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1

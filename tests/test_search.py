@@ -1,0 +1,271 @@
+"""rag.search() and its arms against a real database: tokenizer, BM25 vs a reference
+implementation, fusion arithmetic, filters in both arms, the HNSW iterative-scan case,
+query-embedding reuse, bad input, and the Python Searcher around it."""
+
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import psycopg
+import pytest
+from fakes import HashEmbedder
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from rag import db
+from rag.config import SearchConfig
+from rag.errors import ProviderError, RagError
+from rag.indexer import ChunkSettings, SourceSpec, index_source
+from rag.providers.rerankers import NoReranker, RerankResult
+from rag.search import Searcher, SearchRequest
+
+
+def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, Any]]:
+    with psycopg.connect(target.url, row_factory=dict_row, autocommit=True) as conn:
+        return conn.execute(query.encode(), params or None).fetchall()
+
+
+def terms(target: db.DatabaseTarget, text: str) -> dict[str, int]:
+    return {r["term"]: r["tf"] for r in rows(target, "SELECT * FROM rag.term_frequencies(%s)", text)}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("combineLatest", {"combine": 1, "latest": 1, "combinelatest": 1}),
+        ("get_user", {"get": 1, "user": 1, "get_user": 1}),
+        ("kebab-case", {"kebab": 1, "case": 1, "kebab-case": 1}),
+        ("HTTPServer", {"http": 1, "server": 1, "httpserver": 1}),
+        ("utf8Decode", {"utf": 1, "8": 1, "decode": 1, "utf8decode": 1}),
+        ("user USER User", {"user": 3}),
+        ("Поиск ПОИСКА поиск", {"поиск": 2, "поиска": 1}),
+        ("a.b(c) + d", {"a": 1, "b": 1, "c": 1, "d": 1}),
+        ("!!! ... ;;;", {}),
+        ("x" * 80 + " kept", {"kept": 1}),
+    ],
+)
+def test_tokenizer(rag_db: db.DatabaseTarget, text: str, expected: dict[str, int]) -> None:
+    assert terms(rag_db, text) == expected
+
+
+WORDS = ["user", "service", "find", "by", "id", "cache", "token", "parse", "http", "server",
+         "request", "response", "config", "load", "save", "index", "search", "query", "vector"]
+
+
+def build_corpus(target: db.DatabaseTarget, n_files: int, seed: int = 7, dims: int = 8) -> HashEmbedder:
+    """Chunks with Zipf-ish word use over two sources, vectors from HashEmbedder."""
+    rng = random.Random(seed)
+    embedder = HashEmbedder(dims)
+    weights = [1 / (i + 1) for i in range(len(WORDS))]
+    with db.connect(target) as conn:
+        for source, share in (("big", 0.9), ("small", 0.1)):
+            source_id = conn.execute(
+                "SELECT rag.upsert_source(%s, 'local', %s) AS id", (source, f"/src/{source}")
+            ).fetchone()["id"]  # type: ignore[index]
+            files = []
+            for i in range(max(1, int(n_files * share))):
+                kind = "docs" if i % 5 == 0 else "src"
+                chunks = []
+                for j in range(3):
+                    text = " ".join(rng.choices(WORDS, weights, k=rng.randint(5, 40)))
+                    text = f"{kind} {source} chunk{i}x{j} {text}"
+                    chunks.append({"content": text, "contentHash": f"{source}-{i}-{j}-{hash(text)}",
+                                   "metadata": {"path": f"{kind}/f{i}.py", "sourceType": "code",
+                                                "language": "python" if kind == "src" else "markdown",
+                                                "startLine": j * 10 + 1, "endLine": j * 10 + 9}})
+                files.append({"path": f"{kind}/f{i}.py", "size": 1, "mtimeNs": 1, "sha256": "x",
+                              "sourceType": "code" if kind == "src" else "markdown",
+                              "language": "python" if kind == "src" else "markdown",
+                              "content": "", "chunks": chunks})
+            conn.execute("SELECT * FROM rag.replace_files(%s, %s)", (source_id, Jsonb(files)))
+        stored = conn.execute("SELECT content_hash, content FROM rag.chunks").fetchall()
+        vectors = embedder.embed_documents([r["content"] for r in stored])
+        conn.execute(
+            "SELECT rag.store_embeddings(%s, %s, %s, %s)",
+            (embedder.model_id, dims, [r["content_hash"] for r in stored],
+             ["[" + ",".join(map(str, v)) + "]" for v in vectors]),
+        )
+        conn.execute("SELECT rag.ensure_vector_index(%s)", (embedder.model_id,))
+    return embedder
+
+
+def test_bm25_matches_the_reference_implementation(rag_db: db.DatabaseTarget) -> None:
+    build_corpus(rag_db, 60)
+    corpus = rows(rag_db, "SELECT id, content FROM rag.chunks ORDER BY id")
+    docs = []
+    for chunk in corpus:  # the same tokens our SQL tokenizer produced
+        tf = terms(rag_db, chunk["content"])
+        docs.append([t for t, n in sorted(tf.items()) for _ in range(n)])
+    reference = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+    reference.index(docs, show_progress=False)
+    for query in ("find user by id", "http server cache", "vector", "token parse save load", "nothing"):
+        query_terms = sorted(terms(rag_db, query))
+        expected = reference.get_scores(query_terms)
+        got = {r["chunk_id"]: r["score"] for r in rows(
+            rag_db, "SELECT * FROM rag.bm25_search(%s, 1000)", query)}
+        # Our scores keep the classic (k1 + 1) numerator that Lucene dropped: a constant factor.
+        for chunk, want in zip(corpus, expected, strict=True):
+            assert math.isclose(got.get(chunk["id"], 0.0) / 2.2, float(want), rel_tol=1e-6, abs_tol=1e-9)
+
+
+def test_bm25_maxscore_top_n_equals_the_exhaustive_ranking(rag_db: db.DatabaseTarget) -> None:
+    build_corpus(rag_db, 200)
+    for query in ("user service", "find id user service cache", "vector index query search"):
+        full = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, 1000)", query)
+        top = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, 10)", query)
+        assert [round(r["score"], 9) for r in top] == [round(r["score"], 9) for r in full[:10]]
+
+
+def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
+    embedder = build_corpus(rag_db, 30)
+    vector = "[" + ",".join(map(str, embedder.embed_query("find user"))) + "]"
+    fused = rows(rag_db, "SELECT * FROM rag.search('find user', %s::vector, 20, bm25_weight => 0.3,"
+                         " vector_weight => 0.7, rrf_k => 10)", vector)
+    keyword = {r["chunk_id"]: r["rank"] for r in rows(rag_db, "SELECT * FROM rag.bm25_search('find user', 50)")}
+    semantic = {r["chunk_id"]: r["rank"] for r in rows(
+        rag_db, "SELECT * FROM rag.vector_search(%s::vector, %s, 50)", vector, embedder.model_id)}
+    assert len(fused) == 20
+    for r in fused:
+        assert r["bm25_rank"] == keyword.get(r["chunk_id"]) and r["vector_rank"] == semantic.get(r["chunk_id"])
+        expected = (0.3 / (10 + r["bm25_rank"]) if r["bm25_rank"] else 0) + (
+            0.7 / (10 + r["vector_rank"]) if r["vector_rank"] else 0)
+        assert math.isclose(r["score"], expected)
+    assert [r["score"] for r in fused] == sorted((r["score"] for r in fused), reverse=True)
+    # Hand-computed: a chunk first in both arms scores 0.3/11 + 0.7/11.
+    both_first = [r for r in fused if r["bm25_rank"] == 1 and r["vector_rank"] == 1]
+    assert all(math.isclose(r["score"], 1 / 11) for r in both_first)
+
+
+@pytest.mark.parametrize(
+    ("filters", "check"),
+    [
+        ("sources => ARRAY['small']", lambda r: r["source_name"] == "small"),
+        ("source_types => ARRAY['markdown']", lambda r: r["path"].startswith("docs/")),
+        ("languages => ARRAY['python']", lambda r: r["path"].startswith("src/")),
+        ("path_prefix => 'docs/f1'", lambda r: r["path"].startswith("docs/f1")),
+    ],
+)
+def test_filters_apply_inside_both_arms(rag_db: db.DatabaseTarget, filters: str, check: Any) -> None:
+    embedder = build_corpus(rag_db, 300)
+    vector = "[" + ",".join(map(str, embedder.embed_query("x"))) + "]"
+    found = rows(rag_db, f"SELECT * FROM rag.search('user', %s::vector, 10, {filters})", vector)
+    assert len(found) == 10
+    assert all(check(r) for r in found)
+    assert any(r["vector_rank"] for r in found) and any(r["bm25_rank"] for r in found)
+
+
+def test_selective_filter_through_hnsw_iterative_scan_still_fills_top_n(rag_db: db.DatabaseTarget) -> None:
+    embedder = build_corpus(rag_db, 1000, dims=32)  # 3,000 chunks, 'small' holds 10%
+    with db.connect(rag_db) as conn:
+        plan = "\n".join(r["QUERY PLAN"] for r in conn.execute(
+            "EXPLAIN SELECT c.id FROM rag.embeddings e JOIN rag.chunks c ON c.content_hash = e.content_hash"
+            " WHERE e.model = %s ORDER BY e.embedding::vector(32) <=> %s::vector(32) LIMIT 10",
+            (embedder.model_id, "[" + ",".join(["0.1"] * 32) + "]")).fetchall())
+    assert "embeddings_hnsw_" in plan, plan
+    vector = "[" + ",".join(map(str, embedder.embed_query("q"))) + "]"
+    exact = rows(rag_db, "SELECT chunk_id FROM rag.vector_search(%s::vector, %s, 50,"
+                         " path_prefix => 'docs/f10', exact_below => 100000)", vector, embedder.model_id)
+    approximate = rows(rag_db, "SELECT chunk_id FROM rag.vector_search(%s::vector, %s, 50,"
+                               " path_prefix => 'docs/f10', exact_below => 0)", vector, embedder.model_id)
+    matching = rows(rag_db, "SELECT count(*) AS n FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
+                            " WHERE f.path LIKE 'docs/f10%%'")[0]["n"]
+    assert 10 <= matching <= 50
+    assert len(exact) == matching
+    assert len(approximate) >= 10, "a 1%-selective filter still yields results through HNSW"
+
+
+def test_stored_query_embedding_is_used_from_psql(rag_db: db.DatabaseTarget) -> None:
+    embedder = build_corpus(rag_db, 30)
+    keyword_only = rows(rag_db, "SELECT * FROM rag.search('cache token')")
+    assert keyword_only and all(r["vector_rank"] is None for r in keyword_only)
+    vector = "[" + ",".join(map(str, embedder.embed_query("cache token"))) + "]"
+    rows(rag_db, "SELECT rag.remember_query_embedding(%s, 'cache token', %s::vector)", embedder.model_id, vector)
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "rag"), "psql", "-tA", "-c",
+         "SELECT count(vector_rank) FROM rag.search('cache token')"],
+        env={"RAG_DATABASE_URL": rag_db.url, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+        check=True,
+    )
+    assert int(result.stdout.strip()) > 0
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("SELECT * FROM rag.search('   ')", "search: query is empty"),
+        ("SELECT * FROM rag.search('x', top_k => 0)", "top_k must be between 1 and 1000"),
+        ("SELECT * FROM rag.search('x', sources => ARRAY['nope'])", "unknown source 'nope'; known: big, small"),
+        ("SELECT * FROM rag.search('x', '[1,2,3]'::vector)", "no stored embeddings have 3 dimensions"),
+        ("SELECT * FROM rag.search('x', candidates => 5)", "candidates must be at least top_k"),
+        ("SELECT * FROM rag.bm25_search('x', k1 => 0)", "k1 must be positive"),
+    ],
+)
+def test_bad_search_arguments_are_named(rag_db: db.DatabaseTarget, call: str, message: str) -> None:
+    build_corpus(rag_db, 5)
+    with pytest.raises(psycopg.Error) as err:
+        rows(rag_db, call)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("query", ["'; DROP TABLE rag.chunks; --", "!!!", "the " * 2500, "%_\\"])
+def test_odd_queries_give_sensible_results(rag_db: db.DatabaseTarget, query: str) -> None:
+    build_corpus(rag_db, 5)
+    rows(rag_db, "SELECT * FROM rag.search(%s)", query)
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.chunks")[0]["n"] > 0
+
+
+class FailingReranker:
+    name = "broken"
+
+    def rerank(self, query: str, documents: list[str], top_k: int) -> list[RerankResult]:
+        raise ProviderError("jina: service unavailable (HTTP 503)")
+
+
+class ReversingReranker:
+    name = "reverse"
+
+    def rerank(self, query: str, documents: list[str], top_k: int) -> list[RerankResult]:
+        return [RerankResult(i, float(i)) for i in reversed(range(len(documents)))][:top_k]
+
+
+def indexed_project(target: db.DatabaseTarget, tmp_path: Path, embedder: Any) -> None:
+    root = tmp_path / "p"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "users.py").write_text(
+        "class UserService:\n    def find_by_id(self, user_id):\n        return self.db.get(user_id)\n")
+    (root / "src" / "tokens.py").write_text("def parse_token(raw):\n    return raw.split('.')\n")
+    (root / "README.md").write_text("# Users\n\nHow users are found by id.\n")
+    with db.connect(target) as conn:
+        index_source(conn, SourceSpec("p", "local", str(root)), root, embedder, ChunkSettings(200, 20))
+
+
+def test_searcher_embeds_reranks_and_falls_back(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    embedder = HashEmbedder()
+    indexed_project(rag_db, tmp_path, embedder)
+    settings = SearchConfig(final_top_k=3)
+    with db.connect(rag_db) as conn:
+        plain = Searcher(conn, settings, embedder, NoReranker()).search(SearchRequest("find user by id"))
+        assert plain.hits[0].path == "src/users.py" and plain.hits[0].vector_rank is not None
+        assert rows(rag_db, "SELECT count(*) AS n FROM rag.query_embeddings")[0]["n"] == 1
+
+        reranked = Searcher(conn, settings, embedder, ReversingReranker()).search(SearchRequest("find user by id"))
+        assert [h.rerank for h in reranked.hits] == sorted((h.rerank for h in reranked.hits), reverse=True)
+
+        fallback = Searcher(conn, settings, embedder, FailingReranker()).search(SearchRequest("find user by id"))
+        assert [h.chunk_id for h in fallback.hits] == [h.chunk_id for h in plain.hits]
+        assert fallback.warnings and "HTTP 503" in fallback.warnings[0]
+
+        keyword = Searcher(conn, settings, embedder, NoReranker()).search(
+            SearchRequest("parse token", keyword_only=True))
+        assert keyword.hits[0].path == "src/tokens.py" and keyword.hits[0].vector_rank is None
+
+        other_model = Searcher(conn, settings, HashEmbedder(16, "other"), NoReranker())
+        switched = other_model.search(SearchRequest("parse token"))
+        assert switched.hits and all(h.vector_rank is None for h in switched.hits), "no vectors yet: keywords"
+
+        with pytest.raises(RagError, match="query is empty"):
+            Searcher(conn, settings, embedder, NoReranker()).search(SearchRequest("  "))
