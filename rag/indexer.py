@@ -10,6 +10,7 @@ every file fully old or fully new and the next run finishes the job.
 import hashlib
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -180,30 +181,44 @@ def _run(
     report.planned(len(todo), summary.unchanged, len(deleted))
 
     touched: list[dict[str, Any]] = []
-    ready: list[tuple[ScannedFile, str, FileChunks]] = []
-    for scanned_file, action, old_sha in todo:
-        read = _read(scanned_file, summary)
-        if read is None:
-            continue
-        data, sha = read
-        if action == "changed" and sha == old_sha and not force:
-            touched.append({"path": scanned_file.path, "size": scanned_file.size,
-                            "mtimeNs": scanned_file.mtime_ns})
-            summary.unchanged += 1
-            continue
-        if action == "new":
-            summary.new += 1
-        else:
-            summary.changed += 1
-        chunked = chunk_bytes(
-            data, scanned_file.path, max_tokens=settings.max_tokens, overlap=settings.overlap
-        )
-        if chunked.error:
-            summary.errors.append({"path": scanned_file.path, "error": chunked.error})
-        ready.append((scanned_file, sha, chunked))
-    report.chunked(sum(len(fc.chunks) for _, _, fc in ready), len(ready))
-    for start in range(0, len(ready), BATCH_FILES):
-        _store_batch(conn, source_id, ready[start:start + BATCH_FILES], summary)
+    batch: list[tuple[ScannedFile, str, FileChunks]] = []
+    stored: list[Future[tuple[int, int]]] = []
+    chunk_count = files_chunked = 0
+    # Storing runs on a writer thread: while PostgreSQL tokenizes one batch, this
+    # thread reads and chunks the next (the two cores work at once).
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-store") as writer:
+        for scanned_file, action, old_sha in todo:
+            read = _read(scanned_file, summary)
+            if read is None:
+                continue
+            data, sha = read
+            if action == "changed" and sha == old_sha and not force:
+                touched.append({"path": scanned_file.path, "size": scanned_file.size,
+                                "mtimeNs": scanned_file.mtime_ns})
+                summary.unchanged += 1
+                continue
+            if action == "new":
+                summary.new += 1
+            else:
+                summary.changed += 1
+            chunked = chunk_bytes(
+                data, scanned_file.path, max_tokens=settings.max_tokens, overlap=settings.overlap
+            )
+            if chunked.error:
+                summary.errors.append({"path": scanned_file.path, "error": chunked.error})
+            batch.append((scanned_file, sha, chunked))
+            chunk_count += len(chunked.chunks)
+            files_chunked += 1
+            if len(batch) >= BATCH_FILES:
+                stored.append(writer.submit(_store_batch, conn, source_id, batch))
+                batch = []
+        if batch:
+            stored.append(writer.submit(_store_batch, conn, source_id, batch))
+        report.chunked(chunk_count, files_chunked)
+        for future in stored:
+            added, removed = future.result()
+            summary.chunks_added += added
+            summary.chunks_removed += removed
     if touched:
         conn.execute("SELECT rag.touch_files(%s, %s)", (source_id, Jsonb(touched)))
     if deleted:
@@ -228,9 +243,8 @@ def _store_batch(
     conn: psycopg.Connection[dict[str, Any]],
     source_id: int,
     batch: list[tuple[ScannedFile, str, FileChunks]],
-    summary: RunSummary,
-) -> None:
-    """Replace the batch's files and their chunks in one transaction."""
+) -> tuple[int, int]:
+    """Replace the batch's files and their chunks in one transaction: (added, removed) chunks."""
     files = [
         {
             "path": f.path, "size": f.size, "mtimeNs": f.mtime_ns, "sha256": sha,
@@ -249,8 +263,7 @@ def _store_batch(
         (source_id, Jsonb(files)),
     ).fetchone()
     assert row is not None
-    summary.chunks_added += row["added_chunks"]
-    summary.chunks_removed += row["removed_chunks"]
+    return row["added_chunks"], row["removed_chunks"]
 
 
 def _embed_missing(

@@ -19,18 +19,17 @@ AS $$
     -- kebab-case, letters|digits) and lowercased; identifiers made of several
     -- parts are kept whole too, so "combine latest" and "combineLatest" both
     -- find combineLatest. to_tsvector('simple') does the splitting at
-    -- non-alphanumerics and the Unicode lowercasing at C speed; words over 64
+    -- non-alphanumerics and the Unicode lowercasing at C speed; terms over 64
     -- characters (hashes, base64, minified blobs) are dropped.
     WITH parts AS (
         SELECT p.lexeme AS term, cardinality(p.positions) AS tf
-        FROM unnest(to_tsvector('simple', regexp_replace(
-                regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-                    content,
-                    '([[:lower:]])([[:upper:]])', '\1 \2', 'g'),
-                    '([[:upper:]])([[:upper:]][[:lower:]])', '\1 \2', 'g'),
-                    '([[:alpha:]])([[:digit:]])', '\1 \2', 'g'),
-                    '([[:digit:]])([[:alpha:]])', '\1 \2', 'g'),
-                '[^[:alnum:]]+|[[:alnum:]]{65,}', ' ', 'g'))) AS p
+        FROM unnest(to_tsvector('simple', regexp_replace(regexp_replace(
+                content,
+                -- a space at every camelCase, ACRONYMWord and letter|digit boundary
+                '(?<=[[:lower:]])(?=[[:upper:]])|(?<=[[:upper:]])(?=[[:upper:]][[:lower:]])'
+                '|(?<=[[:alpha:]])(?=[[:digit:]])|(?<=[[:digit:]])(?=[[:alpha:]])', ' ', 'g'),
+                '[^[:alnum:]]+', ' ', 'g'))) AS p
+        WHERE length(p.lexeme) <= 64
     ),
     wholes AS (
         SELECT lower(m[1]) AS term, count(*)::integer AS tf
