@@ -33,28 +33,27 @@ COMMENT ON FUNCTION rag._source_ids(text[]) IS
     'Private: ids of the named sources; an unknown name is an error listing the known ones.';
 
 -- ---------------------------------------------------------------------------
--- _file_matches: the per-file filters of a search
-CREATE OR REPLACE FUNCTION rag._file_matches(
-    file_id bigint,
+-- _file_ids: the per-file filters of a search, resolved once
+CREATE OR REPLACE FUNCTION rag._file_ids(
     source_types text[],
     languages text[],
     path_prefix text
 )
-RETURNS boolean
+RETURNS bigint[]
 LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    SELECT (source_types IS NULL AND languages IS NULL AND path_prefix IS NULL)
-        OR EXISTS (
-            SELECT 1 FROM rag.files f
-            WHERE f.id = file_id
-              AND (source_types IS NULL OR f.source_type = ANY (source_types))
-              AND (languages IS NULL OR f.language = ANY (languages))
-              AND (path_prefix IS NULL OR starts_with(f.path, path_prefix)))
+    SELECT CASE WHEN source_types IS NULL AND languages IS NULL AND path_prefix IS NULL THEN NULL
+           ELSE ARRAY(
+               SELECT f.id FROM rag.files f
+               WHERE (source_types IS NULL OR f.source_type = ANY (source_types))
+                 AND (languages IS NULL OR f.language = ANY (languages))
+                 AND (path_prefix IS NULL OR starts_with(f.path, path_prefix)))
+           END
 $$;
-COMMENT ON FUNCTION rag._file_matches(bigint, text[], text[], text) IS
-    'Private: whether a file passes the source-type, language and path-prefix filters (NULL = any).';
+COMMENT ON FUNCTION rag._file_ids(text[], text[], text) IS
+    'Private: ids of the files passing the source-type, language and path-prefix filters; NULL when there are none.';
 
 -- ---------------------------------------------------------------------------
 -- bm25_search
@@ -80,6 +79,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     source_filter bigint[] := rag._source_ids(sources);
+    file_filter   bigint[] := rag._file_ids(source_types, languages, path_prefix);
     n_docs        double precision;
     avg_length    double precision;
     terms         text[];
@@ -129,7 +129,7 @@ BEGIN
             JOIN rag.postings p ON p.chunk_id = cand.chunk_id AND p.term = ANY (terms)
             JOIN unnest(terms, idfs) AS q(term, idf) ON q.term = p.term
             WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
-              AND rag._file_matches(c.file_id, source_types, languages, path_prefix)
+              AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
             GROUP BY p.chunk_id
             ORDER BY score DESC, p.chunk_id
             LIMIT top_n
@@ -206,6 +206,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     source_filter bigint[] := rag._source_ids(sources);
+    file_filter   bigint[] := rag._file_ids(source_types, languages, path_prefix);
     dims          integer;
     filtered      boolean := sources IS NOT NULL OR source_types IS NOT NULL
                              OR languages IS NOT NULL OR path_prefix IS NOT NULL;
@@ -230,7 +231,7 @@ BEGIN
     IF filtered THEN
         SELECT count(*) INTO matching FROM rag.chunks c
         WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
-          AND rag._file_matches(c.file_id, source_types, languages, path_prefix);
+          AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)));
     END IF;
 
     IF filtered AND matching <= exact_below THEN
@@ -245,7 +246,7 @@ BEGIN
                 FROM rag.chunks c
                 JOIN rag.embeddings e ON e.model = embedding_model AND e.content_hash = c.content_hash
                 WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
-                  AND rag._file_matches(c.file_id, source_types, languages, path_prefix)
+                  AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
                 ORDER BY distance, c.id
                 LIMIT top_n
             ) r
@@ -264,11 +265,11 @@ BEGIN
         '       FROM rag.embeddings e JOIN rag.chunks c ON c.content_hash = e.content_hash'
         '       WHERE e.model = $2'
         '         AND ($4::bigint[] IS NULL OR c.source_id = ANY ($4))'
-        '         AND rag._file_matches(c.file_id, $5, $6, $7)'
+        '         AND ($5::bigint[] IS NULL OR c.file_id IN (SELECT unnest($5)))'
         '       ORDER BY e.embedding::vector(%1$s) <=> $1::vector(%1$s)'
         '       LIMIT $3) r'
         ' ORDER BY r.distance, r.id', dims)
-        USING query_embedding, embedding_model, top_n, source_filter, source_types, languages, path_prefix;
+        USING query_embedding, embedding_model, top_n, source_filter, file_filter;
 END
 $$;
 COMMENT ON FUNCTION rag.vector_search(vector, text, integer, text[], text[], text[], text, integer) IS
