@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint demo up down bench bench-chunk bench-index
+.PHONY: install test lint demo up down bench bench-chunk bench-index bench-search bench-mcp eval
 
 install: $(STAMP)
 
@@ -27,14 +27,26 @@ demo: install
 	$(BIN)/rag init
 	$(BIN)/rag index --path . --name local-rag
 	$(BIN)/rag status
+	$(BIN)/rag search "where is the embedded database server started" --top-k 3
+	$(BIN)/rag search "combine keyword and vector rankings" --top-k 3
 
-bench: bench-chunk bench-index
+bench: bench-chunk bench-index bench-search bench-mcp
 
 bench-chunk: install
 	$(BIN)/python tests/bench/bench_chunk.py
 
 bench-index: install
 	$(BIN)/python tests/bench/bench_index.py
+
+bench-search: install
+	$(BIN)/python tests/bench/bench_search.py
+
+bench-mcp: install
+	$(BIN)/python tests/bench/bench_mcp.py
+
+# Retrieval quality of every search mode on evaluation sets built at run time.
+eval: install
+	$(BIN)/python tests/eval/run_eval.py
 
 up:
 	docker compose up -d

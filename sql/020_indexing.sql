@@ -479,3 +479,34 @@ AS $$
 $$;
 COMMENT ON FUNCTION rag.count_chunks_without_embedding(bigint, text) IS
     'How many distinct chunk texts of a source still need a vector for the model.';
+
+-- ---------------------------------------------------------------------------
+-- active_runs
+CREATE OR REPLACE FUNCTION rag.active_runs()
+RETURNS TABLE (
+    source_id   bigint,
+    source_name text,
+    pid         integer,
+    run_id      bigint,
+    started_at  timestamptz
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- A run is going on while some session holds its source's advisory lock
+    -- (rag._source_lock_key: high 32 bits 0x72616700, low 32 bits the source id).
+    SELECT s.id, s.name, l.pid, r.id, r.started_at
+    FROM pg_locks l
+    JOIN rag.sources s ON s.id = l.objid::bigint
+    LEFT JOIN LATERAL (
+        SELECT r.id, r.started_at FROM rag.index_runs r
+        WHERE r.source_id = s.id AND r.status = 'running'
+        ORDER BY r.started_at DESC, r.id DESC LIMIT 1) r ON true
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+      AND l.classid = x'72616700'::bigint::oid
+      AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+    ORDER BY s.name
+$$;
+COMMENT ON FUNCTION rag.active_runs() IS
+    'Index runs going on right now in any process (their source lock is held), with the run record.';

@@ -1,0 +1,277 @@
+"""``rag mcp``: the MCP server over stdio, on the official SDK's ``MCPServer``.
+
+Claude Code or Cursor start it on demand and talk JSON-RPC over stdin/stdout;
+stdout carries the protocol only (the SDK points file descriptor 1 at stderr
+while it serves), logs go to stderr at ``RAG_LOG_LEVEL`` (default INFO).
+
+Start-up does nothing heavy: this module imports the SDK, pydantic and the
+config loader only, so ``initialize`` and ``tools/list`` are answered about as
+fast as a bare ``MCPServer``. The database is connected and the models loaded
+on first use, or ahead of it by a background warm-up that starts once the first
+``tools/list`` has been answered (``RAG_MCP_PRELOAD=0`` turns it off).
+
+The tools' work lives in ``rag.mcp_tools``; here are their schemas, their
+descriptions for the agent, and the translation of every failure into a tool
+error whose message says what to do (the server itself never stops on one).
+"""
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, Literal, cast
+
+import anyio.from_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import Tool, ToolAnnotations
+from pydantic import Field
+
+from rag import __version__, mcp_tools
+from rag.config import load_config
+from rag.errors import ConfigError, RagError
+from rag.mcp_tools import (
+    IndexOutput,
+    RagService,
+    RemoveOutput,
+    SearchOutput,
+    SourcesOutput,
+    SourceText,
+    SourceType,
+    StatusOutput,
+)
+
+log = logging.getLogger("rag.mcp")
+
+SERVER_NAME = "local-rag"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+WARM_UP_DELAY = 0.2  # seconds after the first tools/list, so its answer goes out first
+
+INSTRUCTIONS = """\
+Semantic search over the user's indexed code and documentation (hybrid BM25 + vector search).
+Start with `search` (words, a question, or identifiers such as combineLatest or get_user); then
+`read_source` with a result's chunkId (add `context` for surrounding lines) to read the exact text.
+`list_sources` shows what is indexed, `status` the health of the database and index,
+`index` indexes a folder or brings a source up to date (only changed files are re-read), and
+`remove_source` deletes a source from the index."""
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+class RagMCPServer(MCPServer[Any]):
+    """An ``MCPServer`` that starts the warm-up once it has answered the first ``tools/list``."""
+
+    def __init__(self, service: RagService, *, preload: bool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.service = service
+        self._preload = preload
+        self.warm_up: threading.Timer | None = None
+
+    async def list_tools(self) -> list[Tool]:
+        tools = await super().list_tools()
+        if self._preload:
+            self._preload = False
+            self.warm_up = threading.Timer(WARM_UP_DELAY, self.service.warm_up)
+            self.warm_up.name, self.warm_up.daemon = "rag-warm-up", True
+            self.warm_up.start()
+        return tools
+
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """Any failure becomes a ToolError (an isError result) with a message the agent can act on."""
+    try:
+        yield
+    except ToolError:
+        raise
+    except Exception as exc:
+        message = mcp_tools.describe_error(exc)
+        if message.startswith("internal error"):
+            log.exception("tool crashed")  # the SDK logs the other failures at INFO
+        raise ToolError(message) from None
+
+
+def _listed(value: str | list[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    return value if isinstance(value, list) else [value]
+
+
+def build_server(service: RagService, *, preload: bool = True, log_level: str = "INFO") -> RagMCPServer:
+    """The server with its six tools; nothing is connected or loaded until a tool needs it."""
+    level = cast(Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], log_level)
+    server = RagMCPServer(service, preload=preload, name=SERVER_NAME, version=__version__,
+                          instructions=INSTRUCTIONS, log_level=level)
+
+    @server.tool(title="Search code and docs", annotations=READ_ONLY)
+    def search(
+        query: Annotated[str, Field(
+            min_length=1, max_length=2048,
+            description="What to look for: words, a question, or identifiers (combineLatest, get_user).")],
+        topK: Annotated[int | None, Field(
+            ge=1, le=100, description="How many results (default: search.finalTopK, 10).")] = None,
+        source: Annotated[str | list[str] | None, Field(
+            description="Only these sources (names as list_sources shows them).")] = None,
+        sourceType: Annotated[SourceType | list[SourceType] | None, Field(
+            description="Only this kind of file: code, markdown, text or pdf.")] = None,
+        language: Annotated[str | list[str] | None, Field(
+            description="Only these languages, e.g. python, typescript, markdown.")] = None,
+        pathPrefix: Annotated[str | None, Field(
+            description="Only files under this path, relative to the source root, e.g. src/api/.")] = None,
+    ) -> SearchOutput:
+        """Hybrid search (BM25 keywords + vector similarity, fused by reciprocal rank, reranked if a
+        reranker is configured) over the indexed code and docs. Each result has its source, path,
+        lines (startLine/endLine), coordinates (fqn of a code fragment, headerPath of a markdown
+        section, pages of a PDF), a 500-character snippet and the scores of each arm. Read the full
+        text with read_source(chunkId)."""
+        with _tool_errors():
+            return mcp_tools.search(service, query, topK, _listed(source), _listed(cast(Any, sourceType)),
+                                    _listed(language), pathPrefix)
+
+    @server.tool(title="Read indexed text", annotations=READ_ONLY)
+    def read_source(
+        chunkId: Annotated[int | None, Field(
+            ge=1, description="A chunkId from search results: reads that chunk's lines.")] = None,
+        source: Annotated[str | None, Field(
+            description="Source name (with path; needed only when several sources hold the path).")] = None,
+        path: Annotated[str | None, Field(
+            description="File path relative to the source root, as search returns it "
+                        "(an absolute path inside a local source works too).")] = None,
+        startLine: Annotated[int | None, Field(ge=1, description="First line (1-based; with path).")] = None,
+        endLine: Annotated[int | None, Field(ge=1, description="Last line, inclusive (with path).")] = None,
+        headerPath: Annotated[str | None, Field(
+            description='A markdown section as search returns it, e.g. "# Guide > ## Install" '
+                        "(with path; reads the section with its subsections).")] = None,
+        context: Annotated[int, Field(
+            ge=0, le=500, description="Extra lines before and after (default 0).")] = 0,
+    ) -> SourceText:
+        """Read text from the index: by chunkId, or by path with startLine/endLine or headerPath
+        (the whole file when neither is given; at most 2,000 lines per call, `truncated` says when
+        more follow). The text comes from the database, so it is what was indexed (git sources and
+        remote databases included); paths that are not indexed are refused."""
+        with _tool_errors():
+            return mcp_tools.read_source(service, chunkId, source, path, startLine, endLine,
+                                         headerPath, context)
+
+    @server.tool(title="List indexed sources", annotations=READ_ONLY)
+    def list_sources(
+        pathPrefix: Annotated[str | None, Field(
+            description="Only sources whose location (folder or git URL) starts with this.")] = None,
+        sourceType: Annotated[Literal["local", "git"] | None, Field(
+            description="Only local folders or only git repositories.")] = None,
+        namePrefix: Annotated[str | None, Field(
+            description="Only sources whose name starts with this.")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many (default 50).")] = 50,
+    ) -> SourcesOutput:
+        """The indexed sources with type, location (path), file and chunk counts, last index time,
+        and whether an index run of it is going on now."""
+        with _tool_errors():
+            return mcp_tools.list_sources(service, pathPrefix, sourceType, namePrefix, limit)
+
+    @server.tool(title="Index health", annotations=READ_ONLY)
+    def status() -> StatusOutput:
+        """Database (connected, schema version, counts), embedding coverage per model, providers
+        configured, index runs going on now (in any process) and the last one, and which config
+        file the server uses. Answers even when the database is down (connected: false, error)."""
+        with _tool_errors():
+            return mcp_tools.status(service)
+
+    @server.tool(title="Index a source", annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
+    def index(
+        ctx: Context[Any, Any],
+        source: Annotated[str | None, Field(
+            description="A source from the config or one indexed before: brings it up to date.")] = None,
+        path: Annotated[str | None, Field(
+            description="A folder to index, absolute (relative paths resolve against the server's "
+                        "working directory).")] = None,
+        name: Annotated[str | None, Field(
+            description="Source name for path (default: the folder's name).")] = None,
+        force: Annotated[bool, Field(
+            description="Re-chunk every file, not only changed ones (stored vectors are reused).")] = False,
+    ) -> IndexOutput:
+        """Index a folder, or bring a source up to date: only new and changed files are read and
+        chunked, only text without a stored vector is embedded. Sends progress notifications while it
+        runs and returns the run's summary. Fails with a clear message when another process is
+        indexing the same source."""
+
+        def progress(done: float, total: float | None, message: str) -> None:
+            try:
+                anyio.from_thread.run(ctx.report_progress, done, total, message)
+            except Exception:  # progress is best effort; the run goes on
+                log.debug("progress notification failed", exc_info=True)
+
+        with _tool_errors():
+            return mcp_tools.index(service, source, path, name, force, progress)
+
+    @server.tool(title="Remove a source", annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False))
+    def remove_source(
+        name: Annotated[str, Field(min_length=1, description="The source's name, as list_sources shows it.")],
+    ) -> RemoveOutput:
+        """Delete a source from the index with its files and chunks (stored vectors stay for reuse;
+        the files on disk are not touched). Refused while the source is being indexed."""
+        with _tool_errors():
+            return mcp_tools.remove_source(service, name)
+
+    return server
+
+
+def log_level() -> str:
+    level = (os.environ.get("RAG_LOG_LEVEL") or "INFO").strip().upper()
+    if level not in LOG_LEVELS:
+        raise ConfigError(f"RAG_LOG_LEVEL={level!r}: use one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
+def configure_logging(level: str) -> None:
+    """Logs go to stderr (stdout is the protocol's)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+def serve(config_path: str | None = None) -> None:
+    """Run the server on stdin/stdout until the client closes it.
+
+    The config is read before serving, so a missing or invalid file stops the
+    server at once with a message naming it (``rag mcp`` prints ``error: ...``).
+    """
+    level = log_level()
+    loaded = load_config(config_path)
+    configure_logging(level)
+    preload = os.environ.get("RAG_MCP_PRELOAD", "1").strip().lower() not in ("0", "false", "no")
+    service = RagService(config_path, loaded=loaded)
+    server = build_server(service, preload=preload, log_level=level)
+    where = f"{loaded.path} ({loaded.origin})" if loaded.path else loaded.origin
+    log.info("local-rag %s MCP server on stdio; config: %s", __version__, where)
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if server.warm_up is not None:
+            server.warm_up.cancel()  # a client gone at once needs no models
+        service.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m rag.mcp_server [--config PATH]``: the server without the CLI's imports."""
+    args = sys.argv[1:] if argv is None else argv
+    config_path = None
+    if args[:1] in (["--config"], ["-c"]) and len(args) == 2:
+        config_path = args[1]
+    elif args:
+        sys.exit("usage: python -m rag.mcp_server [--config PATH]")
+    try:
+        serve(config_path)
+    except RagError as exc:
+        sys.exit(f"error: {exc}")
+
+
+if __name__ == "__main__":
+    main()
