@@ -1,0 +1,409 @@
+"""Retrieval evaluation (``rag eval FILE``): how well each search mode finds known answers.
+
+Owns the evaluation file format, the relevance rule, the metrics, running the
+search modes over a file of cases, the seed-design baseline and the table that
+puts the modes side by side.
+
+File format: JSON lines, one case per line; blank lines and lines starting
+with ``#`` are skipped::
+
+    {"id": "q1", "query": "split a camelCase name into words",
+     "relevant": [{"path": "src/text.py", "startLine": 10, "endLine": 24}]}
+    {"id": "q2", "query": "how do I retry a failed upload",
+     "relevant": [{"path": "docs/upload.md", "headerPath": "# Upload > ## Retries"}],
+     "source": "docs"}
+
+- ``id``: a string or number naming the case in messages.
+- ``query``: the search text.
+- ``relevant``: one or more answers, each one of
+  ``{"path", "startLine", "endLine"}`` (a line span, 1-based, inclusive),
+  ``{"path", "headerPath"}`` (a Markdown section) or ``{"path"}`` (a whole file).
+  Paths are relative to the source root, as search results show them.
+- ``source`` (optional): search only this source.
+
+A hit is relevant to an answer when it has the same path and: its
+``startLine``..``endLine`` overlaps the answer's span; or its headerPath equals
+the answer's or is nested below it (``# A > ## B`` is below ``# A``); or the
+answer names only the path.
+
+Metrics over the top 10 hits, relevance binary, averaged over the cases:
+Recall@k is the share of cases with a relevant hit among the first k
+(k = 1, 5, 10); MRR@10 the mean of 1/rank of the first relevant hit (0 if
+none); nDCG@10 counts a hit as a gain when it matches an answer no earlier hit
+matched, so several chunks of one answer count once, and divides by the ideal
+DCG of min(answers, 10) gains.
+
+Modes: ``bm25`` (keyword arm only), ``vector`` (vector arm only), ``hybrid``
+(both, fused, no reranker), ``hybrid+rerank`` (with the configured reranker).
+Modes that cannot run are skipped with a note: the rerank mode when the
+reranker is ``none``, vector and hybrid when the index has no vectors for the
+configured model. ``seed_baseline`` scores the seed design on a folder: fixed
+1000-character windows overlapping by 200, dense retrieval only, exact cosine
+in memory, the same relevance rule on the windows' line spans.
+"""
+
+import bisect
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from rag.chunking.markdown import chunk_markdown
+from rag.errors import RagError
+from rag.providers import Embedder
+from rag.providers.base import ProgressCallback
+from rag.search import Searcher, SearchRequest
+from rag.sources.scan import scan_source
+
+MODES = ("bm25", "vector", "hybrid", "hybrid+rerank")
+SEED_MODE = "seed-1000/200"
+CUTOFFS = (1, 5, 10)
+DEPTH = 10  # hits scored per query
+HEADER_SEPARATOR = " > "
+
+
+@dataclass(frozen=True)
+class Answer:
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    header_path: str | None = None
+
+
+@dataclass(frozen=True)
+class EvalCase:
+    id: str
+    query: str
+    relevant: tuple[Answer, ...]
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Metrics:
+    queries: int
+    recall: dict[int, float]  # cutoff k -> share of cases with a relevant hit in the top k
+    mrr: float
+    ndcg: float
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"queries": self.queries, **{f"recall@{k}": v for k, v in self.recall.items()},
+                f"mrr@{DEPTH}": self.mrr, f"ndcg@{DEPTH}": self.ndcg}
+
+
+@dataclass
+class Evaluation:
+    metrics: dict[str, Metrics] = field(default_factory=dict)  # by mode, in the order run
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"metrics": {mode: m.as_dict() for mode, m in self.metrics.items()}, "notes": self.notes}
+
+
+# --- the file -------------------------------------------------------------------
+
+
+def load_cases(path: Path) -> list[EvalCase]:
+    """The cases of an evaluation file; a bad line is a RagError naming ``file:line``."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise RagError(f"{path}: cannot read the evaluation file ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise RagError(f"{path}: not UTF-8 text; the evaluation file is JSON lines") from None
+    cases = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            cases.append(parse_case(json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise RagError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})") from None
+        except ValueError as exc:
+            raise RagError(f"{path}:{number}: {exc}") from None
+    if not cases:
+        raise RagError(f"{path}: no cases; expected JSON lines like "
+                       '{"id": "q1", "query": "...", "relevant": [{"path": "a.py"}]}')
+    return cases
+
+
+def parse_case(item: Any) -> EvalCase:
+    """One case from its decoded JSON; ValueError says what is wrong."""
+    if not isinstance(item, dict):
+        raise ValueError('expected a JSON object with "id", "query" and "relevant"')
+    unknown = sorted(set(item) - {"id", "query", "relevant", "source"})
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0]!r}; a case has id, query, relevant and optionally source")
+    case_id, query, relevant, source = (item.get(k) for k in ("id", "query", "relevant", "source"))
+    if not isinstance(case_id, str | int) or isinstance(case_id, bool) or str(case_id) == "":
+        raise ValueError('"id" must be a non-empty string or a number')
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError(f'case {case_id}: "query" must be a non-empty string')
+    if not isinstance(relevant, list) or not relevant:
+        raise ValueError(f'case {case_id}: "relevant" must be a non-empty list of answers')
+    if source is not None and (not isinstance(source, str) or not source):
+        raise ValueError(f'case {case_id}: "source" must be a source name')
+    answers = tuple(_parse_answer(a, case_id) for a in relevant)
+    return EvalCase(str(case_id), query, answers, source)
+
+
+def _parse_answer(item: Any, case_id: str | int) -> Answer:
+    shape = '{"path", "startLine", "endLine"}, {"path", "headerPath"} or {"path"}'
+    if not isinstance(item, dict) or not isinstance(item.get("path"), str) or not item["path"]:
+        raise ValueError(f"case {case_id}: each answer must be {shape}")
+    keys = set(item) - {"path"}
+    if keys == {"startLine", "endLine"}:
+        start, end = item["startLine"], item["endLine"]
+        if not all(type(n) is int for n in (start, end)) or not 1 <= start <= end:
+            raise ValueError(f"case {case_id}: startLine and endLine must be line numbers, start <= end")
+        return Answer(item["path"], start_line=start, end_line=end)
+    if keys == {"headerPath"}:
+        if not isinstance(item["headerPath"], str):
+            raise ValueError(f"case {case_id}: headerPath must be a string like '# Guide > ## Install'")
+        return Answer(item["path"], header_path=item["headerPath"])
+    if not keys:
+        return Answer(item["path"])
+    raise ValueError(f"case {case_id}: each answer must be {shape}, not keys {sorted(item)}")
+
+
+# --- relevance and metrics ------------------------------------------------------
+
+
+def is_relevant(path: str, coordinates: Mapping[str, Any], answer: Answer) -> bool:
+    """Whether a hit at ``path`` with these coordinates (startLine, endLine, headerPath) is the answer."""
+    if path != answer.path:
+        return False
+    if answer.header_path is not None:
+        found = coordinates.get("headerPath")
+        if not isinstance(found, str):
+            return False
+        wanted = answer.header_path
+        return found == wanted or (wanted != "" and found.startswith(wanted + HEADER_SEPARATOR))
+    if answer.start_line is not None and answer.end_line is not None:
+        start, end = coordinates.get("startLine"), coordinates.get("endLine")
+        if not isinstance(start, int) or not isinstance(end, int):
+            return False
+        return start <= answer.end_line and answer.start_line <= end
+    return True
+
+
+def gains(hits: Iterable[tuple[str, Mapping[str, Any]]], answers: Sequence[Answer]) -> list[bool]:
+    """For each of the first ``DEPTH`` ranked hits (path, coordinates): whether it matches an
+    answer that no earlier hit matched."""
+    unmatched = list(answers)
+    found = []
+    for path, coordinates in list(hits)[:DEPTH]:
+        matched = [a for a in unmatched if is_relevant(path, coordinates, a)]
+        unmatched = [a for a in unmatched if a not in matched]
+        found.append(bool(matched))
+    return found
+
+
+def score(rankings: Sequence[tuple[Sequence[bool], int]]) -> Metrics:
+    """Metrics of several queries, each given as (gains of its ranked hits, number of answers)."""
+    if not rankings:
+        raise RagError("no queries to score")
+    n = len(rankings)
+    first = [_first_gain(found) for found, _ in rankings]
+    recall = {k: sum(1 for rank in first if rank is not None and rank <= k) / n for k in CUTOFFS}
+    mrr = sum(1 / rank for rank in first if rank is not None) / n
+    ndcg = sum(_ndcg(found, answers) for found, answers in rankings) / n
+    return Metrics(n, recall, mrr, ndcg)
+
+
+def _first_gain(found: Sequence[bool]) -> int | None:
+    return next((rank for rank, hit in enumerate(found[:DEPTH], 1) if hit), None)
+
+
+def _ndcg(found: Sequence[bool], answers: int) -> float:
+    dcg = sum(1 / math.log2(rank + 1) for rank, hit in enumerate(found[:DEPTH], 1) if hit)
+    ideal = sum(1 / math.log2(rank + 1) for rank in range(1, min(answers, DEPTH) + 1))
+    return dcg / ideal if ideal else 0.0
+
+
+# --- running the modes ----------------------------------------------------------
+
+
+def check_modes(modes: Sequence[str]) -> tuple[str, ...]:
+    """The modes, validated and without repeats; RagError for an unknown one."""
+    for mode in modes:
+        if mode not in MODES:
+            raise RagError(f"unknown evaluation mode {mode!r}; choose from {', '.join(MODES)}")
+    if not modes:
+        raise RagError(f"no evaluation modes; choose from {', '.join(MODES)}")
+    return tuple(dict.fromkeys(modes))
+
+
+def evaluate(
+    searcher: Searcher,
+    cases: Sequence[EvalCase],
+    modes: Sequence[str] = MODES,
+    *,
+    source: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Evaluation:
+    """Each mode's metrics over ``cases``; ``source`` restricts the cases that name none.
+
+    ``progress`` is called with the mode's name after each case.
+    """
+    result = Evaluation()
+    runnable = _runnable_modes(searcher, check_modes(modes), result.notes)
+    for mode in runnable:
+        rankings = []
+        for case in cases:
+            rankings.append((gains(_ranked(searcher, case, mode, source), case.relevant), len(case.relevant)))
+            if progress is not None:
+                progress(mode)
+        result.metrics[mode] = score(rankings)
+    return result
+
+
+def _runnable_modes(searcher: Searcher, modes: tuple[str, ...], notes: list[str]) -> list[str]:
+    runnable = list(modes)
+    if "hybrid+rerank" in runnable and searcher.reranker.name == "none":
+        runnable.remove("hybrid+rerank")
+        notes.append("hybrid+rerank skipped: reranker.provider is none")
+    dense = [m for m in runnable if m != "bm25"]
+    if dense and not _index_has_vectors(searcher):
+        runnable = [m for m in runnable if m == "bm25"]
+        notes.append(f"{', '.join(dense)} skipped: the index has no vectors for embedding model "
+                     f"{searcher.embedder.model_id!r}")
+    return runnable
+
+
+def _index_has_vectors(searcher: Searcher) -> bool:
+    if not searcher.embedder.dimensions:
+        return False
+    row = searcher.conn.execute(
+        "SELECT 1 FROM rag.embedding_models WHERE model = %s", (searcher.embedder.model_id,)
+    ).fetchone()
+    return row is not None
+
+
+Ranked = list[tuple[str, dict[str, Any]]]
+
+
+def _ranked(searcher: Searcher, case: EvalCase, mode: str, source: str | None) -> Ranked:
+    where = case.source or source
+    request = SearchRequest(
+        case.query, top_k=DEPTH, sources=[where] if where else None, rerank=mode == "hybrid+rerank",
+        keyword_only=mode == "bm25", vector_only=mode == "vector",
+    )
+    try:
+        response = searcher.search(request)
+    except psycopg.errors.InvalidParameterValue as exc:
+        raise RagError(f"case {case.id}: {exc.diag.message_primary or exc}") from None
+    return [(hit.path, hit.coordinates) for hit in response.hits]
+
+
+# --- the seed design: fixed character windows, dense only -----------------------
+
+
+@dataclass(frozen=True)
+class Window:
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+def char_windows(text: str, path: str, size: int = 1000, overlap: int = 200) -> list[Window]:
+    """``text`` cut into ``size``-character windows starting every ``size - overlap`` characters;
+    blank windows are dropped."""
+    if size < 1 or not 0 <= overlap < size:
+        raise RagError("window size must be positive and overlap between 0 and size - 1")
+    newlines = [i for i, char in enumerate(text) if char == "\n"]
+    windows = []
+    for start in range(0, max(len(text) - overlap, 1), size - overlap):
+        piece = text[start:start + size]
+        if piece.strip():
+            first = bisect.bisect_left(newlines, start) + 1
+            last = bisect.bisect_left(newlines, start + len(piece) - 1) + 1
+            windows.append(Window(path, first, last, piece))
+    return windows
+
+
+def folder_windows(root: Path, size: int = 1000, overlap: int = 200) -> list[Window]:
+    """Windows of every file an index of ``root`` would hold (same selection rules), read as text."""
+    windows = []
+    for scanned in scan_source(root).files:
+        text = scanned.abs_path.read_bytes().decode("utf-8", errors="replace")
+        windows.extend(char_windows(text, scanned.path, size, overlap))
+    return windows
+
+
+def seed_baseline(
+    root: Path, cases: Sequence[EvalCase], embedder: Embedder, progress: ProgressCallback | None = None,
+) -> Metrics:
+    """Metrics of the seed design on the folder ``root``: 1000/200 windows ranked by cosine similarity.
+
+    Windows carry only line spans, so a headerPath answer is judged by the lines
+    of its section (subsections included) in the Markdown file under ``root``.
+    """
+    import numpy as np  # only this path needs it; the CLI starts faster without
+
+    windows = folder_windows(root)
+    if not windows:
+        raise RagError(f"{root}: no indexable files for the baseline")
+    matrix = np.asarray(embedder.embed_documents([w.text for w in windows], progress), dtype=np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    sections = _SectionSpans(root)
+    rankings = []
+    for case in cases:
+        similarity = matrix @ np.asarray(embedder.embed_query(case.query), dtype=np.float32)
+        top = np.argsort(-similarity, kind="stable")[:DEPTH]
+        hits = [(windows[i].path, {"startLine": windows[i].start_line, "endLine": windows[i].end_line})
+                for i in top]
+        answers = [sections.as_lines(a) for a in case.relevant]
+        rankings.append((gains(hits, answers), len(answers)))
+    return score(rankings)
+
+
+class _SectionSpans:
+    """Line spans of Markdown sections by headerPath, each file parsed once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.by_file: dict[str, list[tuple[str, int, int]]] = {}
+
+    def as_lines(self, answer: Answer) -> Answer:
+        """A headerPath answer as the span from its section's first line to its last subsection's last."""
+        if answer.header_path is None:
+            return answer
+        spans = [(start, end) for header_path, start, end in self._sections(answer.path)
+                 if is_relevant(answer.path, {"headerPath": header_path}, answer)]
+        if not spans:
+            return answer  # no such section: no window can match it
+        return Answer(answer.path, min(s for s, _ in spans), max(e for _, e in spans))
+
+    def _sections(self, path: str) -> list[tuple[str, int, int]]:
+        if path not in self.by_file:
+            file = self.root / path
+            text = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
+            whole = chunk_markdown(text, path, max_tokens=len(text) + 1, overlap=0)
+            self.by_file[path] = [(c.metadata.get("headerPath", ""), c.metadata["startLine"],
+                                   c.metadata["endLine"]) for c in whole]
+        return self.by_file[path]
+
+
+# --- the table ------------------------------------------------------------------
+
+
+def format_table(metrics: Mapping[str, Metrics], notes: Sequence[str] = (), title: str = "") -> str:
+    """The modes side by side, one row per metric, three decimals; notes below."""
+    modes = list(metrics)
+    queries = next(iter(metrics.values())).queries if metrics else 0
+    rows = [[f"Recall@{k}", *(f"{metrics[m].recall[k]:.3f}" for m in modes)] for k in CUTOFFS]
+    rows.append([f"MRR@{DEPTH}", *(f"{metrics[m].mrr:.3f}" for m in modes)])
+    rows.append([f"nDCG@{DEPTH}", *(f"{metrics[m].ndcg:.3f}" for m in modes)])
+    header = [f"{queries} queries", *modes]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [title] if title else []
+    for row in [header, *rows]:
+        cells = [cell.rjust(width) for cell, width in zip(row, widths, strict=True)]
+        lines.append("  ".join([row[0].ljust(widths[0]), *cells[1:]]))
+    lines.extend(f"note: {note}" for note in notes)
+    return "\n".join(lines)

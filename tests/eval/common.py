@@ -1,0 +1,78 @@
+"""What the evaluation-set builders share: where sets live, fetching a pinned sdist, writing cases.
+
+A set lives in ``.bench/eval/<name>/`` (gitignored): ``copy/`` is the folder
+that gets indexed, ``cases.jsonl`` the queries with their answers in the
+format of ``rag/evaluation.py``.
+"""
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+EVAL_HOME = ROOT / ".bench" / "eval"
+SEED = 20240601  # fixed: the same queries are drawn on every machine
+
+
+def set_dir(name: str) -> Path:
+    return EVAL_HOME / name
+
+
+def fetch_sdist(project: str, version: str) -> Path:
+    """The unpacked source distribution of ``project==version`` (downloaded with pip once)."""
+    downloads = EVAL_HOME / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    archives = _archives(downloads, project, version)
+    if not archives:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+             f"{project}=={version}", "-d", str(downloads)],
+            check=True,
+        )
+        archives = _archives(downloads, project, version)
+    with tarfile.open(archives[0]) as tar:
+        top = tar.getnames()[0].split("/")[0]
+        tree = downloads / top
+        if not tree.exists():
+            tar.extractall(downloads, filter="data")
+    return tree
+
+
+def _archives(folder: Path, project: str, version: str) -> list[Path]:
+    normalized = project.replace("-", "_").lower()
+    return [p for p in folder.glob("*.tar.gz") if p.name.lower() in
+            (f"{normalized}-{version}.tar.gz", f"{project.lower()}-{version}.tar.gz")]
+
+
+def fresh_copy(name: str) -> Path:
+    """An empty ``copy/`` folder for set ``name`` (an older one is removed)."""
+    copy = set_dir(name) / "copy"
+    if copy.exists():
+        shutil.rmtree(copy)
+    copy.mkdir(parents=True)
+    return copy
+
+
+def drop_repeated_queries(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cases whose query text no other case has (a repeated query has no single answer)."""
+    counts: dict[str, int] = {}
+    for case in cases:
+        key = case["query"].lower()
+        counts[key] = counts.get(key, 0) + 1
+    return [c for c in cases if counts[c["query"].lower()] == 1]
+
+
+def write_cases(name: str, cases: Sequence[dict[str, Any]], limit: int, header: str) -> Path:
+    """A fixed random sample of at most ``limit`` cases, sorted by id, as ``cases.jsonl``."""
+    chosen = list(cases) if len(cases) <= limit else random.Random(SEED).sample(list(cases), limit)
+    path = set_dir(name) / "cases.jsonl"
+    lines = [f"# {header}"] + [json.dumps(c, ensure_ascii=False) for c in sorted(chosen, key=lambda c: c["id"])]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{name}: {len(chosen)} of {len(cases)} candidate queries -> {path}", file=sys.stderr)
+    return path
