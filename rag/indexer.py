@@ -39,8 +39,8 @@ class SourceSpec:
 
 @dataclass(frozen=True)
 class ChunkSettings:
-    max_tokens: int = 1000
-    overlap: int = 100
+    max_tokens: int = 256
+    overlap: int = 32
     max_file_size: int = 1_000_000
 
 

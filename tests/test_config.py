@@ -23,7 +23,7 @@ def test_defaults_work_without_any_file() -> None:
     assert cfg.embeddings.provider == "local"
     assert (cfg.search.bm25_weight, cfg.search.vector_weight) == (0.4, 0.6)
     assert (cfg.search.retrieve_top_k, cfg.search.final_top_k, cfg.search.rrf.k) == (50, 10, 60)
-    assert cfg.indexing.chunk_size.max_tokens == 1000
+    assert cfg.indexing.chunk_size.max_tokens == 256
 
 
 def test_lookup_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
