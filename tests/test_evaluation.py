@@ -15,6 +15,7 @@ from rag.errors import RagError
 from rag.evaluation import (
     Answer,
     EvalCase,
+    Evaluation,
     Metrics,
     char_windows,
     evaluate,
@@ -245,6 +246,10 @@ def test_format_table_puts_modes_side_by_side() -> None:
         "nDCG@10      0.410   0.700\n"
         "note: hybrid+rerank skipped"
     )
+    result = Evaluation({"bm25": bm25}, ["a note"])
+    assert result.as_dict() == {"metrics": {"bm25": {"queries": 300, "recall@1": 0.25, "recall@5": 0.5,
+                                                     "recall@10": 0.625, "mrr@10": 0.3456, "ndcg@10": 0.41}},
+                                "notes": ["a note"]}
 
 
 # --- end to end on a real database ---------------------------------------------

@@ -34,7 +34,6 @@ from rag.evaluation import (
     SEED_MODE,
     Metrics,
     evaluate,
-    folder_windows,
     format_table,
     load_cases,
     seed_baseline,
@@ -56,18 +55,20 @@ class CachedEmbedder:
         self.path = path
         self.model_id = inner.model_id
         self.dimensions = inner.dimensions
-        stored = np.load(path) if path.exists() else {}
-        self.vectors: dict[str, np.ndarray] = {key: stored[key] for key in stored}
+        self.vectors: dict[str, list[float]] = {}
+        if path.exists():
+            stored = np.load(path)
+            self.vectors = dict(zip(stored["keys"].tolist(), stored["vectors"].tolist(), strict=True))
 
     def embed_documents(self, texts: list[str], progress: ProgressCallback | None = None) -> list[list[float]]:
         keys = [hashlib.sha256(f"{self.model_id}\0{t}".encode()).hexdigest() for t in texts]
-        missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in self.vectors}.items())
+        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self.vectors}
         if missing:
             print(f"  seed baseline: embedding {len(missing):,} windows", file=sys.stderr)
-            fresh = self.inner.embed_documents([t for _, t in missing], progress)
-            self.vectors.update((k, np.asarray(v, dtype=np.float32)) for (k, _), v in zip(missing, fresh, strict=True))
-            np.savez(self.path, **self.vectors)
-        return [self.vectors[k].tolist() for k in keys]
+            fresh = self.inner.embed_documents(list(missing.values()), progress)
+            self.vectors.update(zip(missing, fresh, strict=True))
+            np.savez(self.path, keys=np.array(list(self.vectors)), vectors=np.array(list(self.vectors.values())))
+        return [self.vectors[k] for k in keys]
 
     def embed_query(self, text: str) -> list[float]:
         return self.inner.embed_query(text)
@@ -103,7 +104,7 @@ def run_set(set_name: str, config_path: str | None, with_seed: bool) -> str:
     metrics: dict[str, Metrics] = dict(result.metrics)
     if with_seed:
         cached = CachedEmbedder(embedder, folder / "seed-vectors.npz")
-        metrics[SEED_MODE] = seed_baseline(folder_windows(folder / "copy"), cases, cached)
+        metrics[SEED_MODE] = seed_baseline(folder / "copy", cases, cached)
     size = config.indexing.chunk_size
     title = (f"{set_name}: {chunks['n'] if chunks else '?':,} chunks (maxTokens {size.max_tokens}, overlap "
              f"{size.overlap}), bm25/vector weights {config.search.bm25_weight}/{config.search.vector_weight}, "
