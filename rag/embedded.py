@@ -47,7 +47,9 @@ def embedded_url() -> str:
     """Start the embedded server if needed and return a URL for the ``rag`` database."""
     pgdata = pgdata_dir()
     try:
-        pgdata.parent.mkdir(parents=True, exist_ok=True)
+        # Created here, not by the wheel: its exists-then-mkdir races when two
+        # `rag` processes start the server for the first time at once.
+        pgdata.mkdir(parents=True, exist_ok=True)
         probe = pgdata.parent / ".write-test"
         probe.touch()
         probe.unlink()
