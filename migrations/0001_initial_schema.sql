@@ -34,7 +34,7 @@ CREATE TABLE rag.files (
 
 -- Chunks of a file; replaced as a whole when the file changes.
 CREATE TABLE rag.chunks (
-    id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id           bigint GENERATED ALWAYS AS IDENTITY,
     source_id    bigint NOT NULL REFERENCES rag.sources (id) ON DELETE CASCADE,
     file_id      bigint NOT NULL REFERENCES rag.files (id) ON DELETE CASCADE,
     ordinal      integer NOT NULL,             -- position within the file
@@ -42,6 +42,8 @@ CREATE TABLE rag.chunks (
     content_hash text NOT NULL,                -- sha256 of content: the embedding key
     metadata     jsonb NOT NULL,               -- path, sourceType, lines, fqn, headerPath, pages
     term_count   integer NOT NULL DEFAULT 0,   -- BM25 document length
+    -- BM25 reads a candidate's length and filter columns from the key index alone.
+    PRIMARY KEY (id) INCLUDE (term_count, source_id, file_id),
     UNIQUE (file_id, ordinal)
 );
 CREATE INDEX chunks_source_idx ON rag.chunks (source_id);
@@ -49,11 +51,15 @@ CREATE INDEX chunks_content_hash_idx ON rag.chunks (content_hash);
 
 -- Keyword search: one posting per (term, chunk) with its term frequency,
 -- document frequencies per term and corpus totals for exact Okapi BM25.
+-- Postings are kept by rag._index_chunk_terms and rag._delete_chunks (which
+-- also keep the statistics right), so no foreign key: its check per row cost
+-- more than the insert itself. tf is in the key index so scoring a term reads
+-- the index alone.
 CREATE TABLE rag.postings (
     term     text NOT NULL,
-    chunk_id bigint NOT NULL REFERENCES rag.chunks (id) ON DELETE CASCADE,
+    chunk_id bigint NOT NULL,
     tf       integer NOT NULL,
-    PRIMARY KEY (term, chunk_id)
+    PRIMARY KEY (term, chunk_id) INCLUDE (tf)
 );
 CREATE INDEX postings_chunk_idx ON rag.postings (chunk_id);
 

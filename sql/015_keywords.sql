@@ -48,46 +48,6 @@ COMMENT ON FUNCTION rag.term_frequencies(text) IS
     'The BM25 tokenizer, shared by chunks and queries: lowercased identifier parts plus whole compound identifiers, with their counts.';
 
 -- ---------------------------------------------------------------------------
--- _index_chunk_terms
-CREATE OR REPLACE FUNCTION rag._index_chunk_terms(
-    chunk_ids bigint[]
-)
-RETURNS void
-LANGUAGE plpgsql
-VOLATILE
-SET search_path = pg_catalog, rag, public
-AS $$
-BEGIN
-    WITH terms AS (
-        SELECT t.term, c.id AS chunk_id, t.tf
-        FROM rag.chunks c, LATERAL rag.term_frequencies(c.content) t
-        WHERE c.id = ANY (chunk_ids)
-    ),
-    posted AS (
-        INSERT INTO rag.postings (term, chunk_id, tf)
-        SELECT term, chunk_id, tf FROM terms
-        RETURNING term, chunk_id, tf
-    ),
-    counted AS (
-        -- Sorted so concurrent indexers lock term rows in the same order.
-        INSERT INTO rag.term_stats AS s (term, df)
-        SELECT term, count(*) FROM posted GROUP BY term ORDER BY term
-        ON CONFLICT (term) DO UPDATE SET df = s.df + excluded.df
-    )
-    UPDATE rag.chunks c SET term_count = l.n
-    FROM (SELECT chunk_id, sum(tf) AS n FROM posted GROUP BY chunk_id) AS l
-    WHERE c.id = l.chunk_id;
-
-    UPDATE rag.corpus_stats
-       SET chunks = chunks + cardinality(chunk_ids),
-           total_terms = total_terms + (SELECT coalesce(sum(c.term_count), 0)
-                                        FROM rag.chunks c WHERE c.id = ANY (chunk_ids));
-END
-$$;
-COMMENT ON FUNCTION rag._index_chunk_terms(bigint[]) IS
-    'Private: adds the postings of new chunks and updates term document frequencies and corpus totals.';
-
--- ---------------------------------------------------------------------------
 -- _delete_chunks
 CREATE OR REPLACE FUNCTION rag._delete_chunks(
     target_source_id bigint,
@@ -110,15 +70,17 @@ BEGIN
         RETURN 0;
     END IF;
 
+    WITH gone AS (
+        DELETE FROM rag.postings p WHERE p.chunk_id = ANY (doomed) RETURNING p.term
+    )
     UPDATE rag.term_stats s SET df = s.df - d.n
-    FROM (SELECT p.term, count(*) AS n FROM rag.postings p
-           WHERE p.chunk_id = ANY (doomed) GROUP BY p.term ORDER BY p.term) AS d
+    FROM (SELECT g.term, count(*) AS n FROM gone g GROUP BY g.term ORDER BY g.term) AS d
     WHERE s.term = d.term;
     UPDATE rag.corpus_stats
        SET chunks = chunks - removed,
            total_terms = total_terms - (SELECT coalesce(sum(c.term_count), 0)
                                         FROM rag.chunks c WHERE c.id = ANY (doomed));
-    DELETE FROM rag.chunks c WHERE c.id = ANY (doomed);  -- postings cascade
+    DELETE FROM rag.chunks c WHERE c.id = ANY (doomed);
     RETURN removed;
 END
 $$;

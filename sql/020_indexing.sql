@@ -261,6 +261,62 @@ COMMENT ON FUNCTION rag._file_batch(jsonb) IS
     'Private: a replace_files JSON batch as rows.';
 
 -- ---------------------------------------------------------------------------
+-- _add_chunks: a batch's chunks with their keyword data, tokenized once
+CREATE OR REPLACE FUNCTION rag._add_chunks(
+    target_source_id bigint,
+    file_batch jsonb
+)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    added bigint;
+BEGIN
+    -- The document length goes in with the chunk (updating it afterwards
+    -- would write every chunk row twice).
+    WITH chunk_rows AS MATERIALIZED (
+        SELECT f.id AS file_id, (c.ordinality - 1)::integer AS ordinal, c.value->>'content' AS content,
+               c.value->>'contentHash' AS content_hash, c.value->'metadata' AS metadata
+        FROM rag._file_batch(file_batch) b
+        JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path
+        CROSS JOIN LATERAL jsonb_array_elements(b.chunks) WITH ORDINALITY AS c(value, ordinality)
+    ),
+    terms AS MATERIALIZED (
+        SELECT r.file_id, r.ordinal, t.term, t.tf
+        FROM chunk_rows r, LATERAL rag.term_frequencies(r.content) t
+    ),
+    fresh AS (
+        INSERT INTO rag.chunks (source_id, file_id, ordinal, content, content_hash, metadata, term_count)
+        SELECT target_source_id, r.file_id, r.ordinal, r.content, r.content_hash, r.metadata, coalesce(l.n, 0)
+        FROM chunk_rows r
+        LEFT JOIN (SELECT t.file_id, t.ordinal, sum(t.tf)::integer AS n FROM terms t GROUP BY 1, 2) l
+               ON l.file_id = r.file_id AND l.ordinal = r.ordinal
+        RETURNING id, file_id, ordinal, term_count
+    ),
+    posted AS (
+        INSERT INTO rag.postings (term, chunk_id, tf)
+        SELECT t.term, f.id, t.tf
+        FROM terms t JOIN fresh f ON f.file_id = t.file_id AND f.ordinal = t.ordinal
+        RETURNING term
+    ),
+    counted AS (
+        INSERT INTO rag.term_stats AS s (term, df)
+        SELECT p.term, count(*) FROM posted p GROUP BY p.term ORDER BY p.term
+        ON CONFLICT (term) DO UPDATE SET df = s.df + excluded.df
+    )
+    UPDATE rag.corpus_stats
+       SET chunks = chunks + (SELECT count(*) FROM fresh),
+           total_terms = total_terms + (SELECT coalesce(sum(f.term_count), 0) FROM fresh f)
+    RETURNING (SELECT count(*) FROM fresh) INTO added;
+    RETURN added;
+END
+$$;
+COMMENT ON FUNCTION rag._add_chunks(bigint, jsonb) IS
+    'Private: inserts the chunks of a replace_files batch (files already stored) with their postings, document frequencies and corpus totals; returns how many.';
+
+-- ---------------------------------------------------------------------------
 -- replace_files
 CREATE OR REPLACE FUNCTION rag.replace_files(
     target_source_id bigint,
@@ -277,7 +333,6 @@ AS $$
 DECLARE
     removed bigint;
     added   bigint;
-    new_ids bigint[];
 BEGIN
     IF file_batch IS NULL OR jsonb_typeof(file_batch) <> 'array' THEN
         RAISE EXCEPTION 'replace_files: file_batch must be a JSON array of files'
@@ -302,18 +357,7 @@ BEGIN
            source_type = excluded.source_type, language = excluded.language,
            content = excluded.content, error = excluded.error, indexed_at = excluded.indexed_at;
 
-    WITH fresh AS (
-        INSERT INTO rag.chunks (source_id, file_id, ordinal, content, content_hash, metadata)
-        SELECT target_source_id, f.id, (c.ordinality - 1)::integer, c.value->>'content',
-               c.value->>'contentHash', c.value->'metadata'
-        FROM rag._file_batch(file_batch) b
-        JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path
-        CROSS JOIN LATERAL jsonb_array_elements(b.chunks) WITH ORDINALITY AS c(value, ordinality)
-        RETURNING id
-    )
-    SELECT coalesce(array_agg(id), '{}') INTO new_ids FROM fresh;
-    PERFORM rag._index_chunk_terms(new_ids);
-    added := cardinality(new_ids);
+    added := rag._add_chunks(target_source_id, file_batch);
     RETURN QUERY SELECT added, removed;
 END
 $$;

@@ -56,6 +56,29 @@ COMMENT ON FUNCTION rag._file_ids(text[], text[], text) IS
     'Private: ids of the files passing the source-type, language and path-prefix filters; NULL when there are none.';
 
 -- ---------------------------------------------------------------------------
+-- _filtered_chunks: the chunks passing the filters, when there are few
+CREATE OR REPLACE FUNCTION rag._filtered_chunks(
+    source_filter bigint[],
+    file_filter bigint[],
+    max_rows integer
+)
+RETURNS bigint[]
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- At most max_rows + 1 ids: the caller learns "more than max_rows" without
+    -- reading a broad filter to the end.
+    SELECT ARRAY(
+        SELECT c.id FROM rag.chunks c
+        WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
+          AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
+        LIMIT max_rows + 1)
+$$;
+COMMENT ON FUNCTION rag._filtered_chunks(bigint[], bigint[], integer) IS
+    'Private: ids of the chunks passing resolved source/file filters, at most max_rows + 1 of them.';
+
+-- ---------------------------------------------------------------------------
 -- bm25_search
 CREATE OR REPLACE FUNCTION rag.bm25_search(
     query        text,
@@ -65,7 +88,8 @@ CREATE OR REPLACE FUNCTION rag.bm25_search(
     languages    text[] DEFAULT NULL,
     path_prefix  text DEFAULT NULL,
     k1           double precision DEFAULT 1.2,
-    b            double precision DEFAULT 0.75
+    b            double precision DEFAULT 0.75,
+    score_all_below integer DEFAULT 5000
 )
 RETURNS TABLE (
     chunk_id bigint,
@@ -80,15 +104,20 @@ AS $$
 DECLARE
     source_filter bigint[] := rag._source_ids(sources);
     file_filter   bigint[] := rag._file_ids(source_types, languages, path_prefix);
+    filtered      boolean := sources IS NOT NULL OR source_types IS NOT NULL
+                             OR languages IS NOT NULL OR path_prefix IS NOT NULL;
+    allowed       bigint[];
     n_docs        double precision;
     avg_length    double precision;
     terms         text[];
     idfs          double precision[];
+    bounds        double precision[];
     n_terms       integer;
     essential     integer := 1;
+    tail          double precision;
+    threshold     double precision;
     ids           bigint[];
     scores        double precision[];
-    tail_bound    double precision;
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -100,54 +129,90 @@ BEGIN
     END IF;
     SELECT cs.chunks, cs.total_terms::double precision / greatest(cs.chunks, 1)
       INTO n_docs, avg_length FROM rag.corpus_stats cs;
-    -- Query terms, rarest first, with Lucene's non-negative IDF.
+    -- Query terms, rarest first, with Lucene's non-negative IDF. (ANY over an
+    -- array, not a join, so term_stats is read by its index.)
     SELECT array_agg(s.term ORDER BY s.df, s.term),
            array_agg(ln(1 + (n_docs - s.df + 0.5) / (s.df + 0.5)) ORDER BY s.df, s.term)
       INTO terms, idfs
-    FROM (SELECT DISTINCT t.term FROM rag.term_frequencies(coalesce(query, '')) t) q
-    JOIN rag.term_stats s ON s.term = q.term AND s.df > 0;
+    FROM rag.term_stats s
+    WHERE s.term = ANY (ARRAY(SELECT t.term FROM rag.term_frequencies(coalesce(query, '')) t))
+      AND s.df > 0;
     n_terms := coalesce(cardinality(terms), 0);
     IF n_terms = 0 OR n_docs = 0 THEN
         RETURN;
     END IF;
 
-    -- MaxScore: candidates are the chunks holding one of the rarest terms,
-    -- scored exactly over all terms. A chunk holding only the other terms
-    -- scores less than their summed upper bounds idf * (k1 + 1); once that sum
-    -- is below the top_n-th score found, no chunk left out can enter the top_n.
+    IF filtered THEN
+        allowed := rag._filtered_chunks(source_filter, file_filter, score_all_below);
+        IF cardinality(allowed) <= score_all_below THEN
+            -- Few chunks pass the filters: score each of them, an index probe per term.
+            RETURN QUERY
+                SELECT r.id, r.score, (row_number() OVER (ORDER BY r.score DESC, r.id))::integer
+                FROM (
+                    SELECT c.id, m.score
+                    FROM rag.chunks c
+                    CROSS JOIN LATERAL (
+                        SELECT sum(q.idf * p.tf * (k1 + 1)
+                                   / (p.tf + k1 * (1 - b + b * c.term_count / avg_length))) AS score
+                        FROM unnest(terms, idfs) AS q(term, idf)
+                        JOIN rag.postings p ON p.term = q.term AND p.chunk_id = c.id) m
+                    WHERE c.id = ANY (allowed) AND m.score IS NOT NULL
+                    ORDER BY m.score DESC, c.id
+                    LIMIT top_n) r
+                ORDER BY r.score DESC, r.id;
+            RETURN;
+        END IF;
+    END IF;
+
+    -- MaxScore. The `essential` rarest terms are scored term at a time (their
+    -- postings read) into partial scores; the other terms add at most `tail`,
+    -- the sum of their bounds idf * (k1 + 1). A final score is at least the
+    -- partial one, so the top_n-th partial score is a lower bound of the final
+    -- threshold: once tail is below it no chunk lacking every essential term
+    -- can enter, and only candidates with partial + tail >= threshold need the
+    -- other terms, by index probes. The essential set grows straight to the
+    -- size the current threshold needs.
+    bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(idfs) AS i);
     LOOP
-        SELECT array_agg(r.chunk_id ORDER BY r.score DESC, r.chunk_id),
-               array_agg(r.score ORDER BY r.score DESC, r.chunk_id)
+        SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
+               coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
           INTO ids, scores
         FROM (
-            SELECT p.chunk_id,
-                   sum(q.idf * p.tf * (k1 + 1)
-                       / (p.tf + k1 * (1 - b + b * c.term_count / avg_length))) AS score
-            FROM (SELECT DISTINCT e.chunk_id FROM rag.postings e
-                   WHERE e.term = ANY (terms[1:essential])) cand
-            JOIN rag.chunks c ON c.id = cand.chunk_id
-            JOIN rag.postings p ON p.chunk_id = cand.chunk_id AND p.term = ANY (terms)
-            JOIN unnest(terms, idfs) AS q(term, idf) ON q.term = p.term
+            SELECT p.chunk_id AS id,
+                   sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * c.term_count / avg_length))) AS s
+            FROM unnest(terms[1:essential], idfs[1:essential]) AS q(term, idf)
+            JOIN rag.postings p ON p.term = q.term
+            JOIN rag.chunks c ON c.id = p.chunk_id
             WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
               AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
-            GROUP BY p.chunk_id
-            ORDER BY score DESC, p.chunk_id
-            LIMIT top_n
-        ) r;
-        SELECT coalesce(sum(i * (k1 + 1)), 0) INTO tail_bound
-        FROM unnest(idfs[essential + 1:n_terms]) AS i;
-        EXIT WHEN essential >= n_terms
-               OR (coalesce(cardinality(ids), 0) >= top_n AND tail_bound < scores[top_n]);
-        essential := essential + 1;
+            GROUP BY p.chunk_id) r;
+        threshold := CASE WHEN cardinality(ids) >= top_n THEN scores[top_n] ELSE 0 END;
+        SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
+        EXIT WHEN essential >= n_terms OR tail < threshold;
+        SELECT coalesce(min(e), n_terms) INTO essential
+        FROM generate_series(essential + 1, n_terms) AS e
+        WHERE (SELECT coalesce(sum(u), 0) FROM unnest(bounds[e + 1:n_terms]) AS u) < threshold;
     END LOOP;
 
     RETURN QUERY
-        SELECT u.id, u.s, u.r::integer
-        FROM unnest(ids, scores) WITH ORDINALITY AS u(id, s, r);
+        SELECT r.id, r.s, (row_number() OVER (ORDER BY r.s DESC, r.id))::integer
+        FROM (
+            SELECT u.id, u.s + coalesce(x.rest, 0) AS s
+            FROM unnest(ids, scores) AS u(id, s)
+            JOIN rag.chunks c ON c.id = u.id
+            LEFT JOIN LATERAL (
+                SELECT sum(q.idf * p.tf * (k1 + 1)
+                           / (p.tf + k1 * (1 - b + b * c.term_count / avg_length))) AS rest
+                FROM unnest(terms[essential + 1:n_terms], idfs[essential + 1:n_terms]) AS q(term, idf)
+                JOIN rag.postings p ON p.term = q.term AND p.chunk_id = u.id) x ON essential < n_terms
+            WHERE u.s + tail >= threshold
+            ORDER BY 2 DESC, u.id
+            LIMIT top_n) r
+        ORDER BY r.s DESC, r.id;
 END
 $$;
-COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision) IS
-    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), with filters applied before ranking.';
+COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer) IS
+    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: MaxScore over postings, or every chunk scored when filters leave at most score_all_below.';
 
 -- ---------------------------------------------------------------------------
 -- ensure_vector_index
@@ -192,7 +257,7 @@ CREATE OR REPLACE FUNCTION rag.vector_search(
     source_types    text[] DEFAULT NULL,
     languages       text[] DEFAULT NULL,
     path_prefix     text DEFAULT NULL,
-    exact_below     integer DEFAULT 20000
+    exact_below     integer DEFAULT 2000
 )
 RETURNS TABLE (
     chunk_id bigint,
@@ -210,7 +275,7 @@ DECLARE
     dims          integer;
     filtered      boolean := sources IS NOT NULL OR source_types IS NOT NULL
                              OR languages IS NOT NULL OR path_prefix IS NOT NULL;
-    matching      bigint;
+    allowed       bigint[];
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'vector_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -229,12 +294,10 @@ BEGIN
     END IF;
 
     IF filtered THEN
-        SELECT count(*) INTO matching FROM rag.chunks c
-        WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
-          AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)));
+        allowed := rag._filtered_chunks(source_filter, file_filter, exact_below);
     END IF;
 
-    IF filtered AND matching <= exact_below THEN
+    IF filtered AND cardinality(allowed) <= exact_below THEN
         -- Few rows pass the filter: exact distances. Ordering by the plain
         -- column (not the indexed cast) keeps the planner off the HNSW index,
         -- whose scan would stop early and return too few rows.
@@ -245,8 +308,7 @@ BEGIN
                        1 - (e.embedding <=> query_embedding) AS similarity
                 FROM rag.chunks c
                 JOIN rag.embeddings e ON e.model = embedding_model AND e.content_hash = c.content_hash
-                WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
-                  AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
+                WHERE c.id = ANY (allowed)
                 ORDER BY distance, c.id
                 LIMIT top_n
             ) r

@@ -114,10 +114,26 @@ def test_bm25_matches_the_reference_implementation(rag_db: db.DatabaseTarget) ->
 
 def test_bm25_maxscore_top_n_equals_the_exhaustive_ranking(rag_db: db.DatabaseTarget) -> None:
     build_corpus(rag_db, 200)
-    for query in ("user service", "find id user service cache", "vector index query search"):
+    rng = random.Random(3)
+    queries = ["user service", "find id user service cache", "vector index query search"]
+    queries += [" ".join(rng.sample(WORDS, rng.randint(1, 8))) for _ in range(40)]
+    for query in queries:
         full = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, 1000)", query)
-        top = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, 10)", query)
-        assert [round(r["score"], 9) for r in top] == [round(r["score"], 9) for r in full[:10]]
+        for top_n in (1, 10):
+            top = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, %s)", query, top_n)
+            assert [round(r["score"], 9) for r in top] == [round(r["score"], 9) for r in full[:top_n]], query
+
+
+@pytest.mark.parametrize("filters", ["sources => ARRAY['big']", "languages => ARRAY['python']"])
+def test_bm25_filtered_maxscore_equals_scoring_every_filtered_chunk(rag_db: db.DatabaseTarget, filters: str) -> None:
+    build_corpus(rag_db, 200)
+    for query in ("user service", "find id user service cache token", "vector index query search", "by"):
+        every = rows(rag_db, f"SELECT chunk_id, score FROM rag.bm25_search(%s, 10, {filters},"
+                             " score_all_below => 100000)", query)
+        pruned = rows(rag_db, f"SELECT chunk_id, score FROM rag.bm25_search(%s, 10, {filters},"
+                              " score_all_below => 0)", query)
+        assert len(every) == 10
+        assert [round(r["score"], 9) for r in pruned] == [round(r["score"], 9) for r in every], query
 
 
 def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
