@@ -65,7 +65,17 @@ class LocalEmbedder:
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        return self._encode([text], query=True)[0]
+        self._model()  # torch is importable once a model loaded
+        import torch
+
+        # One short text gains nothing from intra-op threads, and they stall for
+        # hundreds of milliseconds when the other cores are busy (an index run).
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return self._encode([text], query=True)[0]
+        finally:
+            torch.set_num_threads(threads)
 
     def __repr__(self) -> str:
         return f"LocalEmbedder(model={self.model!r}, device={self._device!r})"

@@ -56,8 +56,12 @@ def test_query_finds_the_matching_document(minilm):
         ["How to install the package with pip", "Reading and writing CSV files with pandas"]
     )
 
+    import torch
+
+    threads = torch.get_num_threads()
     query = minilm.embed_query("pip install instructions")
 
+    assert torch.get_num_threads() == threads, "a query leaves torch's thread count as it was"
     assert len(query) == 384
     assert math.isclose(cosine(query, query), 1.0, abs_tol=1e-5)
     assert cosine(query, documents[0]) > cosine(query, documents[1])
