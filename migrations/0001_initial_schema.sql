@@ -42,8 +42,8 @@ CREATE TABLE rag.chunks (
     content_hash text NOT NULL,                -- sha256 of content: the embedding key
     metadata     jsonb NOT NULL,               -- path, sourceType, lines, fqn, headerPath, pages
     term_count   integer NOT NULL DEFAULT 0,   -- BM25 document length
-    -- BM25 reads a candidate's length and filter columns from the key index alone.
-    PRIMARY KEY (id) INCLUDE (term_count, source_id, file_id),
+    -- Filtered keyword search reads a chunk's filter columns from the key index alone.
+    PRIMARY KEY (id) INCLUDE (source_id, file_id),
     UNIQUE (file_id, ordinal)
 );
 CREATE INDEX chunks_source_idx ON rag.chunks (source_id);
@@ -51,15 +51,15 @@ CREATE INDEX chunks_content_hash_idx ON rag.chunks (content_hash);
 
 -- Keyword search: one posting per (term, chunk) with its term frequency,
 -- document frequencies per term and corpus totals for exact Okapi BM25.
--- Postings are kept by rag._index_chunk_terms and rag._delete_chunks (which
--- also keep the statistics right), so no foreign key: its check per row cost
--- more than the insert itself. tf is in the key index so scoring a term reads
--- the index alone.
+-- Postings are kept by rag._add_chunks and rag._delete_chunks (which also keep
+-- the statistics right), so no foreign key and its check per row. tf and the
+-- chunk's length are in the key index: scoring a term reads that index alone.
 CREATE TABLE rag.postings (
-    term     text NOT NULL,
-    chunk_id bigint NOT NULL,
-    tf       integer NOT NULL,
-    PRIMARY KEY (term, chunk_id) INCLUDE (tf)
+    term       text NOT NULL,
+    chunk_id   bigint NOT NULL,
+    tf         integer NOT NULL,
+    term_count integer NOT NULL,               -- the chunk's length (chunks.term_count)
+    PRIMARY KEY (term, chunk_id) INCLUDE (tf, term_count)
 );
 CREATE INDEX postings_chunk_idx ON rag.postings (chunk_id);
 

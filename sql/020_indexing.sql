@@ -296,8 +296,8 @@ BEGIN
         RETURNING id, file_id, ordinal, term_count
     ),
     posted AS (
-        INSERT INTO rag.postings (term, chunk_id, tf)
-        SELECT t.term, f.id, t.tf
+        INSERT INTO rag.postings (term, chunk_id, tf, term_count)
+        SELECT t.term, f.id, t.tf, f.term_count
         FROM terms t JOIN fresh f ON f.file_id = t.file_id AND f.ordinal = t.ordinal
         RETURNING term
     ),

@@ -116,8 +116,12 @@ DECLARE
     essential     integer := 1;
     tail          double precision;
     threshold     double precision;
-    ids           bigint[];
+    ids           bigint[];           -- candidates, best partial score first
     scores        double precision[];
+    best_ids      bigint[] := '{}';   -- completed candidates, the top_n best
+    best_scores   double precision[] := '{}';
+    done          integer;
+    batch         integer := greatest(2 * top_n, 100);
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -149,15 +153,15 @@ BEGIN
             RETURN QUERY
                 SELECT r.id, r.score, (row_number() OVER (ORDER BY r.score DESC, r.id))::integer
                 FROM (
-                    SELECT c.id, m.score
-                    FROM rag.chunks c
+                    SELECT a.id, m.score
+                    FROM unnest(allowed) AS a(id)
                     CROSS JOIN LATERAL (
                         SELECT sum(q.idf * p.tf * (k1 + 1)
-                                   / (p.tf + k1 * (1 - b + b * c.term_count / avg_length))) AS score
+                                   / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS score
                         FROM unnest(terms, idfs) AS q(term, idf)
-                        JOIN rag.postings p ON p.term = q.term AND p.chunk_id = c.id) m
-                    WHERE c.id = ANY (allowed) AND m.score IS NOT NULL
-                    ORDER BY m.score DESC, c.id
+                        JOIN rag.postings p ON p.term = q.term AND p.chunk_id = a.id) m
+                    WHERE m.score IS NOT NULL
+                    ORDER BY m.score DESC, a.id
                     LIMIT top_n) r
                 ORDER BY r.score DESC, r.id;
             RETURN;
@@ -169,46 +173,72 @@ BEGIN
     -- the sum of their bounds idf * (k1 + 1). A final score is at least the
     -- partial one, so the top_n-th partial score is a lower bound of the final
     -- threshold: once tail is below it no chunk lacking every essential term
-    -- can enter, and only candidates with partial + tail >= threshold need the
-    -- other terms, by index probes. The essential set grows straight to the
-    -- size the current threshold needs.
+    -- can enter, and only candidates with partial + tail >= threshold can.
+    -- The essential set grows straight to the size the threshold needs.
     bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(idfs) AS i);
     LOOP
-        SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
-               coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
-          INTO ids, scores
-        FROM (
+        SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
+        WITH partial AS MATERIALIZED (
             SELECT p.chunk_id AS id,
-                   sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * c.term_count / avg_length))) AS s
+                   sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
             FROM unnest(terms[1:essential], idfs[1:essential]) AS q(term, idf)
             JOIN rag.postings p ON p.term = q.term
-            JOIN rag.chunks c ON c.id = p.chunk_id
-            WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
-              AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
-            GROUP BY p.chunk_id) r;
-        threshold := CASE WHEN cardinality(ids) >= top_n THEN scores[top_n] ELSE 0 END;
-        SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
+            WHERE NOT filtered OR EXISTS (
+                SELECT 1 FROM rag.chunks c
+                WHERE c.id = p.chunk_id
+                  AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
+                  AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter))))
+            GROUP BY p.chunk_id
+        ),
+        floor AS (
+            SELECT coalesce((SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1), 0) AS v
+        )
+        SELECT f.v, coalesce(array_agg(m.id ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
+               coalesce(array_agg(m.s ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}')
+          INTO threshold, ids, scores
+        FROM floor f LEFT JOIN partial m ON m.s + tail >= f.v
+        GROUP BY f.v;
         EXIT WHEN essential >= n_terms OR tail < threshold;
         SELECT coalesce(min(e), n_terms) INTO essential
         FROM generate_series(essential + 1, n_terms) AS e
         WHERE (SELECT coalesce(sum(u), 0) FROM unnest(bounds[e + 1:n_terms]) AS u) < threshold;
     END LOOP;
 
+    IF essential < n_terms THEN
+        -- Complete the candidates by index probes of the other terms, best
+        -- partial scores first, in growing batches; every batch can raise the
+        -- threshold and so end the work early.
+        done := 0;
+        LOOP
+            EXIT WHEN done >= cardinality(ids) OR scores[done + 1] + tail < threshold;
+            SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
+                   coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
+              INTO best_ids, best_scores
+            FROM (
+                SELECT t.id, t.s FROM unnest(best_ids, best_scores) AS t(id, s)
+                UNION ALL
+                SELECT u.id, u.s + coalesce(x.rest, 0)
+                FROM unnest(ids[done + 1:done + batch], scores[done + 1:done + batch]) AS u(id, s)
+                CROSS JOIN LATERAL (
+                    SELECT sum(q.idf * p.tf * (k1 + 1)
+                               / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS rest
+                    FROM unnest(terms[essential + 1:n_terms], idfs[essential + 1:n_terms]) AS q(term, idf)
+                    JOIN rag.postings p ON p.term = q.term AND p.chunk_id = u.id) x
+                ORDER BY 2 DESC, 1
+                LIMIT top_n) r;
+            IF cardinality(best_scores) >= top_n THEN
+                threshold := greatest(threshold, best_scores[top_n]);
+            END IF;
+            done := done + batch;
+            batch := batch * 2;
+        END LOOP;
+        ids := best_ids;
+        scores := best_scores;
+    END IF;
+
     RETURN QUERY
-        SELECT r.id, r.s, (row_number() OVER (ORDER BY r.s DESC, r.id))::integer
-        FROM (
-            SELECT u.id, u.s + coalesce(x.rest, 0) AS s
-            FROM unnest(ids, scores) AS u(id, s)
-            JOIN rag.chunks c ON c.id = u.id
-            LEFT JOIN LATERAL (
-                SELECT sum(q.idf * p.tf * (k1 + 1)
-                           / (p.tf + k1 * (1 - b + b * c.term_count / avg_length))) AS rest
-                FROM unnest(terms[essential + 1:n_terms], idfs[essential + 1:n_terms]) AS q(term, idf)
-                JOIN rag.postings p ON p.term = q.term AND p.chunk_id = u.id) x ON essential < n_terms
-            WHERE u.s + tail >= threshold
-            ORDER BY 2 DESC, u.id
-            LIMIT top_n) r
-        ORDER BY r.s DESC, r.id;
+        SELECT u.id, u.s, u.r::integer
+        FROM unnest(ids[1:top_n], scores[1:top_n]) WITH ORDINALITY AS u(id, s, r);
 END
 $$;
 COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer) IS

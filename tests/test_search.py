@@ -124,6 +124,21 @@ def test_bm25_maxscore_top_n_equals_the_exhaustive_ranking(rag_db: db.DatabaseTa
             assert [round(r["score"], 9) for r in top] == [round(r["score"], 9) for r in full[:top_n]], query
 
 
+def test_bm25_completes_candidates_beyond_the_first_batch(rag_db: db.DatabaseTarget) -> None:
+    """The winner has the 101st best partial score: only the second completion batch finds it."""
+    texts = ["alpha zz zz zz"] * 10 + ["alpha zz zz zz zz"] * 90 + ["alpha beta beta beta beta beta"]
+    texts += ["beta zz zz"] * 600 + ["zz zz zz"] * 200
+    with db.connect(rag_db) as conn:
+        source_id = conn.execute("SELECT rag.upsert_source('s', 'local', '/s') AS id").fetchone()["id"]  # type: ignore[index]
+        chunks = [{"content": t, "contentHash": str(i), "metadata": {"path": "a.txt"}} for i, t in enumerate(texts)]
+        conn.execute("SELECT * FROM rag.replace_files(%s, %s)", (source_id, Jsonb([
+            {"path": "a.txt", "size": 1, "mtimeNs": 1, "sha256": "x", "content": "", "chunks": chunks}])))
+    top = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search('alpha beta', 1)")
+    full = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search('alpha beta', 1000)")
+    assert top == full[:1]
+    assert rows(rag_db, "SELECT content FROM rag.chunks WHERE id = %s", top[0]["chunk_id"])[0]["content"] == texts[100]
+
+
 @pytest.mark.parametrize("filters", ["sources => ARRAY['big']", "languages => ARRAY['python']"])
 def test_bm25_filtered_maxscore_equals_scoring_every_filtered_chunk(rag_db: db.DatabaseTarget, filters: str) -> None:
     build_corpus(rag_db, 200)
