@@ -98,6 +98,7 @@ RETURNS TABLE (
 )
 LANGUAGE plpgsql
 STABLE
+ROWS 50  -- the usual top_n: the planner then joins its rows by index, not by a scan of chunks
 SET search_path = pg_catalog, rag, public
 AS $$
 #variable_conflict use_column
@@ -178,16 +179,23 @@ BEGIN
     bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(idfs) AS i);
     LOOP
         SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
-        WITH partial AS MATERIALIZED (
+        WITH essential_postings AS (
+            -- One branch runs: `filtered` is a constant of the query, so the
+            -- filters cost a join only when there are filters.
+            SELECT p.term, p.chunk_id, p.tf, p.term_count
+            FROM rag.postings p WHERE NOT filtered AND p.term = ANY (terms[1:essential])
+            UNION ALL
+            SELECT p.term, p.chunk_id, p.tf, p.term_count
+            FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
+            WHERE filtered AND p.term = ANY (terms[1:essential])
+              AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
+              AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
+        ),
+        partial AS MATERIALIZED (
             SELECT p.chunk_id AS id,
                    sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
             FROM unnest(terms[1:essential], idfs[1:essential]) AS q(term, idf)
-            JOIN rag.postings p ON p.term = q.term
-            WHERE NOT filtered OR EXISTS (
-                SELECT 1 FROM rag.chunks c
-                WHERE c.id = p.chunk_id
-                  AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
-                  AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter))))
+            JOIN essential_postings p ON p.term = q.term
             GROUP BY p.chunk_id
         ),
         floor AS (
@@ -296,6 +304,7 @@ RETURNS TABLE (
 )
 LANGUAGE plpgsql
 VOLATILE  -- sets hnsw.* for its own transaction
+ROWS 50   -- as bm25_search
 SET search_path = pg_catalog, rag, public
 AS $$
 #variable_conflict use_column
@@ -489,11 +498,14 @@ BEGIN
         WHERE query_vector IS NOT NULL AND search.vector_weight > 0
     ),
     fused AS (
+        -- Ranked before the join to chunks, so only top_k chunks are read.
         SELECT coalesce(kw.chunk_id, se.chunk_id) AS id,
                kw.score AS kw_score, kw.rank AS kw_rank, se.score AS se_score, se.rank AS se_rank,
                coalesce(search.bm25_weight / (search.rrf_k + kw.rank), 0)
              + coalesce(search.vector_weight / (search.rrf_k + se.rank), 0) AS fused_score
         FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
+        ORDER BY fused_score DESC, least(kw.rank, se.rank), 1
+        LIMIT search.top_k
     )
     SELECT c.id, s.name, f.path, c.metadata->>'sourceType', c.metadata->>'language',
            (c.metadata->>'startLine')::integer, (c.metadata->>'endLine')::integer,
