@@ -8,6 +8,7 @@ every file fully old or fully new and the next run finishes the job.
 """
 
 import hashlib
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import psycopg
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from rag.chunking.dispatcher import FileChunks, chunk_bytes
@@ -24,6 +26,8 @@ from rag.providers import Embedder
 from rag.sources.scan import ScannedFile, ScanResult, scan_source
 
 BATCH_FILES = 64  # files per replace_files transaction
+WRITERS = 2  # replace_files transactions at once, each tokenizing on a core of its own
+DEADLOCK_RETRIES = 5
 EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
 
 
@@ -184,9 +188,7 @@ def _run(
     batch: list[tuple[ScannedFile, str, FileChunks]] = []
     stored: list[Future[tuple[int, int]]] = []
     chunk_count = files_chunked = 0
-    # Storing runs on a writer thread: while PostgreSQL tokenizes one batch, this
-    # thread reads and chunks the next (the two cores work at once).
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-store") as writer:
+    with _Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
             read = _read(scanned_file, summary)
             if read is None:
@@ -210,10 +212,10 @@ def _run(
             chunk_count += len(chunked.chunks)
             files_chunked += 1
             if len(batch) >= BATCH_FILES:
-                stored.append(writer.submit(_store_batch, conn, source_id, batch))
+                stored.append(writer.submit(source_id, batch))
                 batch = []
         if batch:
-            stored.append(writer.submit(_store_batch, conn, source_id, batch))
+            stored.append(writer.submit(source_id, batch))
         report.chunked(chunk_count, files_chunked)
         for future in stored:
             added, removed = future.result()
@@ -239,12 +241,54 @@ def _read(scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] |
     return data, hashlib.sha256(data).hexdigest()
 
 
+class _Writers:
+    """Stores batches on WRITERS threads with a connection each.
+
+    Storing is PostgreSQL's work (tokenizing and inserting postings): while
+    its backends do it on their cores, the calling thread reads and chunks the
+    next files.
+    """
+
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]]):
+        self._conninfo = conn.info
+        self._local = threading.local()
+        self._opened: list[psycopg.Connection[dict[str, Any]]] = []
+        self._opened_lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="rag-store")
+
+    def submit(self, source_id: int, batch: list[tuple[ScannedFile, str, FileChunks]]) -> Future[tuple[int, int]]:
+        return self._pool.submit(self._store, source_id, batch)
+
+    def _store(self, source_id: int, batch: list[tuple[ScannedFile, str, FileChunks]]) -> tuple[int, int]:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            password = {"password": self._conninfo.password} if self._conninfo.password else {}
+            conn = psycopg.connect(**self._conninfo.get_parameters(), **password,
+                                   autocommit=True, row_factory=dict_row)
+            self._local.conn = conn
+            with self._opened_lock:
+                self._opened.append(conn)
+        return _store_batch(conn, source_id, batch)
+
+    def __enter__(self) -> "_Writers":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for conn in self._opened:
+            conn.close()
+
+
 def _store_batch(
     conn: psycopg.Connection[dict[str, Any]],
     source_id: int,
     batch: list[tuple[ScannedFile, str, FileChunks]],
 ) -> tuple[int, int]:
-    """Replace the batch's files and their chunks in one transaction: (added, removed) chunks."""
+    """Replace the batch's files and their chunks in one transaction: (added, removed) chunks.
+
+    Concurrent batches update the same term statistics; when PostgreSQL breaks
+    a deadlock between two of them, the aborted one (rolled back whole) is retried.
+    """
     files = [
         {
             "path": f.path, "size": f.size, "mtimeNs": f.mtime_ns, "sha256": sha,
@@ -258,10 +302,16 @@ def _store_batch(
         }
         for f, sha, fc in batch
     ]
-    row = conn.execute(
-        "SELECT added_chunks, removed_chunks FROM rag.replace_files(%s, %s)",
-        (source_id, Jsonb(files)),
-    ).fetchone()
+    for attempt in range(DEADLOCK_RETRIES + 1):
+        try:
+            row = conn.execute(
+                "SELECT added_chunks, removed_chunks FROM rag.replace_files(%s, %s)",
+                (source_id, Jsonb(files)),
+            ).fetchone()
+            break
+        except psycopg.errors.DeadlockDetected:
+            if attempt == DEADLOCK_RETRIES:
+                raise
     assert row is not None
     return row["added_chunks"], row["removed_chunks"]
 

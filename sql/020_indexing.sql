@@ -272,10 +272,15 @@ VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
-    added bigint;
+    added       bigint;
+    added_terms bigint;
+    new_terms   text[];
+    new_dfs     integer[];
 BEGIN
     -- The document length goes in with the chunk (updating it afterwards
-    -- would write every chunk row twice).
+    -- would write every chunk row twice). Shared statistics are updated last,
+    -- in key order: their row locks, held to commit, then block concurrent
+    -- batches only briefly and never in a cycle.
     WITH chunk_rows AS MATERIALIZED (
         SELECT f.id AS file_id, (c.ordinality - 1)::integer AS ordinal, c.value->>'content' AS content,
                c.value->>'contentHash' AS content_hash, c.value->'metadata' AS metadata
@@ -300,16 +305,16 @@ BEGIN
         SELECT t.term, f.id, t.tf, f.term_count
         FROM terms t JOIN fresh f ON f.file_id = t.file_id AND f.ordinal = t.ordinal
         RETURNING term
-    ),
-    counted AS (
-        INSERT INTO rag.term_stats AS s (term, df)
-        SELECT p.term, count(*) FROM posted p GROUP BY p.term ORDER BY p.term
-        ON CONFLICT (term) DO UPDATE SET df = s.df + excluded.df
     )
-    UPDATE rag.corpus_stats
-       SET chunks = chunks + (SELECT count(*) FROM fresh),
-           total_terms = total_terms + (SELECT coalesce(sum(f.term_count), 0) FROM fresh f)
-    RETURNING (SELECT count(*) FROM fresh) INTO added;
+    SELECT (SELECT count(*) FROM fresh), (SELECT coalesce(sum(f.term_count), 0) FROM fresh f),
+           ARRAY(SELECT p.term FROM posted p GROUP BY p.term ORDER BY p.term),
+           ARRAY(SELECT count(*)::integer FROM posted p GROUP BY p.term ORDER BY p.term)
+      INTO added, added_terms, new_terms, new_dfs;
+
+    INSERT INTO rag.term_stats AS s (term, df)
+    SELECT n.term, n.df FROM unnest(new_terms, new_dfs) AS n(term, df) ORDER BY n.term
+    ON CONFLICT (term) DO UPDATE SET df = s.df + excluded.df;
+    UPDATE rag.corpus_stats SET chunks = chunks + added, total_terms = total_terms + added_terms;
     RETURN added;
 END
 $$;
