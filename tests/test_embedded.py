@@ -45,6 +45,7 @@ def test_concurrent_first_use_restart_and_data_kept(rag_home: Path) -> None:
 
     stopped = run(rag_home, "db", "stop")
     assert stopped.stdout.strip() == "embedded server stopped"
+    assert stopped.stderr == "", "no library warnings on stderr"
 
     status = run(rag_home, "status")  # starts the server again on demand
     assert status.returncode == 0, status.stderr
@@ -62,6 +63,7 @@ def test_embedded_listens_on_a_socket_only_and_folds_cyrillic(rag_home: Path) ->
     assert out.stdout.strip() == "|привет ёж|true"
     url = run(rag_home, "db", "url").stdout.strip()
     assert url.endswith(f"/rag?host={rag_home / 'pgdata'}")
+    assert "max_wal_size = '4GB'" in (rag_home / "pgdata" / "postgresql.auto.conf").read_text()
 
 
 def test_unwritable_data_directory_is_one_line(tmp_path: Path) -> None:
