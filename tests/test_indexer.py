@@ -166,8 +166,9 @@ KILLED_RUN = textwrap.dedent(
     indexer.BATCH_FILES = 2
     real_store = indexer._store_batch
     def slow_store(*args, **kwargs):
-        real_store(*args, **kwargs)
+        stored = real_store(*args, **kwargs)
         time.sleep(0.05)
+        return stored
     indexer._store_batch = slow_store
     root = Path(sys.argv[2])
     with db.connect(db.DatabaseTarget(sys.argv[1], "test")) as conn:
@@ -246,3 +247,36 @@ def test_gc_prunes_only_unreferenced_embeddings(rag_db: db.DatabaseTarget, tmp_p
     assert rows(rag_db, "SELECT rag.remove_source('b') AS n")[0]["n"] == 1
     assert rows(rag_db, "SELECT rag.gc() AS n")[0]["n"] == 1
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.embeddings")[0]["n"] == before - 1
+
+
+def test_parallel_batches_keep_keyword_statistics_exact(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("rag.indexer.BATCH_FILES", 2)  # many small batches on both writers at once
+    root = make_project(tmp_path / "p", files=60)
+    run(rag_db, root, NoneEmbedder())
+    for i in range(0, 60, 2):  # half change (their old chunks and postings go), one goes
+        (root / f"mod{i}.py").write_text(f"def handler_{i}(y):\n    return y * {i}  # changed\n")
+    (root / "mod1.py").unlink()
+    second = run(rag_db, root, NoneEmbedder())
+    assert (second.changed, second.deleted) == (30, 1)
+
+    stats = rows(rag_db, "SELECT chunks, total_terms FROM rag.corpus_stats")[0]
+    actual = rows(rag_db, "SELECT count(*) AS chunks, sum(term_count) AS total_terms FROM rag.chunks")[0]
+    assert stats == actual
+    wrong_df = rows(rag_db, "SELECT s.term, s.df, count(p.chunk_id) AS postings FROM rag.term_stats s"
+                            " LEFT JOIN rag.postings p ON p.term = s.term GROUP BY s.term, s.df"
+                            " HAVING s.df <> count(p.chunk_id)")
+    assert wrong_df == []
+    orphans = rows(rag_db, "SELECT count(*) AS n FROM rag.postings p"
+                           " WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = p.chunk_id)")
+    assert orphans[0]["n"] == 0
+    lengths = rows(rag_db, "SELECT count(*) AS n FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id"
+                           " WHERE p.term_count <> c.term_count")
+    assert lengths[0]["n"] == 0
+
+    with connect(rag_db) as conn:
+        conn.execute("SELECT rag.remove_source('proj')")
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.postings")[0]["n"] == 0
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.term_stats WHERE df <> 0")[0]["n"] == 0
+    assert rows(rag_db, "SELECT chunks, total_terms FROM rag.corpus_stats")[0] == {"chunks": 0, "total_terms": 0}
