@@ -96,7 +96,8 @@ def _configure_server(server_url: str) -> None:
         for name, value in SERVER_SETTINGS.items():
             current = conn.execute("SELECT current_setting(%s)", (name,)).fetchone()
             if current is None or current[0] != value:
-                conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
+                setting = sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value))
+                conn.execute(setting)
                 changed = True
         if changed:
             conn.execute("SELECT pg_reload_conf()")

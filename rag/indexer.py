@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
@@ -28,6 +29,8 @@ from rag.sources.scan import ScannedFile, ScanResult, scan_source
 BATCH_FILES = 64  # files per replace_files transaction
 WRITERS = 2  # replace_files transactions at once, each tokenizing on a core of its own
 DEADLOCK_RETRIES = 5
+
+Batched = tuple[ScannedFile, str, FileChunks]  # a file to store, its sha256 and its chunks
 EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
 
 
@@ -185,7 +188,7 @@ def _run(
     report.planned(len(todo), summary.unchanged, len(deleted))
 
     touched: list[dict[str, Any]] = []
-    batch: list[tuple[ScannedFile, str, FileChunks]] = []
+    batch: list[Batched] = []
     stored: list[Future[tuple[int, int]]] = []
     chunk_count = files_chunked = 0
     with _Writers(conn) as writer:
@@ -256,15 +259,15 @@ class _Writers:
         self._opened_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="rag-store")
 
-    def submit(self, source_id: int, batch: list[tuple[ScannedFile, str, FileChunks]]) -> Future[tuple[int, int]]:
+    def submit(self, source_id: int, batch: list[Batched]) -> Future[tuple[int, int]]:
         return self._pool.submit(self._store, source_id, batch)
 
-    def _store(self, source_id: int, batch: list[tuple[ScannedFile, str, FileChunks]]) -> tuple[int, int]:
+    def _store(self, source_id: int, batch: list[Batched]) -> tuple[int, int]:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             password = {"password": self._conninfo.password} if self._conninfo.password else {}
-            conn = psycopg.connect(**self._conninfo.get_parameters(), **password,
-                                   autocommit=True, row_factory=dict_row)
+            conninfo = make_conninfo("", **self._conninfo.get_parameters(), **password)
+            conn = psycopg.connect(conninfo, autocommit=True, row_factory=dict_row)
             self._local.conn = conn
             with self._opened_lock:
                 self._opened.append(conn)
@@ -282,7 +285,7 @@ class _Writers:
 def _store_batch(
     conn: psycopg.Connection[dict[str, Any]],
     source_id: int,
-    batch: list[tuple[ScannedFile, str, FileChunks]],
+    batch: list[Batched],
 ) -> tuple[int, int]:
     """Replace the batch's files and their chunks in one transaction: (added, removed) chunks.
 
