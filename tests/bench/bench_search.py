@@ -14,8 +14,9 @@ rag.ensure_vector_index), then VACUUM ANALYZE:
 Each size has its own RAG_HOME (.bench/home-search/<size>, embedded server),
 reused while its chunk and vector counts, generator version and tokenizer match.
 
-Measured per size, over one open connection after a warm-up: the wall time of
-SELECT * FROM rag.search(...) for --queries (200) queries of 1-5 vocabulary
+Measured per size, over one open connection after a warm-up (20 other queries
+in every configuration first: the server was just started, its caches cold):
+the wall time of SELECT * FROM rag.search(...) for --queries (200) queries of 1-5 vocabulary
 words (common and rare) with query vectors near random centroids, keyword-only
 and hybrid, without filter, with the 1% source and with the 10% path prefix:
 p50, p95 and mean; how many queries returned fewer than top_k rows although at
@@ -286,11 +287,8 @@ class Result:
     timeouts: int
 
 
-def measure(conn: psycopg.Connection[dict[str, Any]], config: Config, warmup: list[Query],
-            queries: list[Query]) -> Result:
-    """One configuration: the warm-up queries untimed, then the timed ones."""
-    for query in warmup:
-        timed_search(conn, config, query)
+def measure(conn: psycopg.Connection[dict[str, Any]], config: Config, queries: list[Query]) -> Result:
+    """One configuration, timed."""
     runs = [timed_search(conn, config, query) for query in queries]
     short = sum(rows is not None and rows < expected_rows(conn, config, query)
                 for (_, rows), query in zip(runs, queries, strict=True))
@@ -351,8 +349,11 @@ def main() -> None:
             conn.execute(f"SET statement_timeout = {TIMEOUT_MS}")
             warmup = make_queries(rng, vocab, 20)
             queries = make_queries(rng, vocab, args.queries)
+            for config in CONFIGS:  # warm caches for all before timing any: a server just started is cold
+                for query in warmup:
+                    timed_search(conn, config, query)
             for config in CONFIGS:
-                result = measure(conn, config, warmup, queries)
+                result = measure(conn, config, queries)
                 print(f"{size:>8,}  {config.name:<20} {figures(result.times)}  {result.short:>5}"
                       f"  {result.timeouts:>8}", flush=True)
             if size == sizes[-1]:
