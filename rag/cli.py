@@ -31,17 +31,31 @@ if TYPE_CHECKING:
 
 
 class _FriendlyErrors(TyperGroup):
-    """Turns RagError into ``error: ...`` and exit 1 unless ``--debug`` was given."""
+    """Turns RagError and unexpected database errors into ``error: ...`` and exit 1
+    unless ``--debug`` was given."""
 
     def invoke(self, ctx: _click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except RagError as exc:
+        except Exception as exc:
             state = ctx.obj if isinstance(ctx.obj, CliState) else None
-            if state is not None and state.debug:
+            message = _one_line(exc)
+            if message is None or (state is not None and state.debug):
                 raise
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(f"error: {message}", err=True)
             raise typer.Exit(1) from None
+
+
+def _one_line(exc: Exception) -> str | None:
+    """The message for an error we can explain, None for a bug (shown as a traceback)."""
+    if isinstance(exc, RagError):
+        return str(exc)
+    import psycopg  # only now: `rag mcp` and `rag --help` start without it
+
+    if isinstance(exc, psycopg.Error):
+        reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
+        return f"database: {reason} (run with --debug for the details)"
+    return None
 
 
 @dataclass

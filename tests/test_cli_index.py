@@ -134,3 +134,13 @@ def test_index_git_repository_clones_and_updates(keyword_only: Path, tmp_path: P
     summary = json.loads(out)
     assert (summary["new"], summary["unchanged"]) == (1, 1)
     assert "remote" in rag("list")[1]
+
+
+def test_a_database_error_is_one_line(keyword_only: Path, tmp_path: Path, rag_db: db.DatabaseTarget) -> None:
+    with db.connect(rag_db) as conn:  # a schema this version does not expect
+        conn.execute("ALTER TABLE rag.postings RENAME COLUMN term_count TO chunk_length")
+    result = runner.invoke(app, ["index", "--path", str(make_folder(tmp_path / "p"))])
+    assert result.exit_code == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: database: column \"term_count\" of relation \"postings\" does not exist")
+    assert "Traceback" not in result.stderr and "--debug" in last
