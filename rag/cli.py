@@ -335,7 +335,7 @@ def remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Source 
     with db.connect(_state(ctx).target) as conn:
         try:
             row = conn.execute("SELECT rag.remove_source(%s) AS n", (name,)).fetchone()
-        except psycopg.errors.NoDataFound as exc:
+        except (psycopg.errors.NoDataFound, psycopg.errors.LockNotAvailable) as exc:
             raise RagError(exc.diag.message_primary or str(exc)) from None
     assert row is not None
     typer.echo(f"removed {name}: {row['n']:,} chunks")

@@ -98,8 +98,8 @@ VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
-    removed_chunks bigint;
-    source_id_     bigint;
+    gone       record;
+    source_id_ bigint;
 BEGIN
     SELECT s.id INTO source_id_ FROM rag.sources s WHERE s.name = source_name;
     IF source_id_ IS NULL THEN
@@ -107,9 +107,17 @@ BEGIN
             coalesce((SELECT string_agg(s.name, ', ' ORDER BY s.name) FROM rag.sources s), 'none')
             USING ERRCODE = 'no_data_found';
     END IF;
-    removed_chunks := rag._delete_chunks(source_id_);
+    -- Not while a run indexes it: that run's next batches would lose their
+    -- chunks to the cascade below but leave their postings and statistics.
+    IF NOT pg_try_advisory_xact_lock(rag._source_lock_key(source_id_)) THEN
+        RAISE EXCEPTION 'remove_source: source % is being indexed; remove it when the run has finished',
+            quote_literal(source_name)
+            USING ERRCODE = 'lock_not_available';
+    END IF;
+    SELECT * INTO gone FROM rag._delete_chunks(source_id_, NULL);
     DELETE FROM rag.sources s WHERE s.id = source_id_;  -- files and runs' links go with it
-    RETURN removed_chunks;
+    PERFORM rag._apply_keyword_stats(gone.chunk_delta, gone.term_delta, gone.terms, gone.df_deltas);
+    RETURN -gone.chunk_delta;
 END
 $$;
 COMMENT ON FUNCTION rag.remove_source(text) IS

@@ -51,38 +51,68 @@ COMMENT ON FUNCTION rag.term_frequencies(text) IS
 -- _delete_chunks
 CREATE OR REPLACE FUNCTION rag._delete_chunks(
     target_source_id bigint,
-    paths text[] DEFAULT NULL
+    paths text[],
+    OUT chunk_delta bigint,
+    OUT term_delta bigint,
+    OUT terms text[],
+    OUT df_deltas integer[]
 )
-RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
-    doomed  bigint[];
-    removed bigint;
+    doomed bigint[];
 BEGIN
-    SELECT coalesce(array_agg(c.id), '{}') INTO doomed
+    SELECT coalesce(array_agg(c.id), '{}'), -coalesce(sum(c.term_count), 0) INTO doomed, term_delta
     FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id
     WHERE c.source_id = target_source_id AND (paths IS NULL OR f.path = ANY (paths));
-    removed := cardinality(doomed);
-    IF removed = 0 THEN
-        RETURN 0;
-    END IF;
-
+    chunk_delta := -cardinality(doomed);
     WITH gone AS (
         DELETE FROM rag.postings p WHERE p.chunk_id = ANY (doomed) RETURNING p.term
+    ),
+    counted AS (
+        SELECT g.term, -count(*)::integer AS n FROM gone g GROUP BY g.term
     )
-    UPDATE rag.term_stats s SET df = s.df - d.n
-    FROM (SELECT g.term, count(*) AS n FROM gone g GROUP BY g.term ORDER BY g.term) AS d
-    WHERE s.term = d.term;
-    UPDATE rag.corpus_stats
-       SET chunks = chunks - removed,
-           total_terms = total_terms - (SELECT coalesce(sum(c.term_count), 0)
-                                        FROM rag.chunks c WHERE c.id = ANY (doomed));
+    SELECT coalesce(array_agg(c.term ORDER BY c.term), '{}'), coalesce(array_agg(c.n ORDER BY c.term), '{}')
+      INTO terms, df_deltas
+    FROM counted c;
     DELETE FROM rag.chunks c WHERE c.id = ANY (doomed);
-    RETURN removed;
 END
 $$;
 COMMENT ON FUNCTION rag._delete_chunks(bigint, text[]) IS
-    'Private: deletes a source''s chunks (all, or those of the given paths) keeping BM25 statistics current; returns how many.';
+    'Private: deletes a source''s chunks (all: paths NULL, or those of the given files) with their postings; returns the (negative) changes to the BM25 statistics for rag._apply_keyword_stats.';
+
+-- ---------------------------------------------------------------------------
+-- _apply_keyword_stats
+CREATE OR REPLACE FUNCTION rag._apply_keyword_stats(
+    chunk_delta bigint,
+    term_delta bigint,
+    terms text[],
+    df_deltas integer[]
+)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    -- The only writes to the shared statistics rows: done last in a
+    -- transaction and in key order (corpus_stats after every term), so
+    -- concurrent index batches wait for each other briefly, never in a cycle.
+    INSERT INTO rag.term_stats AS s (term, df)
+    SELECT d.term, sum(d.df)::integer
+    FROM unnest(terms, df_deltas) AS d(term, df)
+    GROUP BY d.term
+    HAVING sum(d.df) <> 0
+    ORDER BY d.term
+    ON CONFLICT (term) DO UPDATE SET df = s.df + excluded.df;
+    IF chunk_delta <> 0 OR term_delta <> 0 THEN
+        UPDATE rag.corpus_stats
+           SET chunks = chunks + chunk_delta, total_terms = total_terms + term_delta;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION rag._apply_keyword_stats(bigint, bigint, text[], integer[]) IS
+    'Private: adds changes to the BM25 statistics (chunk count, total length, per-term document frequencies), locking their rows in key order.';
+

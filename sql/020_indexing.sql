@@ -264,23 +264,19 @@ COMMENT ON FUNCTION rag._file_batch(jsonb) IS
 -- _add_chunks: a batch's chunks with their keyword data, tokenized once
 CREATE OR REPLACE FUNCTION rag._add_chunks(
     target_source_id bigint,
-    file_batch jsonb
+    file_batch jsonb,
+    OUT chunk_delta bigint,
+    OUT term_delta bigint,
+    OUT terms text[],
+    OUT df_deltas integer[]
 )
-RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
-DECLARE
-    added       bigint;
-    added_terms bigint;
-    new_terms   text[];
-    new_dfs     integer[];
 BEGIN
-    -- The document length goes in with the chunk (updating it afterwards
-    -- would write every chunk row twice). Shared statistics are updated last,
-    -- in key order: their row locks, held to commit, then block concurrent
-    -- batches only briefly and never in a cycle.
+    -- The document length goes in with the chunk: updating it afterwards
+    -- would write every chunk row twice.
     WITH chunk_rows AS MATERIALIZED (
         SELECT f.id AS file_id, (c.ordinality - 1)::integer AS ordinal, c.value->>'content' AS content,
                c.value->>'contentHash' AS content_hash, c.value->'metadata' AS metadata
@@ -288,7 +284,7 @@ BEGIN
         JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path
         CROSS JOIN LATERAL jsonb_array_elements(b.chunks) WITH ORDINALITY AS c(value, ordinality)
     ),
-    terms AS MATERIALIZED (
+    tokens AS MATERIALIZED (
         SELECT r.file_id, r.ordinal, t.term, t.tf
         FROM chunk_rows r, LATERAL rag.term_frequencies(r.content) t
     ),
@@ -296,30 +292,27 @@ BEGIN
         INSERT INTO rag.chunks (source_id, file_id, ordinal, content, content_hash, metadata, term_count)
         SELECT target_source_id, r.file_id, r.ordinal, r.content, r.content_hash, r.metadata, coalesce(l.n, 0)
         FROM chunk_rows r
-        LEFT JOIN (SELECT t.file_id, t.ordinal, sum(t.tf)::integer AS n FROM terms t GROUP BY 1, 2) l
+        LEFT JOIN (SELECT t.file_id, t.ordinal, sum(t.tf)::integer AS n FROM tokens t GROUP BY 1, 2) l
                ON l.file_id = r.file_id AND l.ordinal = r.ordinal
         RETURNING id, file_id, ordinal, term_count
     ),
     posted AS (
         INSERT INTO rag.postings (term, chunk_id, tf, term_count)
         SELECT t.term, f.id, t.tf, f.term_count
-        FROM terms t JOIN fresh f ON f.file_id = t.file_id AND f.ordinal = t.ordinal
+        FROM tokens t JOIN fresh f ON f.file_id = t.file_id AND f.ordinal = t.ordinal
         RETURNING term
+    ),
+    counted AS (
+        SELECT p.term, count(*)::integer AS n FROM posted p GROUP BY p.term
     )
     SELECT (SELECT count(*) FROM fresh), (SELECT coalesce(sum(f.term_count), 0) FROM fresh f),
-           ARRAY(SELECT p.term FROM posted p GROUP BY p.term ORDER BY p.term),
-           ARRAY(SELECT count(*)::integer FROM posted p GROUP BY p.term ORDER BY p.term)
-      INTO added, added_terms, new_terms, new_dfs;
-
-    INSERT INTO rag.term_stats AS s (term, df)
-    SELECT n.term, n.df FROM unnest(new_terms, new_dfs) AS n(term, df) ORDER BY n.term
-    ON CONFLICT (term) DO UPDATE SET df = s.df + excluded.df;
-    UPDATE rag.corpus_stats SET chunks = chunks + added, total_terms = total_terms + added_terms;
-    RETURN added;
+           coalesce(array_agg(c.term ORDER BY c.term), '{}'), coalesce(array_agg(c.n ORDER BY c.term), '{}')
+      INTO chunk_delta, term_delta, terms, df_deltas
+    FROM counted c;
 END
 $$;
 COMMENT ON FUNCTION rag._add_chunks(bigint, jsonb) IS
-    'Private: inserts the chunks of a replace_files batch (files already stored) with their postings, document frequencies and corpus totals; returns how many.';
+    'Private: inserts the chunks of a replace_files batch (files already stored) with their postings; returns the changes to the BM25 statistics for rag._apply_keyword_stats.';
 
 -- ---------------------------------------------------------------------------
 -- replace_files
@@ -336,6 +329,8 @@ VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
+    gone    record;  -- chunks of the old versions, deleted
+    fresh   record;  -- chunks of the new versions, added
     removed bigint;
     added   bigint;
 BEGIN
@@ -349,7 +344,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    removed := rag._delete_chunks(
+    SELECT * INTO gone FROM rag._delete_chunks(
         target_source_id, ARRAY(SELECT b.path FROM rag._file_batch(file_batch) b));
 
     INSERT INTO rag.files AS f (source_id, path, size, mtime_ns, sha256, source_type, language,
@@ -362,7 +357,11 @@ BEGIN
            source_type = excluded.source_type, language = excluded.language,
            content = excluded.content, error = excluded.error, indexed_at = excluded.indexed_at;
 
-    added := rag._add_chunks(target_source_id, file_batch);
+    SELECT * INTO fresh FROM rag._add_chunks(target_source_id, file_batch);
+    PERFORM rag._apply_keyword_stats(gone.chunk_delta + fresh.chunk_delta, gone.term_delta + fresh.term_delta,
+                                     gone.terms || fresh.terms, gone.df_deltas || fresh.df_deltas);
+    added := fresh.chunk_delta;
+    removed := -gone.chunk_delta;
     RETURN QUERY SELECT added, removed;
 END
 $$;
@@ -405,11 +404,12 @@ VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
-    removed bigint;
+    gone record;
 BEGIN
-    removed := rag._delete_chunks(target_source_id, paths);
+    SELECT * INTO gone FROM rag._delete_chunks(target_source_id, paths);
     DELETE FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths);
-    RETURN removed;
+    PERFORM rag._apply_keyword_stats(gone.chunk_delta, gone.term_delta, gone.terms, gone.df_deltas);
+    RETURN -gone.chunk_delta;
 END
 $$;
 COMMENT ON FUNCTION rag.delete_files(bigint, text[]) IS

@@ -280,3 +280,14 @@ def test_parallel_batches_keep_keyword_statistics_exact(
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.postings")[0]["n"] == 0
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.term_stats WHERE df <> 0")[0]["n"] == 0
     assert rows(rag_db, "SELECT chunks, total_terms FROM rag.corpus_stats")[0] == {"chunks": 0, "total_terms": 0}
+
+
+def test_a_source_being_indexed_cannot_be_removed(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    run(rag_db, make_project(tmp_path / "p"), NoneEmbedder())
+    with connect(rag_db) as indexing, connect(rag_db) as other:
+        source_id = indexing.execute("SELECT id FROM rag.sources WHERE name = 'proj'").fetchone()["id"]  # type: ignore[index]
+        run_id = indexing.execute("SELECT rag.begin_run(%s) AS id", (source_id,)).fetchone()["id"]  # type: ignore[index]
+        with pytest.raises(psycopg.errors.LockNotAvailable, match="source 'proj' is being indexed"):
+            other.execute("SELECT rag.remove_source('proj')")
+        indexing.execute("SELECT rag.finish_run(%s, 'succeeded')", (run_id,))
+        assert other.execute("SELECT rag.remove_source('proj') AS n").fetchone()["n"] > 0  # type: ignore[index]
