@@ -189,7 +189,6 @@ def _run(
 
     touched: list[dict[str, Any]] = []
     batch: list[Batched] = []
-    stored: list[Future[tuple[int, int]]] = []
     chunk_count = files_chunked = 0
     with _Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
@@ -215,15 +214,12 @@ def _run(
             chunk_count += len(chunked.chunks)
             files_chunked += 1
             if len(batch) >= BATCH_FILES:
-                stored.append(writer.submit(source_id, batch))
+                writer.submit(source_id, batch)
                 batch = []
         if batch:
-            stored.append(writer.submit(source_id, batch))
+            writer.submit(source_id, batch)
         report.chunked(chunk_count, files_chunked)
-        for future in stored:
-            added, removed = future.result()
-            summary.chunks_added += added
-            summary.chunks_removed += removed
+        summary.chunks_added, summary.chunks_removed = writer.totals()
     if touched:
         conn.execute("SELECT rag.touch_files(%s, %s)", (source_id, Jsonb(touched)))
     if deleted:
@@ -249,25 +245,49 @@ class _Writers:
 
     Storing is PostgreSQL's work (tokenizing and inserting postings): while
     its backends do it on their cores, the calling thread reads and chunks the
-    next files.
+    next files. At most IN_FLIGHT batches wait, so a slow database holds back
+    the chunking instead of letting a whole source pile up in memory; the first
+    failed batch stops the run at the next submit.
     """
 
+    IN_FLIGHT = 2 * WRITERS
+
     def __init__(self, conn: psycopg.Connection[dict[str, Any]]):
-        self._conninfo = conn.info
+        password = {"password": conn.info.password} if conn.info.password else {}
+        self._conninfo = make_conninfo("", **conn.info.get_parameters(), **password)
         self._local = threading.local()
         self._opened: list[psycopg.Connection[dict[str, Any]]] = []
         self._opened_lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(self.IN_FLIGHT)
+        self._futures: list[Future[tuple[int, int]]] = []
+        self._failure: BaseException | None = None
         self._pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="rag-store")
 
-    def submit(self, source_id: int, batch: list[Batched]) -> Future[tuple[int, int]]:
-        return self._pool.submit(self._store, source_id, batch)
+    def submit(self, source_id: int, batch: list[Batched]) -> None:
+        self._slots.acquire()
+        if self._failure is not None:
+            self._slots.release()
+            raise self._failure
+        future = self._pool.submit(self._store, source_id, batch)
+        future.add_done_callback(self._done)
+        self._futures.append(future)
+
+    def totals(self) -> tuple[int, int]:
+        """Waits for every batch: (chunks added, chunks removed) of those stored; raises the first failure."""
+        stored = [f.result() for f in self._futures if f.exception() is None]
+        if self._failure is not None:
+            raise self._failure
+        return sum(a for a, _ in stored), sum(r for _, r in stored)
+
+    def _done(self, future: Future[tuple[int, int]]) -> None:
+        if future.exception() is not None and self._failure is None:
+            self._failure = future.exception()
+        self._slots.release()
 
     def _store(self, source_id: int, batch: list[Batched]) -> tuple[int, int]:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            password = {"password": self._conninfo.password} if self._conninfo.password else {}
-            conninfo = make_conninfo("", **self._conninfo.get_parameters(), **password)
-            conn = psycopg.connect(conninfo, autocommit=True, row_factory=dict_row)
+            conn = psycopg.connect(self._conninfo, autocommit=True, row_factory=dict_row)
             self._local.conn = conn
             with self._opened_lock:
                 self._opened.append(conn)

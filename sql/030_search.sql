@@ -111,6 +111,7 @@ DECLARE
     n_docs        double precision;
     avg_length    double precision;
     terms         text[];
+    dfs           integer[];
     idfs          double precision[];
     bounds        double precision[];
     n_terms       integer;
@@ -132,13 +133,17 @@ BEGIN
         RAISE EXCEPTION 'bm25_search: k1 must be positive and b between 0 and 1 (got k1 %, b %)', k1, b
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF score_all_below IS NULL OR score_all_below < 0 THEN
+        RAISE EXCEPTION 'bm25_search: score_all_below must be 0 or more, not %', coalesce(score_all_below::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     SELECT cs.chunks, cs.total_terms::double precision / greatest(cs.chunks, 1)
       INTO n_docs, avg_length FROM rag.corpus_stats cs;
     -- Query terms, rarest first, with Lucene's non-negative IDF. (ANY over an
     -- array, not a join, so term_stats is read by its index.)
-    SELECT array_agg(s.term ORDER BY s.df, s.term),
+    SELECT array_agg(s.term ORDER BY s.df, s.term), array_agg(s.df ORDER BY s.df, s.term),
            array_agg(ln(1 + (n_docs - s.df + 0.5) / (s.df + 0.5)) ORDER BY s.df, s.term)
-      INTO terms, idfs
+      INTO terms, dfs, idfs
     FROM rag.term_stats s
     WHERE s.term = ANY (ARRAY(SELECT t.term FROM rag.term_frequencies(coalesce(query, '')) t))
       AND s.df > 0;
@@ -207,9 +212,16 @@ BEGIN
         FROM floor f LEFT JOIN partial m ON m.s + tail >= f.v
         GROUP BY f.v;
         EXIT WHEN essential >= n_terms OR tail < threshold;
-        SELECT coalesce(min(e), n_terms) INTO essential
-        FROM generate_series(essential + 1, n_terms) AS e
-        WHERE (SELECT coalesce(sum(u), 0) FROM unnest(bounds[e + 1:n_terms]) AS u) < threshold;
+        IF threshold > 0 THEN
+            SELECT coalesce(min(e), n_terms) INTO essential
+            FROM generate_series(essential + 1, n_terms) AS e
+            WHERE (SELECT coalesce(sum(u), 0) FROM unnest(bounds[e + 1:n_terms]) AS u) < threshold;
+        ELSE
+            -- Fewer than top_n candidates: add the rarest terms that can supply the rest.
+            SELECT coalesce(min(e), n_terms) INTO essential
+            FROM generate_series(essential + 1, n_terms) AS e
+            WHERE (SELECT sum(d) FROM unnest(dfs[1:e]) AS d) >= top_n;
+        END IF;
     END LOOP;
 
     IF essential < n_terms THEN
@@ -320,6 +332,10 @@ BEGIN
         RAISE EXCEPTION 'vector_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF exact_below IS NULL OR exact_below < 0 THEN
+        RAISE EXCEPTION 'vector_search: exact_below must be 0 or more, not %', coalesce(exact_below::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     SELECT m.dimensions INTO dims FROM rag.embedding_models m WHERE m.model = embedding_model;
     IF dims IS NULL THEN
         RAISE EXCEPTION 'vector_search: no embeddings for model %; known: %', quote_literal(embedding_model),
@@ -360,6 +376,9 @@ BEGIN
     -- to chunks (vectors kept for reuse) are replaced by the next nearest.
     PERFORM set_config('hnsw.ef_search', greatest(top_n * 2, 40)::text, true);
     PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
+    -- A filter passing 0.2% of a million chunks needs ~25k visited vectors to
+    -- fill 50 rows; pgvector stops at 20k by default.
+    PERFORM set_config('hnsw.max_scan_tuples', '200000', true);
     RETURN QUERY EXECUTE format(
         'SELECT r.id, 1 - r.distance, (row_number() OVER (ORDER BY r.distance, r.id))::integer'
         ' FROM (SELECT c.id, e.embedding::vector(%1$s) <=> $1::vector(%1$s) AS distance'

@@ -291,3 +291,27 @@ def test_a_source_being_indexed_cannot_be_removed(rag_db: db.DatabaseTarget, tmp
             other.execute("SELECT rag.remove_source('proj')")
         indexing.execute("SELECT rag.finish_run(%s, 'succeeded')", (run_id,))
         assert other.execute("SELECT rag.remove_source('proj') AS n").fetchone()["n"] > 0  # type: ignore[index]
+
+
+def test_a_failed_batch_stops_the_run_and_marks_it_failed(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag import indexer
+
+    monkeypatch.setattr(indexer, "BATCH_FILES", 1)
+    real_store = indexer._store_batch
+    stored: list[str] = []
+
+    def failing_store(conn: Any, source_id: int, batch: Any) -> tuple[int, int]:
+        if batch[0][0].path == "mod3.py":
+            raise psycopg.errors.DiskFull("could not extend file")
+        stored.append(batch[0][0].path)
+        return real_store(conn, source_id, batch)
+
+    monkeypatch.setattr(indexer, "_store_batch", failing_store)
+    with pytest.raises(psycopg.errors.DiskFull):
+        run(rag_db, make_project(tmp_path / "p", files=40), NoneEmbedder())
+    assert len(stored) < 40, "chunking stopped soon after the failure"
+    assert rows(rag_db, "SELECT status FROM rag.index_runs")[0]["status"] == "failed"
+    in_db = {r["path"] for r in rows(rag_db, "SELECT path FROM rag.files")}
+    assert in_db == set(stored), "every batch that succeeded is stored whole, the failed one not at all"

@@ -233,6 +233,8 @@ def test_stored_query_embedding_is_used_from_psql(rag_db: db.DatabaseTarget) -> 
         ("SELECT * FROM rag.search('x', '[1,2,3]'::vector)", "no stored embeddings have 3 dimensions"),
         ("SELECT * FROM rag.search('x', candidates => 5)", "candidates must be at least top_k"),
         ("SELECT * FROM rag.bm25_search('x', k1 => 0)", "k1 must be positive"),
+        ("SELECT * FROM rag.bm25_search('x', score_all_below => -2)", "score_all_below must be 0 or more"),
+        ("SELECT * FROM rag.vector_search('[1,2,3]', 'm', exact_below => -1)", "exact_below must be 0 or more"),
     ],
 )
 def test_bad_search_arguments_are_named(rag_db: db.DatabaseTarget, call: str, message: str) -> None:

@@ -37,6 +37,7 @@ class LocalEmbedder:
         self._dimensions: int | None = _BUNDLED_DIMENSIONS if bundled else None
         self._loaded: SentenceTransformer | None = None
         self._load_lock = threading.Lock()
+        self._query_lock = threading.Lock()
 
     @property
     def dimensions(self) -> int:
@@ -70,12 +71,14 @@ class LocalEmbedder:
 
         # One short text gains nothing from intra-op threads, and they stall for
         # hundreds of milliseconds when the other cores are busy (an index run).
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return self._encode([text], query=True)[0]
-        finally:
-            torch.set_num_threads(threads)
+        # The setting is process-wide: one query at a time changes and restores it.
+        with self._query_lock:
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                return self._encode([text], query=True)[0]
+            finally:
+                torch.set_num_threads(threads)
 
     def __repr__(self) -> str:
         return f"LocalEmbedder(model={self.model!r}, device={self._device!r})"
