@@ -42,6 +42,7 @@ CREATE TABLE rag.chunks (
     content_hash text NOT NULL,                -- sha256 of content: the embedding key
     metadata     jsonb NOT NULL,               -- path, sourceType, lines, fqn, headerPath, pages
     term_count   integer NOT NULL DEFAULT 0,   -- BM25 document length
+    terms        text[] NOT NULL DEFAULT '{}', -- its distinct terms: the keys of its postings
     -- Filtered keyword search reads a chunk's filter columns from the key index alone.
     PRIMARY KEY (id) INCLUDE (source_id, file_id),
     UNIQUE (file_id, ordinal)
@@ -54,6 +55,8 @@ CREATE INDEX chunks_content_hash_idx ON rag.chunks (content_hash);
 -- Postings are kept by rag._add_chunks and rag._delete_chunks (which also keep
 -- the statistics right), so no foreign key and its check per row. tf and the
 -- chunk's length are in the key index: scoring a term reads that index alone.
+-- A chunk's postings are found for deletion by its `terms` and this key, so
+-- no second index slows the insertion of millions of postings.
 CREATE TABLE rag.postings (
     term       text NOT NULL,
     chunk_id   bigint NOT NULL,
@@ -61,7 +64,6 @@ CREATE TABLE rag.postings (
     term_count integer NOT NULL,               -- the chunk's length (chunks.term_count)
     PRIMARY KEY (term, chunk_id) INCLUDE (tf, term_count)
 );
-CREATE INDEX postings_chunk_idx ON rag.postings (chunk_id);
 
 CREATE TABLE rag.term_stats (
     term text PRIMARY KEY,

@@ -63,16 +63,31 @@ SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
     doomed bigint[];
+    sweep  boolean;
 BEGIN
     SELECT coalesce(array_agg(c.id), '{}'), -coalesce(sum(c.term_count), 0) INTO doomed, term_delta
     FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id
     WHERE c.source_id = target_source_id AND (paths IS NULL OR f.path = ANY (paths));
     chunk_delta := -cardinality(doomed);
-    WITH gone AS (
-        DELETE FROM rag.postings p WHERE p.chunk_id = ANY (doomed) RETURNING p.term
+    -- A few chunks' postings are found by key, (term, chunk_id) from the
+    -- chunks' term lists; a large share of the corpus (a source removed) by
+    -- one pass over all postings. One branch runs: `sweep` is a constant here.
+    sweep := chunk_delta < -(SELECT s.chunks FROM rag.corpus_stats s) / 10;
+    WITH by_key AS (
+        DELETE FROM rag.postings p
+        USING (SELECT c.id, t.term FROM rag.chunks c, unnest(c.terms) AS t(term) WHERE c.id = ANY (doomed)) d
+        WHERE NOT sweep AND p.term = d.term AND p.chunk_id = d.id
+        RETURNING p.term
+    ),
+    by_sweep AS (
+        DELETE FROM rag.postings p
+        WHERE sweep AND p.chunk_id IN (SELECT unnest(doomed))
+        RETURNING p.term
     ),
     counted AS (
-        SELECT g.term, -count(*)::integer AS n FROM gone g GROUP BY g.term
+        SELECT g.term, -count(*)::integer AS n
+        FROM (SELECT k.term FROM by_key k UNION ALL SELECT w.term FROM by_sweep w) g
+        GROUP BY g.term
     )
     SELECT coalesce(array_agg(c.term ORDER BY c.term), '{}'), coalesce(array_agg(c.n ORDER BY c.term), '{}')
       INTO terms, df_deltas

@@ -289,10 +289,12 @@ BEGIN
         FROM chunk_rows r, LATERAL rag.term_frequencies(r.content) t
     ),
     fresh AS (
-        INSERT INTO rag.chunks (source_id, file_id, ordinal, content, content_hash, metadata, term_count)
-        SELECT target_source_id, r.file_id, r.ordinal, r.content, r.content_hash, r.metadata, coalesce(l.n, 0)
+        INSERT INTO rag.chunks (source_id, file_id, ordinal, content, content_hash, metadata, term_count, terms)
+        SELECT target_source_id, r.file_id, r.ordinal, r.content, r.content_hash, r.metadata,
+               coalesce(l.n, 0), coalesce(l.terms, '{}')
         FROM chunk_rows r
-        LEFT JOIN (SELECT t.file_id, t.ordinal, sum(t.tf)::integer AS n FROM tokens t GROUP BY 1, 2) l
+        LEFT JOIN (SELECT t.file_id, t.ordinal, sum(t.tf)::integer AS n, array_agg(t.term) AS terms
+                   FROM tokens t GROUP BY 1, 2) l
                ON l.file_id = r.file_id AND l.ordinal = r.ordinal
         RETURNING id, file_id, ordinal, term_count
     ),

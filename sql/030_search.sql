@@ -110,9 +110,9 @@ DECLARE
     allowed       bigint[];
     n_docs        double precision;
     avg_length    double precision;
-    terms         text[];
-    dfs           integer[];
-    idfs          double precision[];
+    query_terms   text[];
+    query_dfs     integer[];
+    query_idfs    double precision[];
     bounds        double precision[];
     n_terms       integer;
     essential     integer := 1;
@@ -143,11 +143,11 @@ BEGIN
     -- array, not a join, so term_stats is read by its index.)
     SELECT array_agg(s.term ORDER BY s.df, s.term), array_agg(s.df ORDER BY s.df, s.term),
            array_agg(ln(1 + (n_docs - s.df + 0.5) / (s.df + 0.5)) ORDER BY s.df, s.term)
-      INTO terms, dfs, idfs
+      INTO query_terms, query_dfs, query_idfs
     FROM rag.term_stats s
     WHERE s.term = ANY (ARRAY(SELECT t.term FROM rag.term_frequencies(coalesce(query, '')) t))
       AND s.df > 0;
-    n_terms := coalesce(cardinality(terms), 0);
+    n_terms := coalesce(cardinality(query_terms), 0);
     IF n_terms = 0 OR n_docs = 0 THEN
         RETURN;
     END IF;
@@ -164,7 +164,7 @@ BEGIN
                     CROSS JOIN LATERAL (
                         SELECT sum(q.idf * p.tf * (k1 + 1)
                                    / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS score
-                        FROM unnest(terms, idfs) AS q(term, idf)
+                        FROM unnest(query_terms, query_idfs) AS q(term, idf)
                         JOIN rag.postings p ON p.term = q.term AND p.chunk_id = a.id) m
                     WHERE m.score IS NOT NULL
                     ORDER BY m.score DESC, a.id
@@ -181,25 +181,25 @@ BEGIN
     -- threshold: once tail is below it no chunk lacking every essential term
     -- can enter, and only candidates with partial + tail >= threshold can.
     -- The essential set grows straight to the size the threshold needs.
-    bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(idfs) AS i);
+    bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
     LOOP
         SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
         WITH essential_postings AS (
             -- One branch runs: `filtered` is a constant of the query, so the
             -- filters cost a join only when there are filters.
             SELECT p.term, p.chunk_id, p.tf, p.term_count
-            FROM rag.postings p WHERE NOT filtered AND p.term = ANY (terms[1:essential])
+            FROM rag.postings p WHERE NOT filtered AND p.term = ANY (query_terms[1:essential])
             UNION ALL
             SELECT p.term, p.chunk_id, p.tf, p.term_count
             FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
-            WHERE filtered AND p.term = ANY (terms[1:essential])
+            WHERE filtered AND p.term = ANY (query_terms[1:essential])
               AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
               AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
         ),
         partial AS MATERIALIZED (
             SELECT p.chunk_id AS id,
                    sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
-            FROM unnest(terms[1:essential], idfs[1:essential]) AS q(term, idf)
+            FROM unnest(query_terms[1:essential], query_idfs[1:essential]) AS q(term, idf)
             JOIN essential_postings p ON p.term = q.term
             GROUP BY p.chunk_id
         ),
@@ -220,7 +220,7 @@ BEGIN
             -- Fewer than top_n candidates: add the rarest terms that can supply the rest.
             SELECT coalesce(min(e), n_terms) INTO essential
             FROM generate_series(essential + 1, n_terms) AS e
-            WHERE (SELECT sum(d) FROM unnest(dfs[1:e]) AS d) >= top_n;
+            WHERE (SELECT sum(d) FROM unnest(query_dfs[1:e]) AS d) >= top_n;
         END IF;
     END LOOP;
 
@@ -242,7 +242,7 @@ BEGIN
                 CROSS JOIN LATERAL (
                     SELECT sum(q.idf * p.tf * (k1 + 1)
                                / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS rest
-                    FROM unnest(terms[essential + 1:n_terms], idfs[essential + 1:n_terms]) AS q(term, idf)
+                    FROM unnest(query_terms[essential + 1:n_terms], query_idfs[essential + 1:n_terms]) AS q(term, idf)
                     JOIN rag.postings p ON p.term = q.term AND p.chunk_id = u.id) x
                 ORDER BY 2 DESC, 1
                 LIMIT top_n) r;
