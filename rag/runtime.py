@@ -6,13 +6,16 @@ providers the same way.
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag.config import EmbeddingsConfig, RagConfig, RerankerConfig, SourceConfig
 from rag.embedded import data_dir
 from rag.errors import RagError
 from rag.indexer import ChunkSettings, SourceSpec
 from rag.providers import Embedder, make_embedder
-from rag.providers.rerankers import Reranker, make_reranker
+
+if TYPE_CHECKING:
+    from rag.providers.rerankers import Reranker
 
 
 def make_configured_embedder(config: EmbeddingsConfig) -> Embedder:
@@ -29,7 +32,9 @@ def make_configured_embedder(config: EmbeddingsConfig) -> Embedder:
     return make_embedder("none")
 
 
-def make_configured_reranker(config: RerankerConfig) -> Reranker:
+def make_configured_reranker(config: RerankerConfig) -> "Reranker":
+    from rag.providers.rerankers import make_reranker  # httpx: only for commands that rerank
+
     if config.provider == "jina":
         jina = config.jina
         key = jina.api_key.get_secret_value() if jina.api_key else None

@@ -17,12 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from rag.chunking.code import chunk_code
-from rag.chunking.docx import chunk_docx
 from rag.chunking.languages import detect_language
 from rag.chunking.lines import make_storable
 from rag.chunking.markdown import chunk_markdown
 from rag.chunking.model import Chunk
-from rag.chunking.pdf import chunk_pdf
 from rag.chunking.text import chunk_text
 from rag.errors import ChunkingError
 
@@ -78,7 +76,12 @@ def chunk_bytes(
         raise ValueError(f"need max_tokens >= 1 and overlap >= 0, got {max_tokens}, {overlap}")
     suffix = PurePosixPath(rel_path).suffix.lower()
     if suffix in (".pdf", ".docx"):
-        extract = chunk_pdf if suffix == ".pdf" else chunk_docx
+        # Imported on first use: pypdf and python-docx add ~0.1 s to every
+        # command's start, and most runs meet neither kind of file.
+        if suffix == ".pdf":
+            from rag.chunking.pdf import chunk_pdf as extract
+        else:
+            from rag.chunking.docx import chunk_docx as extract
         try:
             text, chunks, warnings = extract(data, rel_path, max_tokens=max_tokens, overlap=overlap)
         except ChunkingError as error:

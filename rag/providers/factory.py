@@ -5,9 +5,7 @@ from typing import Any
 
 from rag.errors import ProviderError
 from rag.providers.base import Embedder, NoneEmbedder
-from rag.providers.jina import JinaEmbedder
 from rag.providers.local import LocalEmbedder
-from rag.providers.openai import OpenAIEmbedder
 
 PROVIDERS = ("local", "jina", "openai", "none")
 
@@ -34,9 +32,12 @@ def make_embedder(
         if dimensions is not None:
             raise ProviderError("local: dimensions come from the model and cannot be set")
         return LocalEmbedder(**_given(model=model, device=device, batch_size=batch_size))
-    remote = {"jina": JinaEmbedder, "openai": OpenAIEmbedder}.get(name)
-    if remote is None:
+    if name not in ("jina", "openai"):
         raise ProviderError(f"unknown embedding provider '{provider}'; choose one of: {', '.join(PROVIDERS)}")
+    from rag.providers.jina import JinaEmbedder  # httpx: imported when a hosted provider is used
+    from rag.providers.openai import OpenAIEmbedder
+
+    remote = JinaEmbedder if name == "jina" else OpenAIEmbedder
     key = api_key if api_key is not None else os.environ.get(remote.api_key_env, "")
     return remote(key, model, dimensions, base_url, **_given(batch_size=batch_size))
 

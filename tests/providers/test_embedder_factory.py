@@ -5,14 +5,9 @@ import sys
 
 import pytest
 
-from rag.providers import (
-    JinaEmbedder,
-    LocalEmbedder,
-    NoneEmbedder,
-    OpenAIEmbedder,
-    ProviderError,
-    make_embedder,
-)
+from rag.providers import LocalEmbedder, NoneEmbedder, ProviderError, make_embedder
+from rag.providers.jina import JinaEmbedder
+from rag.providers.openai import OpenAIEmbedder
 
 
 def test_each_provider_by_name():
@@ -65,9 +60,11 @@ def test_none_provider_has_no_vectors():
         embedder.embed_query("text")
 
 
-def test_importing_providers_does_not_import_torch():
-    heavy = ("torch", "sentence_transformers", "transformers", "numpy", "huggingface_hub")
-    code = f"import sys, rag.providers; print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))"
+def test_importing_providers_and_the_indexer_imports_nothing_heavy():
+    """`rag index` with nothing to do must start fast: no torch, no httpx, no PDF or Word reader."""
+    heavy = ("torch", "sentence_transformers", "transformers", "numpy", "huggingface_hub", "httpx", "pypdf", "docx")
+    code = ("import sys, rag.providers, rag.runtime, rag.cli;"
+            f" print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))")
 
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 

@@ -7,7 +7,9 @@ import time
 import httpx
 import pytest
 
-from rag.providers import JinaEmbedder, OpenAIEmbedder, ProviderError
+from rag.providers import ProviderError
+from rag.providers.jina import JinaEmbedder
+from rag.providers.openai import OpenAIEmbedder
 
 JINA_KEY = "jina_secret_key_123"
 OPENAI_KEY = "sk-proj-secret-456"

@@ -6,7 +6,9 @@ import time
 import httpx
 import pytest
 
-from rag.providers import JinaEmbedder, OpenAIEmbedder, ProviderError
+from rag.providers import ProviderError
+from rag.providers.jina import JinaEmbedder
+from rag.providers.openai import OpenAIEmbedder
 from rag.providers.remote import plan_batches
 
 KEY = "jina_secret_key_123"
