@@ -523,6 +523,8 @@ BEGIN
                coalesce(search.bm25_weight / (search.rrf_k + kw.rank), 0)
              + coalesce(search.vector_weight / (search.rrf_k + se.rank), 0) AS fused_score
         FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
+        -- A chunk replaced by an index run committing meanwhile must not take a slot.
+        WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id))
         ORDER BY fused_score DESC, least(kw.rank, se.rank), 1
         LIMIT search.top_k
     )

@@ -302,3 +302,12 @@ def test_searcher_embeds_reranks_and_falls_back(rag_db: db.DatabaseTarget, tmp_p
 
         with pytest.raises(RagError, match="query is empty"):
             Searcher(conn, settings, embedder, NoReranker()).search(SearchRequest("  "))
+
+
+def test_a_chunk_gone_since_the_arms_ran_does_not_take_a_slot(rag_db: db.DatabaseTarget) -> None:
+    build_corpus(rag_db, 30)
+    first = rows(rag_db, "SELECT chunk_id FROM rag.search('user service', top_k => 10)")[0]["chunk_id"]
+    with db.connect(rag_db) as conn:  # as if an index run replaced it: its postings are still found
+        conn.execute("DELETE FROM rag.chunks WHERE id = %s", (first,))
+    found = rows(rag_db, "SELECT chunk_id FROM rag.search('user service', top_k => 10)")
+    assert len(found) == 10 and first not in {r["chunk_id"] for r in found}
