@@ -27,19 +27,23 @@ RAG = str(Path(sys.executable).parent / "rag")
 
 
 def corpus() -> Path:
-    tree = BENCH / f"django-{DJANGO}"
-    if not tree.exists():
-        BENCH.mkdir(exist_ok=True)
-        archive = BENCH / f"Django-{DJANGO}.tar.gz"
-        if not archive.exists():
-            subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-                 f"django=={DJANGO}", "-d", str(BENCH)],
-                check=True,
-            )
-        with tarfile.open(archive) as tar:
-            tar.extractall(BENCH, filter="data")
-    return tree
+    """The unpacked sdist (its archive and folder are named Django- or django- by pip's version)."""
+    trees = [p for p in BENCH.glob(f"[Dd]jango-{DJANGO}") if p.is_dir()]
+    if trees:
+        return trees[0]
+    BENCH.mkdir(exist_ok=True)
+    archives = list(BENCH.glob(f"[Dd]jango-{DJANGO}.tar.gz"))
+    if not archives:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+             f"django=={DJANGO}", "-d", str(BENCH)],
+            check=True,
+        )
+        archives = list(BENCH.glob(f"[Dd]jango-{DJANGO}.tar.gz"))
+    with tarfile.open(archives[0]) as tar:
+        top = tar.getnames()[0].split("/")[0]
+        tar.extractall(BENCH, filter="data")
+    return BENCH / top
 
 
 def rag(env: dict[str, str], *args: str) -> tuple[float, dict[str, object]]:
