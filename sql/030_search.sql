@@ -117,13 +117,20 @@ DECLARE
     n_terms       integer;
     essential     integer := 1;
     tail          double precision;
+    known         double precision := 0;  -- a lower bound of the final top_n-th score
     threshold     double precision;
-    ids           bigint[];           -- candidates, best partial score first
-    scores        double precision[];
+    ids           bigint[];           -- candidates, highest upper bound first
+    scores        double precision[]; -- their scores over the first `counted` terms
+    uppers        double precision[]; -- the most each can score
+    counted       integer := 0;
     best_ids      bigint[] := '{}';   -- completed candidates, the top_n best
     best_scores   double precision[] := '{}';
-    done          integer;
+    done          integer := 0;
     batch         integer := greatest(2 * top_n, 100);
+    -- Heads are read for the k1 and b of rag.posting_impact only.
+    head_depth    integer := CASE WHEN k1 = 1.2 AND b = 0.75 THEN greatest(4 * top_n, 200) ELSE 0 END;
+    shrink        double precision;
+    unseen        double precision;
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -155,114 +162,212 @@ BEGIN
     IF filtered THEN
         allowed := rag._filtered_chunks(source_filter, file_filter, score_all_below);
         IF cardinality(allowed) <= score_all_below THEN
-            -- Few chunks pass the filters: score each of them, an index probe per term.
+            -- Few chunks pass the filters: score each of them.
             RETURN QUERY
-                SELECT r.id, r.score, (row_number() OVER (ORDER BY r.score DESC, r.id))::integer
-                FROM (
-                    SELECT a.id, m.score
-                    FROM unnest(allowed) AS a(id)
-                    CROSS JOIN LATERAL (
-                        SELECT sum(q.idf * p.tf * (k1 + 1)
-                                   / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS score
-                        FROM unnest(query_terms, query_idfs) AS q(term, idf)
-                        JOIN rag.postings p ON p.term = q.term AND p.chunk_id = a.id) m
-                    WHERE m.score IS NOT NULL
-                    ORDER BY m.score DESC, a.id
-                    LIMIT top_n) r
-                ORDER BY r.score DESC, r.id;
+                SELECT e.chunk_id, e.score, (row_number() OVER (ORDER BY e.score DESC, e.chunk_id))::integer
+                FROM rag._exact_scores(allowed, query_terms, query_idfs, k1, b, avg_length) e
+                ORDER BY e.score DESC, e.chunk_id
+                LIMIT top_n;
             RETURN;
         END IF;
     END IF;
 
-    -- MaxScore. The `essential` rarest terms are scored term at a time (their
-    -- postings read) into partial scores; the other terms add at most `tail`,
-    -- the sum of their bounds idf * (k1 + 1). A final score is at least the
-    -- partial one, so the top_n-th partial score is a lower bound of the final
-    -- threshold: once tail is below it no chunk lacking every essential term
-    -- can enter, and only candidates with partial + tail >= threshold can.
-    -- The essential set grows straight to the size the threshold needs.
-    bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
-    LOOP
-        SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
-        WITH essential_postings AS (
-            -- One branch runs: `filtered` is a constant of the query, so the
-            -- filters cost a join only when there are filters.
-            SELECT p.term, p.chunk_id, p.tf, p.term_count
-            FROM rag.postings p WHERE NOT filtered AND p.term = ANY (query_terms[1:essential])
-            UNION ALL
-            SELECT p.term, p.chunk_id, p.tf, p.term_count
-            FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
-            WHERE filtered AND p.term = ANY (query_terms[1:essential])
-              AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
-              AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
-        ),
-        partial AS MATERIALIZED (
-            SELECT p.chunk_id AS id,
-                   sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
-            FROM unnest(query_terms[1:essential], query_idfs[1:essential]) AS q(term, idf)
-            JOIN essential_postings p ON p.term = q.term
-            GROUP BY p.chunk_id
-        ),
-        floor AS (
-            SELECT coalesce((SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1), 0) AS v
-        )
-        SELECT f.v, coalesce(array_agg(m.id ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
-               coalesce(array_agg(m.s ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}')
-          INTO threshold, ids, scores
-        FROM floor f LEFT JOIN partial m ON m.s + tail >= f.v
-        GROUP BY f.v;
-        EXIT WHEN essential >= n_terms OR tail < threshold;
-        IF threshold > 0 THEN
-            SELECT coalesce(min(e), n_terms) INTO essential
-            FROM generate_series(essential + 1, n_terms) AS e
-            WHERE (SELECT coalesce(sum(u), 0) FROM unnest(bounds[e + 1:n_terms]) AS u) < threshold;
-        ELSE
-            -- Fewer than top_n candidates: add the rarest terms that can supply the rest.
-            SELECT coalesce(min(e), n_terms) INTO essential
-            FROM generate_series(essential + 1, n_terms) AS e
-            WHERE (SELECT sum(d) FROM unnest(query_dfs[1:e]) AS d) >= top_n;
-        END IF;
-    END LOOP;
-
-    IF essential < n_terms THEN
-        -- Complete the candidates by index probes of the other terms, best
-        -- partial scores first, in growing batches; every batch can raise the
-        -- threshold and so end the work early.
-        done := 0;
+    IF head_depth > 0 THEN
+        -- Heads first: every posting of the rare terms and the first
+        -- head_depth heads of the others (rag.postings_heads_idx, heaviest
+        -- first). An unread posting of a term weighs at most its `bound`, from
+        -- the key where reading stopped (or the heads' floor, 800000, when
+        -- they ran out), so a chunk seen nowhere scores at most `unseen`, their
+        -- sum. The best candidates completed give a lower bound of the
+        -- top_n-th score; if `unseen` is below it the top_n are among the
+        -- chunks seen. If not, that bound still makes MaxScore below prune.
+        shrink := least(1, 200 / avg_length);
         LOOP
-            EXIT WHEN done >= cardinality(ids) OR scores[done + 1] + tail < threshold;
-            SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
-                   coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
-              INTO best_ids, best_scores
-            FROM (
-                SELECT t.id, t.s FROM unnest(best_ids, best_scores) AS t(id, s)
+        WITH heads AS MATERIALIZED (
+            SELECT q.i, h.chunk_id, h.impact,
+                   q.idf * h.tf * (k1 + 1) / (h.tf + k1 * (1 - b + b * h.term_count / avg_length)) AS w
+            FROM unnest(query_terms, query_dfs, query_idfs) WITH ORDINALITY AS q(term, df, idf, i)
+            CROSS JOIN LATERAL (
+                SELECT p.chunk_id, p.tf, p.term_count, NULL::integer AS impact
+                FROM rag.postings p WHERE q.df <= head_depth AND p.term = q.term
                 UNION ALL
-                SELECT u.id, u.s + coalesce(x.rest, 0)
-                FROM unnest(ids[done + 1:done + batch], scores[done + 1:done + batch]) AS u(id, s)
-                CROSS JOIN LATERAL (
-                    SELECT sum(q.idf * p.tf * (k1 + 1)
-                               / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS rest
-                    FROM unnest(query_terms[essential + 1:n_terms], query_idfs[essential + 1:n_terms]) AS q(term, idf)
-                    JOIN rag.postings p ON p.term = q.term AND p.chunk_id = u.id) x
-                ORDER BY 2 DESC, 1
-                LIMIT top_n) r;
-            IF cardinality(best_scores) >= top_n THEN
-                threshold := greatest(threshold, best_scores[top_n]);
-            END IF;
-            done := done + batch;
+                (SELECT p.chunk_id, p.tf, p.term_count, rag.posting_impact(p.tf, p.term_count)
+                 FROM rag.postings p
+                 WHERE q.df > head_depth AND p.term = q.term AND rag.posting_impact(p.tf, p.term_count) >= 800000
+                 ORDER BY rag.posting_impact(p.tf, p.term_count) DESC, p.chunk_id
+                 LIMIT head_depth)
+            ) h
+        ),
+        term_bounds AS (
+            SELECT q.i, CASE WHEN q.df <= head_depth THEN 0
+                             ELSE (1 + 1e-9) * q.idf * (k1 + 1)
+                                  / (1 + (1e6 / CASE WHEN count(h.i) < head_depth THEN 800000 ELSE min(h.impact) END - 1)
+                                         * shrink)
+                        END AS bound
+            FROM unnest(query_dfs, query_idfs) WITH ORDINALITY AS q(df, idf, i)
+            LEFT JOIN heads h ON h.i = q.i
+            GROUP BY q.i, q.df, q.idf
+        ),
+        seen AS (
+            SELECT h.chunk_id AS id, sum(h.w) + (SELECT sum(u.bound) FROM term_bounds u) - sum(u.bound) AS upper
+            FROM heads h JOIN term_bounds u ON u.i = h.i
+            WHERE NOT filtered OR EXISTS (
+                SELECT 1 FROM rag.chunks c WHERE c.id = h.chunk_id
+                   AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
+                   AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter))))
+            GROUP BY h.chunk_id
+        )
+        SELECT (SELECT sum(u.bound) FROM term_bounds u),
+               coalesce((SELECT array_agg(m.id ORDER BY m.upper DESC, m.id) FROM seen m), '{}'),
+               coalesce((SELECT array_agg(m.upper ORDER BY m.upper DESC, m.id) FROM seen m), '{}')
+          INTO unseen, ids, uppers;
+        SELECT coalesce(array_agg(e.chunk_id ORDER BY e.score DESC, e.chunk_id), '{}'),
+               coalesce(array_agg(e.score ORDER BY e.score DESC, e.chunk_id), '{}')
+          INTO best_ids, best_scores
+        FROM (SELECT e.chunk_id, e.score
+              FROM rag._exact_scores(ids[1:batch], query_terms, query_idfs, k1, b, avg_length) e
+              ORDER BY e.score DESC, e.chunk_id LIMIT top_n) e;
+        known := CASE WHEN cardinality(best_scores) >= top_n THEN best_scores[top_n] ELSE 0 END;
+        IF unseen = 0 OR unseen < known THEN
+            threshold := known;
+            scores := array_fill(0::double precision, ARRAY[cardinality(ids)]);
+            done := batch;
             batch := batch * 2;
+            EXIT;
+        END IF;
+        -- Read deeper only when close: heads rarely settle a query whose
+        -- unseen bound is far above the known score.
+        EXIT WHEN unseen > 2 * known OR head_depth >= 3200;
+        head_depth := head_depth * 4;
         END LOOP;
-        ids := best_ids;
-        scores := best_scores;
     END IF;
+
+    IF threshold IS NULL THEN
+        -- MaxScore. The `essential` rarest terms are scored term at a time
+        -- (their postings read) into partial scores; the other terms add at
+        -- most `tail`, the sum of their bounds idf * (k1 + 1). A final score
+        -- is at least the partial one, so the top_n-th partial score (or the
+        -- known bound, if higher) is a lower bound of the final threshold:
+        -- once tail is below it no chunk lacking every essential term can
+        -- enter, and only candidates with partial + tail >= threshold can.
+        -- The essential set grows straight to the size the threshold needs.
+        best_ids := '{}';
+        best_scores := '{}';
+        bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
+        LOOP
+            SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
+            WITH essential_postings AS (
+                -- One branch runs: `filtered` is a constant of the query, so the
+                -- filters cost a join only when there are filters.
+                SELECT p.term, p.chunk_id, p.tf, p.term_count
+                FROM rag.postings p WHERE NOT filtered AND p.term = ANY (query_terms[1:essential])
+                UNION ALL
+                SELECT p.term, p.chunk_id, p.tf, p.term_count
+                FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
+                WHERE filtered AND p.term = ANY (query_terms[1:essential])
+                  AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
+                  AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
+            ),
+            partial AS MATERIALIZED (
+                SELECT p.chunk_id AS id,
+                       sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
+                FROM unnest(query_terms[1:essential], query_idfs[1:essential]) AS q(term, idf)
+                JOIN essential_postings p ON p.term = q.term
+                GROUP BY p.chunk_id
+            ),
+            floor AS (
+                SELECT coalesce((SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1), 0) AS v
+            )
+            SELECT f.v, coalesce(array_agg(m.id ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
+                   coalesce(array_agg(m.s ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}')
+              INTO threshold, ids, scores
+            FROM floor f LEFT JOIN partial m ON m.s + tail >= greatest(f.v, known)
+            GROUP BY f.v;
+            EXIT WHEN essential >= n_terms OR tail < threshold;
+            IF threshold > 0 THEN
+                SELECT coalesce(min(e), n_terms) INTO essential
+                FROM generate_series(essential + 1, n_terms) AS e
+                WHERE (SELECT coalesce(sum(u), 0) FROM unnest(bounds[e + 1:n_terms]) AS u) < threshold;
+            ELSE
+                -- Fewer than top_n candidates: add the rarest terms that can supply the rest.
+                SELECT coalesce(min(e), n_terms) INTO essential
+                FROM generate_series(essential + 1, n_terms) AS e
+                WHERE (SELECT sum(d) FROM unnest(query_dfs[1:e]) AS d) >= top_n;
+            END IF;
+        END LOOP;
+        IF essential >= n_terms THEN
+            -- Every term was read: the partial scores are the scores.
+            RETURN QUERY
+                SELECT u.id, u.s, u.r::integer
+                FROM unnest(ids[1:top_n], scores[1:top_n]) WITH ORDINALITY AS u(id, s, r);
+            RETURN;
+        END IF;
+        uppers := ARRAY(SELECT s + tail FROM unnest(scores) AS s);
+        threshold := greatest(threshold, known);
+        counted := essential;
+    END IF;
+
+    -- Complete the candidates (the scores of the terms not counted yet, by
+    -- index probes), highest upper bound first, in growing batches; every
+    -- batch can raise the threshold and so end the work early.
+    LOOP
+        EXIT WHEN done >= cardinality(ids) OR uppers[done + 1] < threshold;
+        SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
+               coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
+          INTO best_ids, best_scores
+        FROM (
+            SELECT t.id, t.s FROM unnest(best_ids, best_scores) AS t(id, s)
+            UNION ALL
+            SELECT u.id, u.s + coalesce(e.score, 0)
+            FROM unnest(ids[done + 1:done + batch], scores[done + 1:done + batch]) AS u(id, s)
+            LEFT JOIN rag._exact_scores(ids[done + 1:done + batch], query_terms[counted + 1:n_terms],
+                                        query_idfs[counted + 1:n_terms], k1, b, avg_length) e ON e.chunk_id = u.id
+            ORDER BY 2 DESC, 1
+            LIMIT top_n) r;
+        IF cardinality(best_scores) >= top_n THEN
+            threshold := greatest(threshold, best_scores[top_n]);
+        END IF;
+        done := done + batch;
+        batch := batch * 2;
+    END LOOP;
 
     RETURN QUERY
         SELECT u.id, u.s, u.r::integer
-        FROM unnest(ids[1:top_n], scores[1:top_n]) WITH ORDINALITY AS u(id, s, r);
+        FROM unnest(best_ids, best_scores) WITH ORDINALITY AS u(id, s, r);
 END
 $$;
 COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer) IS
-    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: MaxScore over postings, or every chunk scored when filters leave at most score_all_below.';
+    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore over postings when they do not settle it, or every chunk scored when filters leave at most score_all_below.';
+
+-- ---------------------------------------------------------------------------
+-- _exact_scores: BM25 scores of given chunks
+CREATE OR REPLACE FUNCTION rag._exact_scores(
+    chunk_ids   bigint[],
+    query_terms text[],
+    query_idfs  double precision[],
+    k1          double precision,
+    b           double precision,
+    avg_length  double precision
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    score    double precision
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- An index probe per chunk and term; chunks holding none of the terms are left out.
+    SELECT u.id, m.score
+    FROM unnest(chunk_ids) AS u(id)
+    CROSS JOIN LATERAL (
+        SELECT sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS score
+        FROM unnest(query_terms, query_idfs) AS q(term, idf)
+        JOIN rag.postings p ON p.term = q.term AND p.chunk_id = u.id) m
+    WHERE m.score IS NOT NULL
+$$;
+COMMENT ON FUNCTION rag._exact_scores(bigint[], text[], double precision[], double precision, double precision, double precision) IS
+    'Private: BM25 scores of the given chunks that hold a query term, for bm25_search.';
 
 -- ---------------------------------------------------------------------------
 -- ensure_vector_index

@@ -306,7 +306,7 @@ def test_status(harness: Harness, rag_db: db.DatabaseTarget) -> None:
     out = harness.ok("status")
     database = out["database"]
     assert database["connected"] is True and database["error"] is None
-    assert database["schemaVersion"].startswith("0001") and database["origin"] == "RAG_DATABASE_URL"
+    assert database["schemaVersion"] == db.migration_files()[-1].stem and database["origin"] == "RAG_DATABASE_URL"
     assert database["totalSources"] == 1 and database["totalFiles"] == 2 and database["totalChunks"] >= 2
     assert out["providers"]["embeddings"] == {"provider": "local", "model": "all-MiniLM-L6-v2", "configured": True}
     assert out["providers"]["reranker"] == {"provider": "none", "model": None, "configured": False}

@@ -112,16 +112,41 @@ def test_bm25_matches_the_reference_implementation(rag_db: db.DatabaseTarget) ->
             assert math.isclose(got.get(chunk["id"], 0.0) / 2.2, float(want), rel_tol=1e-6, abs_tol=1e-9)
 
 
-def test_bm25_maxscore_top_n_equals_the_exhaustive_ranking(rag_db: db.DatabaseTarget) -> None:
-    build_corpus(rag_db, 200)
+def test_bm25_top_n_equals_the_exhaustive_ranking(rag_db: db.DatabaseTarget) -> None:
+    """3,000 chunks: common terms' postings outnumber the first read (256), so reading deepens."""
+    build_corpus(rag_db, 1000)
     rng = random.Random(3)
-    queries = ["user service", "find id user service cache", "vector index query search"]
+    queries = ["user service", "find id user service cache", "vector index query search", "user by id"]
     queries += [" ".join(rng.sample(WORDS, rng.randint(1, 8))) for _ in range(40)]
     for query in queries:
-        full = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, 1000)", query)
-        for top_n in (1, 10):
+        # k1 off the default: postings are not in that order, so every one is read and scored.
+        full = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, 1000, k1 => 1.2 + 1e-12)", query)
+        for top_n in (1, 10, 50):
             top = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, %s)", query, top_n)
-            assert [round(r["score"], 9) for r in top] == [round(r["score"], 9) for r in full[:top_n]], query
+            assert [r["score"] for r in top] == pytest.approx([r["score"] for r in full[:top_n]], rel=1e-9), query
+
+
+def test_bm25_heads_of_common_terms_give_the_exhaustive_ranking(rag_db: db.DatabaseTarget) -> None:
+    """Terms in most chunks, with their heaviest postings in rag.postings_heads_idx and the rest below it."""
+    rng = random.Random(5)
+    texts = []
+    for i in range(1500):
+        words = ["alpha"] * rng.randint(1, 6) + ["beta"] * rng.randint(0, 3) + ["zz"] * rng.randint(0, 400)
+        rng.shuffle(words)
+        texts.append(f"c{i} " + " ".join(words))
+    with db.connect(rag_db) as conn:
+        source_id = conn.execute("SELECT rag.upsert_source('s', 'local', '/s') AS id").fetchone()["id"]  # type: ignore[index]
+        chunks = [{"content": t, "contentHash": str(i), "metadata": {"path": "a.txt"}} for i, t in enumerate(texts)]
+        conn.execute("SELECT * FROM rag.replace_files(%s, %s)", (source_id, Jsonb([
+            {"path": "a.txt", "size": 1, "mtimeNs": 1, "sha256": "x", "content": "", "chunks": chunks}])))
+    heads = rows(rag_db, "SELECT count(*) FILTER (WHERE rag.posting_impact(tf, term_count) >= 800000) AS heads,"
+                         " count(*) AS postings FROM rag.postings WHERE term = 'alpha'")[0]
+    assert 0 < heads["heads"] < heads["postings"] == 1500
+    for query in ("alpha", "alpha beta", "beta zz", "alpha zz c7"):
+        full = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, 1000, k1 => 1.2 + 1e-12)", query)
+        for top_n in (1, 10, 50):
+            top = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, %s)", query, top_n)
+            assert [r["score"] for r in top] == pytest.approx([r["score"] for r in full[:top_n]], rel=1e-9), query
 
 
 def test_bm25_completes_candidates_beyond_the_first_batch(rag_db: db.DatabaseTarget) -> None:
