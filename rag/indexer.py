@@ -227,6 +227,8 @@ def _run(
         summary.chunks_removed += _sql_value(
             conn, "SELECT rag.delete_files(%s, %s)", source_id, deleted
         )
+    if summary.chunks_added or summary.chunks_removed:
+        conn.execute("SELECT rag.ensure_heads_index()")
     if embedder.dimensions:
         _embed_missing(conn, source_id, embedder, summary, report)
 

@@ -131,3 +131,44 @@ $$;
 COMMENT ON FUNCTION rag._apply_keyword_stats(bigint, bigint, text[], integer[]) IS
     'Private: adds changes to the BM25 statistics (chunk count, total length, per-term document frequencies), locking their rows in key order.';
 
+
+-- ---------------------------------------------------------------------------
+-- ensure_heads_index
+CREATE OR REPLACE FUNCTION rag.ensure_heads_index()
+RETURNS integer
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+SET maintenance_work_mem = '256MB'
+AS $$
+DECLARE
+    average double precision;
+    current integer;
+    wanted  integer;
+BEGIN
+    SELECT s.total_terms::double precision / nullif(s.chunks, 0), s.heads_length INTO average, current
+    FROM rag.corpus_stats s;
+    IF average IS NULL THEN
+        RETURN current;
+    END IF;
+    -- Rebuilt only when the average chunk length has drifted by more than a
+    -- factor of 1.5 from the reference length, itself a power of two; until
+    -- then the index is kept up to date like any other.
+    IF current IS NOT NULL AND average BETWEEN current / 1.5 AND current * 1.5
+       AND to_regclass('rag.postings_heads_idx') IS NOT NULL THEN
+        RETURN current;
+    END IF;
+    wanted := (2 ^ round(log(2, greatest(average, 1)::numeric)))::integer;
+    DROP INDEX IF EXISTS rag.postings_heads_idx;
+    -- Only postings whose key is at least 800000 (about an eighth of them):
+    -- every posting missing here weighs less than that, which bounds them all.
+    EXECUTE format(
+        'CREATE INDEX postings_heads_idx ON rag.postings'
+        ' (term, rag.posting_impact(tf, term_count, %1$s) DESC, chunk_id) INCLUDE (tf, term_count)'
+        ' WHERE rag.posting_impact(tf, term_count, %1$s) >= 800000', wanted);
+    UPDATE rag.corpus_stats SET heads_length = wanted;
+    RETURN wanted;
+END
+$$;
+COMMENT ON FUNCTION rag.ensure_heads_index() IS
+    'Builds rag.postings_heads_idx (each term''s heaviest postings, for bm25_search) for the corpus''s average chunk length, if missing or built for a length 1.5 times off; returns its reference length.';

@@ -110,6 +110,7 @@ DECLARE
     allowed       bigint[];
     n_docs        double precision;
     avg_length    double precision;
+    heads_length  integer;
     query_terms   text[];
     query_dfs     integer[];
     query_idfs    double precision[];
@@ -117,20 +118,19 @@ DECLARE
     n_terms       integer;
     essential     integer := 1;
     tail          double precision;
+    unseen        double precision;   -- the most a chunk no posting read leads to can score
     known         double precision := 0;  -- a lower bound of the final top_n-th score
-    threshold     double precision;
+    threshold     double precision := 0;
     ids           bigint[];           -- candidates, highest upper bound first
     scores        double precision[]; -- their scores over the first `counted` terms
     uppers        double precision[]; -- the most each can score
-    counted       integer := 0;
-    best_ids      bigint[] := '{}';   -- completed candidates, the top_n best
-    best_scores   double precision[] := '{}';
-    done          integer := 0;
-    batch         integer := greatest(2 * top_n, 100);
-    -- Heads are read for the k1 and b of rag.posting_impact only.
-    head_depth    integer := CASE WHEN k1 = 1.2 AND b = 0.75 THEN greatest(4 * top_n, 200) ELSE 0 END;
-    shrink        double precision;
-    unseen        double precision;
+    counted       integer;
+    best_ids      bigint[];           -- completed candidates, the top_n best
+    best_scores   double precision[];
+    done          integer;
+    batch         integer;
+    head_depth    integer := greatest(4 * top_n, 200);
+    heads_first   boolean;
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -144,8 +144,8 @@ BEGIN
         RAISE EXCEPTION 'bm25_search: score_all_below must be 0 or more, not %', coalesce(score_all_below::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT cs.chunks, cs.total_terms::double precision / greatest(cs.chunks, 1)
-      INTO n_docs, avg_length FROM rag.corpus_stats cs;
+    SELECT cs.chunks, cs.total_terms::double precision / greatest(cs.chunks, 1), cs.heads_length
+      INTO n_docs, avg_length, heads_length FROM rag.corpus_stats cs;
     -- Query terms, rarest first, with Lucene's non-negative IDF. (ANY over an
     -- array, not a join, so term_stats is read by its index.)
     SELECT array_agg(s.term ORDER BY s.df, s.term), array_agg(s.df ORDER BY s.df, s.term),
@@ -172,163 +172,164 @@ BEGIN
         END IF;
     END IF;
 
-    IF head_depth > 0 THEN
-        -- Heads first: every posting of the rare terms and the first
-        -- head_depth heads of the others (rag.postings_heads_idx, heaviest
-        -- first). An unread posting of a term weighs at most its `bound`, from
-        -- the key where reading stopped (or the heads' floor, 800000, when
-        -- they ran out), so a chunk seen nowhere scores at most `unseen`, their
-        -- sum. The best candidates completed give a lower bound of the
-        -- top_n-th score; if `unseen` is below it the top_n are among the
-        -- chunks seen. If not, that bound still makes MaxScore below prune.
-        shrink := least(1, 200 / avg_length);
-        LOOP
-        WITH heads AS MATERIALIZED (
-            SELECT q.i, h.chunk_id, h.impact,
-                   q.idf * h.tf * (k1 + 1) / (h.tf + k1 * (1 - b + b * h.term_count / avg_length)) AS w
-            FROM unnest(query_terms, query_dfs, query_idfs) WITH ORDINALITY AS q(term, df, idf, i)
-            CROSS JOIN LATERAL (
-                SELECT p.chunk_id, p.tf, p.term_count, NULL::integer AS impact
-                FROM rag.postings p WHERE q.df <= head_depth AND p.term = q.term
-                UNION ALL
-                (SELECT p.chunk_id, p.tf, p.term_count, rag.posting_impact(p.tf, p.term_count)
-                 FROM rag.postings p
-                 WHERE q.df > head_depth AND p.term = q.term AND rag.posting_impact(p.tf, p.term_count) >= 800000
-                 ORDER BY rag.posting_impact(p.tf, p.term_count) DESC, p.chunk_id
-                 LIMIT head_depth)
-            ) h
-        ),
-        term_bounds AS (
-            SELECT q.i, CASE WHEN q.df <= head_depth THEN 0
-                             ELSE (1 + 1e-9) * q.idf * (k1 + 1)
-                                  / (1 + (1e6 / CASE WHEN count(h.i) < head_depth THEN 800000 ELSE min(h.impact) END - 1)
-                                         * shrink)
-                        END AS bound
-            FROM unnest(query_dfs, query_idfs) WITH ORDINALITY AS q(df, idf, i)
-            LEFT JOIN heads h ON h.i = q.i
-            GROUP BY q.i, q.df, q.idf
-        ),
-        seen AS (
-            SELECT h.chunk_id AS id, sum(h.w) + (SELECT sum(u.bound) FROM term_bounds u) - sum(u.bound) AS upper
-            FROM heads h JOIN term_bounds u ON u.i = h.i
-            WHERE NOT filtered OR EXISTS (
-                SELECT 1 FROM rag.chunks c WHERE c.id = h.chunk_id
-                   AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
-                   AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter))))
-            GROUP BY h.chunk_id
-        )
-        SELECT (SELECT sum(u.bound) FROM term_bounds u),
-               coalesce((SELECT array_agg(m.id ORDER BY m.upper DESC, m.id) FROM seen m), '{}'),
-               coalesce((SELECT array_agg(m.upper ORDER BY m.upper DESC, m.id) FROM seen m), '{}')
-          INTO unseen, ids, uppers;
-        SELECT coalesce(array_agg(e.chunk_id ORDER BY e.score DESC, e.chunk_id), '{}'),
-               coalesce(array_agg(e.score ORDER BY e.score DESC, e.chunk_id), '{}')
-          INTO best_ids, best_scores
-        FROM (SELECT e.chunk_id, e.score
-              FROM rag._exact_scores(ids[1:batch], query_terms, query_idfs, k1, b, avg_length) e
-              ORDER BY e.score DESC, e.chunk_id LIMIT top_n) e;
-        known := CASE WHEN cardinality(best_scores) >= top_n THEN best_scores[top_n] ELSE 0 END;
-        IF unseen = 0 OR unseen < known THEN
-            threshold := known;
-            scores := array_fill(0::double precision, ARRAY[cardinality(ids)]);
-            done := batch;
-            batch := batch * 2;
-            EXIT;
+    -- Heads first when every query term is common (more postings than the
+    -- heads read; a rare term gives MaxScore a high threshold at once),
+    -- rag.postings_heads_idx exists and its keys are for this k1 and b; then
+    -- MaxScore if the heads do not settle the top_n.
+    heads_first := heads_length IS NOT NULL AND k1 = 1.2 AND b = 0.75 AND query_dfs[1] > head_depth;
+    LOOP
+        IF heads_first THEN
+            -- Every posting of the rare terms, the first head_depth heads of
+            -- the others. An unread posting of a term weighs at most its
+            -- bound, from the key where reading stopped (or the heads' floor,
+            -- 800000, if they ran out), so a chunk seen nowhere scores at
+            -- most `unseen`, the bounds' sum; a chunk seen scores at most its
+            -- partial score plus the bounds of the terms it was not seen in.
+            EXECUTE format($heads$
+                WITH heads AS MATERIALIZED (
+                    SELECT q.i, h.chunk_id, h.impact,
+                           q.idf * h.tf * ($7 + 1) / (h.tf + $7 * (1 - $8 + $8 * h.term_count / $9)) AS w
+                    FROM unnest($1::text[], $2::integer[], $3::double precision[]) WITH ORDINALITY AS q(term, df, idf, i)
+                    CROSS JOIN LATERAL (
+                        SELECT p.chunk_id, p.tf, p.term_count, NULL::integer AS impact
+                        FROM rag.postings p WHERE q.df <= $4 AND p.term = q.term
+                        UNION ALL
+                        (SELECT p.chunk_id, p.tf, p.term_count, rag.posting_impact(p.tf, p.term_count, %1$s)
+                         FROM rag.postings p
+                         WHERE q.df > $4 AND p.term = q.term AND rag.posting_impact(p.tf, p.term_count, %1$s) >= 800000
+                         ORDER BY rag.posting_impact(p.tf, p.term_count, %1$s) DESC, p.chunk_id
+                         LIMIT $4)
+                    ) h
+                ),
+                term_bounds AS (
+                    -- pure arithmetic: the most an unread posting can weigh
+                    SELECT q.i, CASE WHEN q.df <= $4 THEN 0
+                                     ELSE (1 + 1e-9) * q.idf * ($7 + 1)
+                                          / (1 + (1e6 / CASE WHEN count(h.i) < $4 THEN 800000 ELSE min(h.impact) END - 1)
+                                                 * least(1, %1$s / $9))
+                                END AS bound
+                    FROM unnest($2::integer[], $3::double precision[]) WITH ORDINALITY AS q(df, idf, i)
+                    LEFT JOIN heads h ON h.i = q.i
+                    GROUP BY q.i, q.df, q.idf
+                ),
+                seen AS (
+                    SELECT h.chunk_id AS id, coalesce(sum(h.w) FILTER (WHERE h.impact IS NULL), 0) AS s,
+                           sum(h.w) + (SELECT sum(u.bound) FROM term_bounds u) - sum(u.bound) AS upper
+                    FROM heads h JOIN term_bounds u ON u.i = h.i
+                    WHERE NOT $10 OR EXISTS (
+                        SELECT 1 FROM rag.chunks c WHERE c.id = h.chunk_id
+                           AND ($5::bigint[] IS NULL OR c.source_id = ANY ($5))
+                           AND ($6::bigint[] IS NULL OR c.file_id IN (SELECT unnest($6))))
+                    GROUP BY h.chunk_id
+                )
+                SELECT (SELECT sum(u.bound) FROM term_bounds u),
+                       coalesce((SELECT array_agg(m.id ORDER BY m.upper DESC, m.id) FROM seen m), '{}'),
+                       coalesce((SELECT array_agg(m.s ORDER BY m.upper DESC, m.id) FROM seen m), '{}'),
+                       coalesce((SELECT array_agg(m.upper ORDER BY m.upper DESC, m.id) FROM seen m), '{}')
+                $heads$, heads_length)
+              INTO unseen, ids, scores, uppers
+              USING query_terms, query_dfs, query_idfs, head_depth, source_filter, file_filter,
+                    k1, b, avg_length, filtered;
+            -- The rare terms (read whole) are counted in `scores`; completion adds the others.
+            counted := (SELECT count(*) FROM unnest(query_dfs) AS d WHERE d <= head_depth);
+        ELSE
+            -- MaxScore. The `essential` rarest terms are scored term at a
+            -- time (their postings read) into partial scores; the other terms
+            -- add at most `tail`, the sum of their bounds idf * (k1 + 1). A
+            -- final score is at least the partial one, so the top_n-th
+            -- partial score is a lower bound of the final threshold: once tail
+            -- is below it no chunk lacking every essential term can enter, and
+            -- only candidates with partial + tail >= threshold (or the known
+            -- bound, if higher) can. The essential set grows straight to the
+            -- size the threshold needs.
+            bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
+            LOOP
+                SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
+                WITH essential_postings AS (
+                    -- One branch runs: `filtered` is a constant of the query,
+                    -- so the filters cost a join only when there are filters.
+                    SELECT p.term, p.chunk_id, p.tf, p.term_count
+                    FROM rag.postings p WHERE NOT filtered AND p.term = ANY (query_terms[1:essential])
+                    UNION ALL
+                    SELECT p.term, p.chunk_id, p.tf, p.term_count
+                    FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
+                    WHERE filtered AND p.term = ANY (query_terms[1:essential])
+                      AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
+                      AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
+                ),
+                partial AS MATERIALIZED (
+                    SELECT p.chunk_id AS id,
+                           sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
+                    FROM unnest(query_terms[1:essential], query_idfs[1:essential]) AS q(term, idf)
+                    JOIN essential_postings p ON p.term = q.term
+                    GROUP BY p.chunk_id
+                ),
+                floor AS (
+                    SELECT coalesce((SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1), 0) AS v
+                )
+                SELECT f.v, coalesce(array_agg(m.id ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
+                       coalesce(array_agg(m.s ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}')
+                  INTO threshold, ids, scores
+                FROM floor f LEFT JOIN partial m ON m.s + tail >= greatest(f.v, known)
+                GROUP BY f.v;
+                EXIT WHEN essential >= n_terms OR tail < threshold;
+                IF threshold > 0 THEN
+                    SELECT coalesce(min(e), n_terms) INTO essential
+                    FROM generate_series(essential + 1, n_terms) AS e
+                    WHERE (SELECT coalesce(sum(u), 0) FROM unnest(bounds[e + 1:n_terms]) AS u) < threshold;
+                ELSE
+                    -- Fewer than top_n candidates: add the rarest terms that can supply the rest.
+                    SELECT coalesce(min(e), n_terms) INTO essential
+                    FROM generate_series(essential + 1, n_terms) AS e
+                    WHERE (SELECT sum(d) FROM unnest(query_dfs[1:e]) AS d) >= top_n;
+                END IF;
+            END LOOP;
+            uppers := ARRAY(SELECT s + tail FROM unnest(scores) AS s);
+            threshold := greatest(threshold, known);
+            counted := essential;
         END IF;
-        -- Read deeper only when close: heads rarely settle a query whose
-        -- unseen bound is far above the known score.
-        EXIT WHEN unseen > 2 * known OR head_depth >= 3200;
-        head_depth := head_depth * 4;
-        END LOOP;
-    END IF;
 
-    IF threshold IS NULL THEN
-        -- MaxScore. The `essential` rarest terms are scored term at a time
-        -- (their postings read) into partial scores; the other terms add at
-        -- most `tail`, the sum of their bounds idf * (k1 + 1). A final score
-        -- is at least the partial one, so the top_n-th partial score (or the
-        -- known bound, if higher) is a lower bound of the final threshold:
-        -- once tail is below it no chunk lacking every essential term can
-        -- enter, and only candidates with partial + tail >= threshold can.
-        -- The essential set grows straight to the size the threshold needs.
+        -- Complete the candidates (the scores of the terms not counted yet,
+        -- by index probes), highest upper bound first, in growing batches;
+        -- every batch can raise the threshold and so end the work early. Heads
+        -- that leave chunks unseen above the threshold are given up after a
+        -- few batches: MaxScore then starts from the threshold they found.
         best_ids := '{}';
         best_scores := '{}';
-        bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
+        done := 0;
+        batch := greatest(2 * top_n, 100);
         LOOP
-            SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
-            WITH essential_postings AS (
-                -- One branch runs: `filtered` is a constant of the query, so the
-                -- filters cost a join only when there are filters.
-                SELECT p.term, p.chunk_id, p.tf, p.term_count
-                FROM rag.postings p WHERE NOT filtered AND p.term = ANY (query_terms[1:essential])
+            EXIT WHEN done >= cardinality(ids) OR uppers[done + 1] < threshold;
+            EXIT WHEN heads_first AND unseen >= threshold AND done >= 4 * top_n;
+            SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
+                   coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
+              INTO best_ids, best_scores
+            FROM (
+                SELECT t.id, t.s FROM unnest(best_ids, best_scores) AS t(id, s)
                 UNION ALL
-                SELECT p.term, p.chunk_id, p.tf, p.term_count
-                FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
-                WHERE filtered AND p.term = ANY (query_terms[1:essential])
-                  AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
-                  AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
-            ),
-            partial AS MATERIALIZED (
-                SELECT p.chunk_id AS id,
-                       sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
-                FROM unnest(query_terms[1:essential], query_idfs[1:essential]) AS q(term, idf)
-                JOIN essential_postings p ON p.term = q.term
-                GROUP BY p.chunk_id
-            ),
-            floor AS (
-                SELECT coalesce((SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1), 0) AS v
-            )
-            SELECT f.v, coalesce(array_agg(m.id ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
-                   coalesce(array_agg(m.s ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}')
-              INTO threshold, ids, scores
-            FROM floor f LEFT JOIN partial m ON m.s + tail >= greatest(f.v, known)
-            GROUP BY f.v;
-            EXIT WHEN essential >= n_terms OR tail < threshold;
-            IF threshold > 0 THEN
-                SELECT coalesce(min(e), n_terms) INTO essential
-                FROM generate_series(essential + 1, n_terms) AS e
-                WHERE (SELECT coalesce(sum(u), 0) FROM unnest(bounds[e + 1:n_terms]) AS u) < threshold;
-            ELSE
-                -- Fewer than top_n candidates: add the rarest terms that can supply the rest.
-                SELECT coalesce(min(e), n_terms) INTO essential
-                FROM generate_series(essential + 1, n_terms) AS e
-                WHERE (SELECT sum(d) FROM unnest(query_dfs[1:e]) AS d) >= top_n;
+                SELECT u.id, u.s + coalesce(e.score, 0)
+                FROM unnest(ids[done + 1:done + batch], scores[done + 1:done + batch]) AS u(id, s)
+                LEFT JOIN rag._exact_scores(ids[done + 1:done + batch], query_terms[counted + 1:n_terms],
+                                            query_idfs[counted + 1:n_terms], k1, b, avg_length) e
+                       ON e.chunk_id = u.id
+                ORDER BY 2 DESC, 1
+                LIMIT top_n) r;
+            IF cardinality(best_scores) >= top_n THEN
+                threshold := greatest(threshold, best_scores[top_n]);
             END IF;
+            done := done + batch;
+            batch := batch * 2;
         END LOOP;
-        IF essential >= n_terms THEN
-            -- Every term was read: the partial scores are the scores.
-            RETURN QUERY
-                SELECT u.id, u.s, u.r::integer
-                FROM unnest(ids[1:top_n], scores[1:top_n]) WITH ORDINALITY AS u(id, s, r);
-            RETURN;
+        EXIT WHEN NOT heads_first OR unseen = 0 OR unseen < threshold;
+        known := threshold;
+        -- Read deeper heads only when close and few: far above the threshold
+        -- they rarely settle the query, and many terms' heads make many
+        -- candidates to complete.
+        IF unseen > 2 * known OR 4 * head_depth * (n_terms - counted) > 10000 THEN
+            heads_first := false;
+        ELSE
+            head_depth := head_depth * 4;
         END IF;
-        uppers := ARRAY(SELECT s + tail FROM unnest(scores) AS s);
-        threshold := greatest(threshold, known);
-        counted := essential;
-    END IF;
-
-    -- Complete the candidates (the scores of the terms not counted yet, by
-    -- index probes), highest upper bound first, in growing batches; every
-    -- batch can raise the threshold and so end the work early.
-    LOOP
-        EXIT WHEN done >= cardinality(ids) OR uppers[done + 1] < threshold;
-        SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
-               coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
-          INTO best_ids, best_scores
-        FROM (
-            SELECT t.id, t.s FROM unnest(best_ids, best_scores) AS t(id, s)
-            UNION ALL
-            SELECT u.id, u.s + coalesce(e.score, 0)
-            FROM unnest(ids[done + 1:done + batch], scores[done + 1:done + batch]) AS u(id, s)
-            LEFT JOIN rag._exact_scores(ids[done + 1:done + batch], query_terms[counted + 1:n_terms],
-                                        query_idfs[counted + 1:n_terms], k1, b, avg_length) e ON e.chunk_id = u.id
-            ORDER BY 2 DESC, 1
-            LIMIT top_n) r;
-        IF cardinality(best_scores) >= top_n THEN
-            threshold := greatest(threshold, best_scores[top_n]);
-        END IF;
-        done := done + batch;
-        batch := batch * 2;
     END LOOP;
 
     RETURN QUERY
@@ -337,7 +338,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer) IS
-    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore over postings when they do not settle it, or every chunk scored when filters leave at most score_all_below.';
+    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore when they do not settle it, or every chunk scored when filters leave at most score_all_below.';
 
 -- ---------------------------------------------------------------------------
 -- _exact_scores: BM25 scores of given chunks

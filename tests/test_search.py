@@ -90,6 +90,7 @@ def build_corpus(target: db.DatabaseTarget, n_files: int, seed: int = 7, dims: i
              ["[" + ",".join(map(str, v)) + "]" for v in vectors]),
         )
         conn.execute("SELECT rag.ensure_vector_index(%s)", (embedder.model_id,))
+        conn.execute("SELECT rag.ensure_heads_index()")
     return embedder
 
 
@@ -139,14 +140,34 @@ def test_bm25_heads_of_common_terms_give_the_exhaustive_ranking(rag_db: db.Datab
         chunks = [{"content": t, "contentHash": str(i), "metadata": {"path": "a.txt"}} for i, t in enumerate(texts)]
         conn.execute("SELECT * FROM rag.replace_files(%s, %s)", (source_id, Jsonb([
             {"path": "a.txt", "size": 1, "mtimeNs": 1, "sha256": "x", "content": "", "chunks": chunks}])))
-    heads = rows(rag_db, "SELECT count(*) FILTER (WHERE rag.posting_impact(tf, term_count) >= 800000) AS heads,"
-                         " count(*) AS postings FROM rag.postings WHERE term = 'alpha'")[0]
+        length = conn.execute("SELECT rag.ensure_heads_index() AS r").fetchone()["r"]  # type: ignore[index]
+    assert length == 256  # the average chunk holds ~205 terms
+    heads = rows(rag_db, "SELECT count(*) FILTER (WHERE rag.posting_impact(tf, term_count, %s) >= 800000) AS heads,"
+                         " count(*) AS postings FROM rag.postings WHERE term = 'alpha'", length)[0]
     assert 0 < heads["heads"] < heads["postings"] == 1500
     for query in ("alpha", "alpha beta", "beta zz", "alpha zz c7"):
         full = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, 1000, k1 => 1.2 + 1e-12)", query)
         for top_n in (1, 10, 50):
             top = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, %s)", query, top_n)
             assert [r["score"] for r in top] == pytest.approx([r["score"] for r in full[:top_n]], rel=1e-9), query
+
+
+def test_heads_index_follows_the_average_chunk_length(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    def predicate(conn: psycopg.Connection[dict[str, Any]]) -> str:
+        row = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'postings_heads_idx'").fetchone()
+        return row["indexdef"] if row else ""
+
+    (tmp_path / "short.txt").write_text("\n\n".join(f"note {i} about parsing" for i in range(30)))
+    with db.connect(rag_db) as conn:
+        assert conn.execute("SELECT rag.ensure_heads_index() AS r").fetchone() == {"r": None}  # no chunks yet
+        index_source(conn, SourceSpec("docs", "local", str(tmp_path)), tmp_path, HashEmbedder(8), ChunkSettings())
+        short = conn.execute("SELECT heads_length FROM rag.corpus_stats").fetchone()["heads_length"]  # type: ignore[index]
+        assert short is not None and f", {short}) >= 800000" in predicate(conn)  # built by the index run
+        (tmp_path / "long.txt").write_text(" ".join(f"word{i % 97} other{i % 13}" for i in range(3000)))
+        index_source(conn, SourceSpec("docs", "local", str(tmp_path)), tmp_path, HashEmbedder(8), ChunkSettings())
+        grown = conn.execute("SELECT heads_length FROM rag.corpus_stats").fetchone()["heads_length"]  # type: ignore[index]
+        assert grown > short * 1.5 and f", {grown}) >= 800000" in predicate(conn)  # rebuilt for longer chunks
+        assert conn.execute("SELECT rag.ensure_heads_index() AS r").fetchone() == {"r": grown}  # no drift: kept
 
 
 def test_bm25_completes_candidates_beyond_the_first_batch(rag_db: db.DatabaseTarget) -> None:

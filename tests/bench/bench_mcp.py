@@ -238,6 +238,7 @@ def build_corpus(chunks: int) -> None:
                 print(f"\rcorpus: {stored:,}/{chunks:,} chunks, {time.perf_counter() - started:.0f} s",
                       end="", file=sys.stderr)
         conn.execute("SELECT rag.ensure_vector_index(%s)", (MODEL,))
+        conn.execute("SELECT rag.ensure_heads_index()")
         conn.execute("VACUUM ANALYZE")
         print(f"\ncorpus of {chunks:,} chunks built in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         global CORPUS_WORDS

@@ -2,7 +2,7 @@
 
 Corpus, generated at bench time from a fixed seed and stored through the real
 SQL API (rag.upsert_source, rag.replace_files, rag.store_embeddings,
-rag.ensure_vector_index), then VACUUM ANALYZE:
+rag.ensure_vector_index, rag.ensure_heads_index), then VACUUM ANALYZE:
   - chunks of 50-300 words drawn with a Zipf distribution from a vocabulary of
     code keywords and camelCase / snake_case / PascalCase identifiers made of
     shared base words, so the BM25 tokenizer splits them as it splits code,
@@ -232,6 +232,7 @@ def load_corpus(conn: psycopg.Connection[dict[str, Any]], size: int, vocab: Voca
     print(file=sys.stderr)
     phase = time.perf_counter()
     conn.execute("SELECT rag.ensure_vector_index(%s)", (MODEL,))
+    conn.execute("SELECT rag.ensure_heads_index()")
     conn.execute("VACUUM ANALYZE")
     print(f"HNSW index + VACUUM ANALYZE: {time.perf_counter() - phase:.0f} s; "
           f"corpus of {size:,} chunks ready in {time.perf_counter() - started:.0f} s", file=sys.stderr)
