@@ -27,3 +27,9 @@ COMMENT ON FUNCTION rag.posting_impact(integer, integer, integer) IS
 
 -- The reference length rag.postings_heads_idx was built for (NULL: no index).
 ALTER TABLE rag.corpus_stats ADD COLUMN heads_length integer;
+
+-- Filtered searches list the chunks of the matching files or sources first:
+-- from these indexes alone (the chunk id included), not a heap read per chunk.
+CREATE INDEX chunks_file_idx ON rag.chunks (file_id) INCLUDE (id);
+DROP INDEX rag.chunks_source_idx;
+CREATE INDEX chunks_source_idx ON rag.chunks (source_id) INCLUDE (id);

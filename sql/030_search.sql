@@ -107,7 +107,7 @@ DECLARE
     file_filter   bigint[] := rag._file_ids(source_types, languages, path_prefix);
     filtered      boolean := sources IS NOT NULL OR source_types IS NOT NULL
                              OR languages IS NOT NULL OR path_prefix IS NOT NULL;
-    allowed       bigint[];
+    allowed       bigint[];           -- the chunks passing the filters, unless too many
     n_docs        double precision;
     avg_length    double precision;
     heads_length  integer;
@@ -160,7 +160,7 @@ BEGIN
     END IF;
 
     IF filtered THEN
-        allowed := rag._filtered_chunks(source_filter, file_filter, score_all_below);
+        allowed := rag._filtered_chunks(source_filter, file_filter, 10 * score_all_below);
         IF cardinality(allowed) <= score_all_below THEN
             -- Few chunks pass the filters: score each of them.
             RETURN QUERY
@@ -169,6 +169,8 @@ BEGIN
                 ORDER BY e.score DESC, e.chunk_id
                 LIMIT top_n;
             RETURN;
+        ELSIF cardinality(allowed) > 10 * score_all_below THEN
+            allowed := NULL;  -- too many to hold: postings are checked against their chunks
         END IF;
     END IF;
 
@@ -216,10 +218,12 @@ BEGIN
                     SELECT h.chunk_id AS id, coalesce(sum(h.w) FILTER (WHERE h.impact IS NULL), 0) AS s,
                            sum(h.w) + (SELECT sum(u.bound) FROM term_bounds u) - sum(u.bound) AS upper
                     FROM heads h JOIN term_bounds u ON u.i = h.i
-                    WHERE NOT $10 OR EXISTS (
-                        SELECT 1 FROM rag.chunks c WHERE c.id = h.chunk_id
-                           AND ($5::bigint[] IS NULL OR c.source_id = ANY ($5))
-                           AND ($6::bigint[] IS NULL OR c.file_id IN (SELECT unnest($6))))
+                    WHERE NOT $10
+                       OR ($11::bigint[] IS NOT NULL AND h.chunk_id IN (SELECT unnest($11)))
+                       OR ($11 IS NULL AND EXISTS (
+                               SELECT 1 FROM rag.chunks c WHERE c.id = h.chunk_id
+                                  AND ($5::bigint[] IS NULL OR c.source_id = ANY ($5))
+                                  AND ($6::bigint[] IS NULL OR c.file_id IN (SELECT unnest($6)))))
                     GROUP BY h.chunk_id
                 )
                 SELECT (SELECT sum(u.bound) FROM term_bounds u),
@@ -229,7 +233,7 @@ BEGIN
                 $heads$, heads_length)
               INTO unseen, ids, scores, uppers
               USING query_terms, query_dfs, query_idfs, head_depth, source_filter, file_filter,
-                    k1, b, avg_length, filtered;
+                    k1, b, avg_length, filtered, allowed;
             -- The rare terms (read whole) are counted in `scores`; completion adds the others.
             counted := (SELECT count(*) FROM unnest(query_dfs) AS d WHERE d <= head_depth);
         ELSE
@@ -246,14 +250,21 @@ BEGIN
             LOOP
                 SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
                 WITH essential_postings AS (
-                    -- One branch runs: `filtered` is a constant of the query,
-                    -- so the filters cost a join only when there are filters.
+                    -- One branch runs: `filtered` and `allowed` are constants
+                    -- of the query, so the filters cost a hashed set of chunk
+                    -- ids, or a join when there are too many, only when there
+                    -- are filters.
                     SELECT p.term, p.chunk_id, p.tf, p.term_count
                     FROM rag.postings p WHERE NOT filtered AND p.term = ANY (query_terms[1:essential])
                     UNION ALL
                     SELECT p.term, p.chunk_id, p.tf, p.term_count
+                    FROM rag.postings p
+                    WHERE filtered AND allowed IS NOT NULL AND p.term = ANY (query_terms[1:essential])
+                      AND p.chunk_id IN (SELECT unnest(allowed))
+                    UNION ALL
+                    SELECT p.term, p.chunk_id, p.tf, p.term_count
                     FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
-                    WHERE filtered AND p.term = ANY (query_terms[1:essential])
+                    WHERE filtered AND allowed IS NULL AND p.term = ANY (query_terms[1:essential])
                       AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
                       AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
                 ),

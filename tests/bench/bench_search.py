@@ -202,6 +202,7 @@ def open_corpus(size: int, vocab: Vocabulary) -> psycopg.Connection[dict[str, An
         (MODEL, Jsonb(stamp(conn)))).fetchone()
     if stored == {"chunks": size, "vectors": size, "sources": len(SOURCES)}:
         print(f"corpus of {size:,} chunks: reused from {HOME / str(size)}", file=sys.stderr)
+        conn.execute("SELECT rag.ensure_heads_index()")  # a corpus stored before the heads index existed
         return conn
     conn.execute("DROP SCHEMA rag CASCADE")
     db.install_schema(target)
