@@ -162,11 +162,20 @@ BEGIN
     IF filtered THEN
         allowed := rag._filtered_chunks(source_filter, file_filter, 10 * score_all_below);
         IF cardinality(allowed) <= score_all_below THEN
-            -- Few chunks pass the filters: score each of them.
+            -- Few chunks pass the filters: score each of them, in one index
+            -- scan over every (term, chunk) pair in key order (the chunks of
+            -- a source or folder have close ids: far cheaper than a probe per
+            -- pair, which rag._exact_scores makes for scattered candidates).
             RETURN QUERY
-                SELECT e.chunk_id, e.score, (row_number() OVER (ORDER BY e.score DESC, e.chunk_id))::integer
-                FROM rag._exact_scores(allowed, query_terms, query_idfs, k1, b, avg_length) e
-                ORDER BY e.score DESC, e.chunk_id
+                SELECT e.id, e.s, (row_number() OVER (ORDER BY e.s DESC, e.id))::integer
+                FROM (
+                    SELECT p.chunk_id AS id,
+                           sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
+                    FROM rag.postings p
+                    JOIN unnest(query_terms, query_idfs) AS q(term, idf) ON q.term = p.term
+                    WHERE p.term = ANY (query_terms) AND p.chunk_id = ANY (allowed)
+                    GROUP BY p.chunk_id) e
+                ORDER BY e.s DESC, e.id
                 LIMIT top_n;
             RETURN;
         ELSIF cardinality(allowed) > 10 * score_all_below THEN
