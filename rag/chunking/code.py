@@ -249,6 +249,11 @@ class _Chunker:
         comments and decorators join the definition right below them, and the
         lines before the first node (a class's signature) join the first unit."""
         groups = self._line_groups(nodes)
+        if not groups:  # no nodes, or only empty ones (a zero-width error node)
+            span = self.source.trim(start, end)
+            if span is not None:
+                yield _Unit(*span, (), None)
+            return
         starts = [start] + [group.first for group in groups[1:]]
         ends = [group.first - 1 for group in groups[1:]] + [end]
         for group, unit_start, unit_end in zip(groups, starts, ends, strict=True):
@@ -256,10 +261,6 @@ class _Chunker:
             if span is not None:
                 group_nodes = tuple(group.nodes)
                 yield _Unit(*span, group_nodes, self._definition_of(group_nodes))
-        if not groups:
-            span = self.source.trim(start, end)
-            if span is not None:
-                yield _Unit(*span, (), None)
 
     @staticmethod
     def _line_groups(nodes: Sequence[Node]) -> list[_LineGroup]:

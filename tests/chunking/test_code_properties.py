@@ -114,3 +114,8 @@ def test_random_bytes_as_text(data: bytes, language: str, bound: tuple[int, int]
        st.sampled_from(LANGUAGES), bounds)
 def test_punctuation_soup(text: str, language: str, bound: tuple[int, int]) -> None:
     assert_chunk_properties(text, language, *bound)
+
+
+def test_zero_width_nodes_only() -> None:
+    """Found by test_punctuation_soup: Kotlin parses this into a zero-width identifier alone."""
+    assert_chunk_properties("[]=\n:", "kotlin", 1, 0)
