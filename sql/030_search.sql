@@ -66,13 +66,18 @@ RETURNS bigint[]
 LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
+-- A generic plan cannot tell which filter is NULL; once cached (a session
+-- of folder filters), it scanned every chunk for a source filter: 0.5 -> 19 ms.
+SET plan_cache_mode = force_custom_plan
 AS $$
     -- At most max_rows + 1 ids: the caller learns "more than max_rows" without
     -- reading a broad filter to the end.
     SELECT ARRAY(
         SELECT c.id FROM rag.chunks c
         WHERE (source_filter IS NULL OR c.source_id = ANY (source_filter))
-          AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
+          -- one index scan stepping through the sorted ids: a probe per file
+          -- cost twice as much for a folder of 2k files
+          AND (file_filter IS NULL OR c.file_id = ANY (file_filter))
         LIMIT max_rows + 1)
 $$;
 COMMENT ON FUNCTION rag._filtered_chunks(bigint[], bigint[], integer) IS
@@ -100,6 +105,7 @@ LANGUAGE plpgsql
 STABLE
 ROWS 50  -- the usual top_n: the planner then joins its rows by index, not by a scan of chunks
 SET search_path = pg_catalog, rag, public
+SET plan_cache_mode = force_custom_plan
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -131,6 +137,7 @@ DECLARE
     batch         integer;
     head_depth    integer := greatest(4 * top_n, 200);
     heads_first   boolean;
+    listed        integer;            -- filtered: the rarest terms read as lists, not probed
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -180,6 +187,8 @@ BEGIN
             RETURN;
         ELSIF cardinality(allowed) > 10 * score_all_below THEN
             allowed := NULL;  -- too many to hold: postings are checked against their chunks
+        ELSE
+            listed := (SELECT count(*) FROM unnest(query_dfs) AS d WHERE d <= cardinality(allowed));
         END IF;
     END IF;
 
@@ -268,8 +277,15 @@ BEGIN
                     UNION ALL
                     SELECT p.term, p.chunk_id, p.tf, p.term_count
                     FROM rag.postings p
-                    WHERE filtered AND allowed IS NOT NULL AND p.term = ANY (query_terms[1:essential])
+                    WHERE filtered AND allowed IS NOT NULL AND p.term = ANY (query_terms[1:least(essential, listed)])
                       AND p.chunk_id IN (SELECT unnest(allowed))
+                    UNION ALL
+                    -- a term in more chunks than pass the filters: a probe per
+                    -- allowed chunk, in key order, costs less than its list
+                    SELECT p.term, p.chunk_id, p.tf, p.term_count
+                    FROM rag.postings p
+                    WHERE filtered AND allowed IS NOT NULL AND p.term = ANY (query_terms[listed + 1:essential])
+                      AND p.chunk_id = ANY (allowed)
                     UNION ALL
                     SELECT p.term, p.chunk_id, p.tf, p.term_count
                     FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id

@@ -185,18 +185,29 @@ def test_bm25_completes_candidates_beyond_the_first_batch(rag_db: db.DatabaseTar
     assert rows(rag_db, "SELECT content FROM rag.chunks WHERE id = %s", top[0]["chunk_id"])[0]["content"] == texts[100]
 
 
-@pytest.mark.parametrize("filters", ["sources => ARRAY['big']", "languages => ARRAY['python']"])
+@pytest.mark.parametrize("filters", ["sources => ARRAY['big']", "languages => ARRAY['python']",
+                                     "path_prefix => 'docs/'"])
 def test_bm25_filtered_maxscore_equals_scoring_every_filtered_chunk(rag_db: db.DatabaseTarget, filters: str) -> None:
+    """MaxScore under filters: common terms of docs/ (~120 chunks) are probed per chunk, not read whole."""
     build_corpus(rag_db, 200)
     for query in ("user service", "find id user service cache token", "vector index query search", "by"):
         every = rows(rag_db, f"SELECT chunk_id, score FROM rag.bm25_search(%s, 10, {filters},"
                              " score_all_below => 100000)", query)
         assert len(every) == 10
-        # 0: postings checked against their chunks; 60: against the ids of the ~500 filtered chunks.
+        # 0: postings checked against their chunks; 60: against the ids of the filtered chunks.
         for score_all_below in (0, 60):
             pruned = rows(rag_db, f"SELECT chunk_id, score FROM rag.bm25_search(%s, 10, {filters},"
                                   " score_all_below => %s)", query, score_all_below)
             assert [round(r["score"], 9) for r in pruned] == [round(r["score"], 9) for r in every], query
+
+
+def test_filter_dependent_functions_are_planned_per_call(rag_db: db.DatabaseTarget) -> None:
+    """A cached generic plan cannot tell which filters are NULL: it scanned every chunk for a source filter."""
+    configs = rows(rag_db, "SELECT proname, proconfig FROM pg_proc"
+                           " WHERE proname IN ('_filtered_chunks', 'bm25_search')")
+    assert len(configs) == 2
+    for config in configs:
+        assert "plan_cache_mode=force_custom_plan" in config["proconfig"], config["proname"]
 
 
 def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
