@@ -32,6 +32,10 @@ DEADLOCK_RETRIES = 5
 
 Batched = tuple[ScannedFile, str, FileChunks]  # a file to store, its sha256 and its chunks
 EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
+# A first index of at least this many files into an empty corpus loads postings
+# without their key and builds it at the end (rag.begin_bulk_load); for fewer
+# files the saving is under a second.
+BULK_MIN_FILES = 1000
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,35 @@ def _run(
     summary.unchanged = sum(1 for row in plan if row["action"] == "unchanged")
     report.planned(len(todo), summary.unchanged, len(deleted))
 
+    bulk = len(todo) >= BULK_MIN_FILES and _sql_value(conn, "SELECT rag.begin_bulk_load()")
+    try:
+        touched = _store_changed(conn, source_id, todo, settings, force, summary, report)
+    finally:
+        if bulk and not conn.closed:
+            conn.execute("SELECT rag.end_bulk_load()")
+    if touched:
+        conn.execute("SELECT rag.touch_files(%s, %s)", (source_id, Jsonb(touched)))
+    if deleted:
+        summary.deleted = len(deleted)
+        summary.chunks_removed += _sql_value(
+            conn, "SELECT rag.delete_files(%s, %s)", source_id, deleted
+        )
+    if summary.chunks_added or summary.chunks_removed:
+        conn.execute("SELECT rag.ensure_heads_index()")
+    if embedder.dimensions:
+        _embed_missing(conn, source_id, embedder, summary, report)
+
+
+def _store_changed(
+    conn: psycopg.Connection[dict[str, Any]],
+    source_id: int,
+    todo: list[tuple[ScannedFile, str, str | None]],
+    settings: ChunkSettings,
+    force: bool,
+    summary: RunSummary,
+    report: Reporter,
+) -> list[dict[str, Any]]:
+    """Read, chunk and store the new and changed files; returns those whose content did not change."""
     touched: list[dict[str, Any]] = []
     batch: list[Batched] = []
     chunk_count = files_chunked = 0
@@ -220,17 +253,7 @@ def _run(
             writer.submit(source_id, batch)
         report.chunked(chunk_count, files_chunked)
         summary.chunks_added, summary.chunks_removed = writer.totals()
-    if touched:
-        conn.execute("SELECT rag.touch_files(%s, %s)", (source_id, Jsonb(touched)))
-    if deleted:
-        summary.deleted = len(deleted)
-        summary.chunks_removed += _sql_value(
-            conn, "SELECT rag.delete_files(%s, %s)", source_id, deleted
-        )
-    if summary.chunks_added or summary.chunks_removed:
-        conn.execute("SELECT rag.ensure_heads_index()")
-    if embedder.dimensions:
-        _embed_missing(conn, source_id, embedder, summary, report)
+    return touched
 
 
 def _read(scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] | None:

@@ -172,3 +172,102 @@ END
 $$;
 COMMENT ON FUNCTION rag.ensure_heads_index() IS
     'Builds rag.postings_heads_idx (each term''s heaviest postings, for bm25_search) for the corpus''s average chunk length, if missing or built for a length 1.5 times off; returns its reference length.';
+
+-- ---------------------------------------------------------------------------
+-- Bulk loading: a first index into an empty corpus inserts its postings
+-- without their key index and builds it once at the end, a sort instead of
+-- millions of B-tree descents (Django: 41 -> 32 PostgreSQL CPU seconds). The
+-- loading session holds an advisory lock meanwhile; a run killed during it
+-- leaves the key missing, and the next index run or `rag init` rebuilds it.
+
+-- _bulk_lock_key: advisory-lock key of a bulk load ("ragBULK")
+CREATE OR REPLACE FUNCTION rag._bulk_lock_key()
+RETURNS bigint
+LANGUAGE sql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT x'72616742554c4b00'::bigint
+$$;
+COMMENT ON FUNCTION rag._bulk_lock_key() IS
+    'Private: the pg_advisory_lock key held by the session that bulk-loads postings.';
+
+-- ---------------------------------------------------------------------------
+-- begin_bulk_load
+CREATE OR REPLACE FUNCTION rag.begin_bulk_load()
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    -- Only into an empty corpus: no other source's searches or deletions
+    -- need the key meanwhile. A second run starting at once finds the lock
+    -- taken and inserts as usual (into the same keyless table).
+    IF EXISTS (SELECT 1 FROM rag.postings) OR to_regclass('rag.postings_pkey') IS NULL
+       OR NOT pg_try_advisory_lock(rag._bulk_lock_key()) THEN
+        RETURN false;
+    END IF;
+    ALTER TABLE rag.postings DROP CONSTRAINT postings_pkey;
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION rag.begin_bulk_load() IS
+    'If the corpus is empty, drops the postings key for a first index (until rag.end_bulk_load) and returns true.';
+
+-- ---------------------------------------------------------------------------
+-- _build_postings_key
+CREATE OR REPLACE FUNCTION rag._build_postings_key()
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+SET maintenance_work_mem = '256MB'
+AS $$
+BEGIN
+    -- As created by migration 0001.
+    ALTER TABLE rag.postings ADD CONSTRAINT postings_pkey PRIMARY KEY (term, chunk_id) INCLUDE (tf, term_count);
+END
+$$;
+COMMENT ON FUNCTION rag._build_postings_key() IS
+    'Private: builds the postings key (term, chunk_id) INCLUDE (tf, term_count).';
+
+-- ---------------------------------------------------------------------------
+-- end_bulk_load
+CREATE OR REPLACE FUNCTION rag.end_bulk_load()
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    IF to_regclass('rag.postings_pkey') IS NULL THEN
+        PERFORM rag._build_postings_key();
+    END IF;
+    PERFORM pg_advisory_unlock(rag._bulk_lock_key());
+END
+$$;
+COMMENT ON FUNCTION rag.end_bulk_load() IS
+    'Ends the bulk load begun by rag.begin_bulk_load in this session: builds the postings key, releases the lock.';
+
+-- ---------------------------------------------------------------------------
+-- ensure_postings_key
+CREATE OR REPLACE FUNCTION rag.ensure_postings_key()
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    -- Missing while a bulk load runs (its session holds the lock: left
+    -- alone) or after one was killed (lock free: rebuilt now).
+    IF to_regclass('rag.postings_pkey') IS NOT NULL OR NOT pg_try_advisory_xact_lock(rag._bulk_lock_key())
+       OR to_regclass('rag.postings_pkey') IS NOT NULL THEN  -- (built by another session meanwhile)
+        RETURN false;
+    END IF;
+    PERFORM rag._build_postings_key();
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION rag.ensure_postings_key() IS
+    'Rebuilds the postings key if a bulk load was killed before rag.end_bulk_load; true when it did.';

@@ -98,7 +98,9 @@ BEGIN
             coalesce(to_char(active.started_at, 'YYYY-MM-DD HH24:MI:SS'), 'just now')
             USING ERRCODE = 'lock_not_available';
     END IF;
-    -- Holding the lock, any run still marked running died without finishing.
+    -- Holding the lock, any run still marked running died without finishing,
+    -- and a bulk load it left without the postings key is repaired.
+    PERFORM rag.ensure_postings_key();
     UPDATE rag.index_runs r SET status = 'interrupted', finished_at = coalesce(r.finished_at, now())
      WHERE r.source_id = run_source_id AND r.status = 'running';
     INSERT INTO rag.index_runs (source_id, source_name) VALUES (run_source_id, src.name)

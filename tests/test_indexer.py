@@ -315,3 +315,67 @@ def test_a_failed_batch_stops_the_run_and_marks_it_failed(
     assert rows(rag_db, "SELECT status FROM rag.index_runs")[0]["status"] == "failed"
     in_db = {r["path"] for r in rows(rag_db, "SELECT path FROM rag.files")}
     assert in_db == set(stored), "every batch that succeeded is stored whole, the failed one not at all"
+
+
+class _KeyWatcher:
+    """A reporter that notes, once every batch is submitted, whether the postings key exists."""
+
+    def __init__(self, target: db.DatabaseTarget):
+        self.target = target
+        self.key_while_storing: bool | None = None
+
+    def scanned(self, found: int, skipped: dict[str, int]) -> None: ...
+    def planned(self, to_index: int, unchanged: int, deleted: int) -> None: ...
+    def embedding_started(self, total: int) -> None: ...
+    def embedded(self, count: int) -> None: ...
+
+    def chunked(self, chunks: int, files: int) -> None:
+        key = rows(self.target, "SELECT to_regclass('rag.postings_pkey') IS NOT NULL AS k")[0]["k"]
+        self.key_while_storing = key
+
+
+def postings_key(target: db.DatabaseTarget) -> bool:
+    return bool(rows(target, "SELECT to_regclass('rag.postings_pkey') IS NOT NULL AS k")[0]["k"])
+
+
+def test_first_index_loads_postings_without_their_key_then_builds_it(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("rag.indexer.BULK_MIN_FILES", 20)
+    monkeypatch.setattr("rag.indexer.BATCH_FILES", 4)
+    root = make_project(tmp_path / "p", files=30)
+    spec = SourceSpec("proj", "local", str(root))
+    watcher = _KeyWatcher(rag_db)
+    with connect(rag_db) as conn:
+        index_source(conn, spec, root, NoneEmbedder(), SETTINGS, reporter=watcher)
+    assert watcher.key_while_storing is False  # an empty corpus: bulk loaded
+    assert postings_key(rag_db)
+    bulk = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search('handler run service', 50)")
+
+    # --force re-stores every file into a corpus that is not empty: the key stays.
+    watcher = _KeyWatcher(rag_db)
+    with connect(rag_db) as conn:
+        index_source(conn, spec, root, NoneEmbedder(), SETTINGS, force=True, reporter=watcher)
+    assert watcher.key_while_storing is True
+    keyed = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search('handler run service', 50)")
+    assert len(bulk) == 31  # every module, and the README ("Run it.")
+    assert [round(r["score"], 9) for r in keyed] == [round(r["score"], 9) for r in bulk]
+    duplicated = rows(rag_db, "SELECT count(*) AS n FROM (SELECT 1 FROM rag.postings"
+                              " GROUP BY term, chunk_id HAVING count(*) > 1) d")
+    assert duplicated[0]["n"] == 0
+
+
+def test_a_killed_bulk_load_leaves_the_key_to_the_next_run(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    loader = connect(rag_db)
+    assert loader.execute("SELECT rag.begin_bulk_load() AS b").fetchone() == {"b": True}
+    with connect(rag_db) as other:
+        # Left alone while the loading session lives.
+        assert other.execute("SELECT rag.ensure_postings_key() AS e").fetchone() == {"e": False}
+    assert not postings_key(rag_db)
+    loader.close()  # as if killed: its advisory lock goes with its session
+    run(rag_db, make_project(tmp_path / "p"), NoneEmbedder())
+    assert postings_key(rag_db)  # rebuilt by the next run's begin_run
+    with connect(rag_db) as conn:  # a corpus that is not empty is never bulk loaded
+        assert conn.execute("SELECT rag.begin_bulk_load() AS b").fetchone() == {"b": False}
+        assert conn.execute("SELECT rag.ensure_postings_key() AS e").fetchone() == {"e": False}
+    assert postings_key(rag_db)
