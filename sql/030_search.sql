@@ -105,7 +105,6 @@ LANGUAGE plpgsql
 STABLE
 ROWS 50  -- the usual top_n: the planner then joins its rows by index, not by a scan of chunks
 SET search_path = pg_catalog, rag, public
-SET plan_cache_mode = force_custom_plan
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -138,6 +137,7 @@ DECLARE
     head_depth    integer := greatest(4 * top_n, 200);
     heads_first   boolean;
     listed        integer;            -- filtered: the rarest terms read as lists, not probed
+    plan_mode     text;               -- filtered: plan_cache_mode to restore
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -190,6 +190,11 @@ BEGIN
         ELSE
             listed := (SELECT count(*) FROM unnest(query_dfs) AS d WHERE d <= cardinality(allowed));
         END IF;
+        -- Filtered statements are planned per call: a plan cached for one
+        -- filter (or none) read whole lists for another (path 10%: 3x slower);
+        -- unfiltered searches keep their cached plans (planning each cost more).
+        plan_mode := current_setting('plan_cache_mode');
+        PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
     END IF;
 
     -- Heads first when every query term is common (more postings than the
@@ -368,6 +373,9 @@ BEGIN
         END IF;
     END LOOP;
 
+    IF plan_mode IS NOT NULL THEN
+        PERFORM set_config('plan_cache_mode', plan_mode, true);
+    END IF;
     RETURN QUERY
         SELECT u.id, u.s, u.r::integer
         FROM unnest(best_ids, best_scores) WITH ORDINALITY AS u(id, s, r);

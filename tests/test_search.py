@@ -203,11 +203,15 @@ def test_bm25_filtered_maxscore_equals_scoring_every_filtered_chunk(rag_db: db.D
 
 def test_filter_dependent_functions_are_planned_per_call(rag_db: db.DatabaseTarget) -> None:
     """A cached generic plan cannot tell which filters are NULL: it scanned every chunk for a source filter."""
-    configs = rows(rag_db, "SELECT proname, proconfig FROM pg_proc"
-                           " WHERE proname IN ('_filtered_chunks', 'bm25_search')")
-    assert len(configs) == 2
-    for config in configs:
-        assert "plan_cache_mode=force_custom_plan" in config["proconfig"], config["proname"]
+    config = rows(rag_db, "SELECT proconfig FROM pg_proc WHERE proname = '_filtered_chunks'")
+    assert "plan_cache_mode=force_custom_plan" in config[0]["proconfig"]
+    build_corpus(rag_db, 100)
+    with psycopg.connect(rag_db.url, row_factory=dict_row) as conn:  # one transaction
+        filtered = conn.execute("SELECT * FROM rag.bm25_search('user service', 10, path_prefix => 'src/',"
+                                " score_all_below => 10)").fetchall()
+        # bm25_search plans its filtered statements per call, then restores the setting.
+        assert conn.execute("SELECT current_setting('plan_cache_mode') AS m").fetchone() == {"m": "auto"}
+    assert len(filtered) == 10
 
 
 def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
