@@ -151,6 +151,11 @@ BEGIN
         RAISE EXCEPTION 'bm25_search: score_all_below must be 0 or more, not %', coalesce(score_all_below::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF to_regclass('rag.postings_pkey') IS NULL THEN
+        -- Without the key every lookup would read all postings (minutes).
+        RAISE EXCEPTION 'bm25_search: keyword data is being loaded by a first index run (rag.begin_bulk_load); search when it ends, or run `rag index` again if it was killed'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     SELECT cs.chunks, cs.total_terms::double precision / greatest(cs.chunks, 1), cs.heads_length
       INTO n_docs, avg_length, heads_length FROM rag.corpus_stats cs;
     -- Query terms, rarest first, with Lucene's non-negative IDF. (ANY over an

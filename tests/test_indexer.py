@@ -372,6 +372,8 @@ def test_a_killed_bulk_load_leaves_the_key_to_the_next_run(rag_db: db.DatabaseTa
         # Left alone while the loading session lives.
         assert other.execute("SELECT rag.ensure_postings_key() AS e").fetchone() == {"e": False}
     assert not postings_key(rag_db)
+    with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="being loaded by a first index run"):
+        rows(rag_db, "SELECT * FROM rag.bm25_search('anything')")
     loader.close()  # as if killed: its advisory lock goes with its session
     run(rag_db, make_project(tmp_path / "p"), NoneEmbedder())
     assert postings_key(rag_db)  # rebuilt by the next run's begin_run
