@@ -54,7 +54,8 @@ def embedded_url() -> str:
         # Created here, not by the wheel: its exists-then-mkdir races when two
         # `rag` processes start the server for the first time at once.
         pgdata.mkdir(parents=True, exist_ok=True)
-        probe = pgdata.parent / ".write-test"
+        # One probe per process: two first uses at once unlinked each other's.
+        probe = pgdata.parent / f".write-test-{os.getpid()}"
         probe.touch()
         probe.unlink()
     except OSError as exc:
