@@ -138,6 +138,7 @@ DECLARE
     heads_first   boolean;
     listed        integer;            -- filtered: the rarest terms read as lists, not probed
     plan_mode     text;               -- filtered: plan_cache_mode to restore
+    read_terms    integer;            -- MaxScore: the essential terms already in `scores`
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -275,6 +276,15 @@ BEGIN
             -- bound, if higher) can. The essential set grows straight to the
             -- size the threshold needs.
             bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
+            -- Each round reads only the terms added to the essential set and
+            -- adds them to the candidates kept from the round before. A chunk
+            -- pruned there had partial + tail below a threshold that only
+            -- grows, so no later term can lift it back; one seen only now
+            -- holds none of the earlier terms (or was pruned: its partial is
+            -- then too low, which keeps it out and the threshold safe).
+            ids := '{}';
+            scores := '{}';
+            read_terms := 0;
             LOOP
                 SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
                 WITH essential_postings AS (
@@ -283,32 +293,39 @@ BEGIN
                     -- ids, or a join when there are too many, only when there
                     -- are filters.
                     SELECT p.term, p.chunk_id, p.tf, p.term_count
-                    FROM rag.postings p WHERE NOT filtered AND p.term = ANY (query_terms[1:essential])
+                    FROM rag.postings p WHERE NOT filtered AND p.term = ANY (query_terms[read_terms + 1:essential])
                     UNION ALL
                     SELECT p.term, p.chunk_id, p.tf, p.term_count
                     FROM rag.postings p
-                    WHERE filtered AND allowed IS NOT NULL AND p.term = ANY (query_terms[1:least(essential, listed)])
+                    WHERE filtered AND allowed IS NOT NULL AND p.term = ANY (query_terms[read_terms + 1:least(essential, listed)])
                       AND p.chunk_id IN (SELECT unnest(allowed))
                     UNION ALL
                     -- a term in more chunks than pass the filters: a probe per
                     -- allowed chunk, in key order, costs less than its list
                     SELECT p.term, p.chunk_id, p.tf, p.term_count
                     FROM rag.postings p
-                    WHERE filtered AND allowed IS NOT NULL AND p.term = ANY (query_terms[listed + 1:essential])
+                    WHERE filtered AND allowed IS NOT NULL
+                      AND p.term = ANY (query_terms[greatest(listed, read_terms) + 1:essential])
                       AND p.chunk_id = ANY (allowed)
                     UNION ALL
                     SELECT p.term, p.chunk_id, p.tf, p.term_count
                     FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
-                    WHERE filtered AND allowed IS NULL AND p.term = ANY (query_terms[1:essential])
+                    WHERE filtered AND allowed IS NULL AND p.term = ANY (query_terms[read_terms + 1:essential])
                       AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
                       AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
                 ),
                 partial AS MATERIALIZED (
-                    SELECT p.chunk_id AS id,
-                           sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
-                    FROM unnest(query_terms[1:essential], query_idfs[1:essential]) AS q(term, idf)
-                    JOIN essential_postings p ON p.term = q.term
-                    GROUP BY p.chunk_id
+                    SELECT x.id, sum(x.s) AS s
+                    FROM (
+                        SELECT k.id, k.s FROM unnest(ids, scores) AS k(id, s)
+                        UNION ALL
+                        SELECT p.chunk_id,
+                               q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))
+                        FROM unnest(query_terms[read_terms + 1:essential], query_idfs[read_terms + 1:essential])
+                             AS q(term, idf)
+                        JOIN essential_postings p ON p.term = q.term
+                    ) x
+                    GROUP BY x.id
                 ),
                 floor AS (
                     SELECT coalesce((SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1), 0) AS v
@@ -319,6 +336,7 @@ BEGIN
                 FROM floor f LEFT JOIN partial m ON m.s + tail >= greatest(f.v, known)
                 GROUP BY f.v;
                 EXIT WHEN essential >= n_terms OR tail < threshold;
+                read_terms := essential;
                 IF threshold > 0 THEN
                     SELECT coalesce(min(e), n_terms) INTO essential
                     FROM generate_series(essential + 1, n_terms) AS e
