@@ -13,37 +13,36 @@ RETURNS TABLE (
 LANGUAGE sql
 IMMUTABLE
 PARALLEL SAFE
-SET search_path = pg_catalog, rag, public
-AS $$
+-- A standard body binds its names when created, so it needs no SET
+-- search_path, and without one PostgreSQL inlines it into the calling query
+-- (indexing tokenizes every chunk here; a per-call executor start cost ~12%).
+BEGIN ATOMIC
     -- Every identifier is split into its parts (camelCase, snake_case,
     -- kebab-case, letters|digits) and lowercased; identifiers made of several
     -- parts are kept whole too, so "combine latest" and "combineLatest" both
-    -- find combineLatest. to_tsvector('simple') does the splitting at
-    -- non-alphanumerics and the Unicode lowercasing at C speed; terms over 64
-    -- characters (hashes, base64, minified blobs) are dropped.
-    WITH parts AS (
-        SELECT p.lexeme AS term, cardinality(p.positions) AS tf
-        FROM unnest(to_tsvector('simple', regexp_replace(regexp_replace(
+    -- find combineLatest. Terms over 64 characters (hashes, base64, minified
+    -- blobs) are dropped. Parts and wholes are counted by one aggregate over
+    -- plain words: a string split is far cheaper than to_tsvector's parser
+    -- (the tokenizer ~25% faster, same terms and counts on Django's chunks).
+    SELECT t.term, count(*)::integer
+    FROM (
+        SELECT w AS term
+        FROM string_to_table(lower(regexp_replace(regexp_replace(
                 content,
                 -- a space at every camelCase, ACRONYMWord and letter|digit boundary
                 '(?<=[[:lower:]])(?=[[:upper:]])|(?<=[[:upper:]])(?=[[:upper:]][[:lower:]])'
                 '|(?<=[[:alpha:]])(?=[[:digit:]])|(?<=[[:digit:]])(?=[[:alpha:]])', ' ', 'g'),
-                '[^[:alnum:]]+', ' ', 'g'))) AS p
-        WHERE length(p.lexeme) <= 64
-    ),
-    wholes AS (
-        SELECT lower(m[1]) AS term, count(*)::integer AS tf
+                '[^[:alnum:]]+', ' ', 'g')), ' ') AS w
+        UNION ALL
+        SELECT lower(m[1])
         FROM regexp_matches(
             content,
             '((?:[[:alnum:]]+[_-])+[[:alnum:]]+|[[:alnum:]]*(?:[[:lower:]][[:upper:]]|[[:upper:]][[:upper:]][[:lower:]]|[[:alpha:]][[:digit:]]|[[:digit:]][[:alpha:]])[[:alnum:]]*)',
             'g') AS m
-        WHERE length(m[1]) <= 64
-        GROUP BY 1
-    )
-    SELECT term, sum(tf)::integer
-    FROM (SELECT * FROM parts UNION ALL SELECT * FROM wholes) AS t
-    GROUP BY term
-$$;
+    ) AS t
+    WHERE t.term <> '' AND length(t.term) <= 64
+    GROUP BY t.term;
+END;
 COMMENT ON FUNCTION rag.term_frequencies(text) IS
     'The BM25 tokenizer, shared by chunks and queries: lowercased identifier parts plus whole compound identifiers, with their counts.';
 

@@ -46,6 +46,8 @@ def terms(target: db.DatabaseTarget, text: str) -> dict[str, int]:
         ("a.b(c) + d", {"a": 1, "b": 1, "c": 1, "d": 1}),
         ("!!! ... ;;;", {}),
         ("x" * 80 + " kept", {"kept": 1}),
+        ("  café\tÜBER_größe 日本語\n", {"café": 1, "über": 1, "größe": 1, "über_größe": 1, "日本語": 1}),
+        ("go " * 300, {"go": 300}),  # counted exactly: no cap such as tsvector's 256 positions
     ],
 )
 def test_tokenizer(rag_db: db.DatabaseTarget, text: str, expected: dict[str, int]) -> None:

@@ -180,8 +180,7 @@ def synthetic_files(rng: np.random.Generator, vocab: Vocabulary, source: str, ch
 
 def stamp(conn: psycopg.Connection[dict[str, Any]]) -> dict[str, str]:
     """What a stored corpus was built with: this generator and the tokenizer's source."""
-    row = conn.execute("SELECT md5(prosrc) AS h FROM pg_proc WHERE oid = 'rag.term_frequencies(text)'::regprocedure"
-                       ).fetchone()
+    row = conn.execute("SELECT md5(pg_get_functiondef('rag.term_frequencies(text)'::regprocedure)) AS h").fetchone()
     assert row is not None
     return {"generator": GENERATOR, "tokenizer": row["h"]}
 
