@@ -121,7 +121,6 @@ DECLARE
     query_idfs    double precision[];
     bounds        double precision[];
     n_terms       integer;
-    essential     integer := 1;
     tail          double precision;
     unseen        double precision;   -- the most a chunk no posting read leads to can score
     known         double precision := 0;  -- a lower bound of the final top_n-th score
@@ -138,7 +137,8 @@ DECLARE
     heads_first   boolean;
     listed        integer;            -- filtered: the rarest terms read as lists, not probed
     plan_mode     text;               -- filtered: plan_cache_mode to restore
-    read_terms    integer;            -- MaxScore: the essential terms already in `scores`
+    term_no       integer;            -- MaxScore: the term being read
+    admit         boolean;            -- MaxScore: its postings can bring new candidates
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -208,150 +208,62 @@ BEGIN
     -- rag.postings_heads_idx exists and its keys are for this k1 and b; then
     -- MaxScore if the heads do not settle the top_n.
     heads_first := heads_length IS NOT NULL AND k1 = 1.2 AND b = 0.75 AND query_dfs[1] > head_depth;
-    LOOP
-        IF heads_first THEN
-            -- Every posting of the rare terms, the first head_depth heads of
-            -- the others. An unread posting of a term weighs at most its
-            -- bound, from the key where reading stopped (or the heads' floor,
-            -- 800000, if they ran out), so a chunk seen nowhere scores at
-            -- most `unseen`, the bounds' sum; a chunk seen scores at most its
-            -- partial score plus the bounds of the terms it was not seen in.
-            EXECUTE format($heads$
-                WITH heads AS MATERIALIZED (
-                    SELECT q.i, h.chunk_id, h.impact,
-                           q.idf * h.tf * ($7 + 1) / (h.tf + $7 * (1 - $8 + $8 * h.term_count / $9)) AS w
-                    FROM unnest($1::text[], $2::integer[], $3::double precision[]) WITH ORDINALITY AS q(term, df, idf, i)
-                    CROSS JOIN LATERAL (
-                        SELECT p.chunk_id, p.tf, p.term_count, NULL::integer AS impact
-                        FROM rag.postings p WHERE q.df <= $4 AND p.term = q.term
-                        UNION ALL
-                        (SELECT p.chunk_id, p.tf, p.term_count, rag.posting_impact(p.tf, p.term_count, %1$s)
-                         FROM rag.postings p
-                         WHERE q.df > $4 AND p.term = q.term AND rag.posting_impact(p.tf, p.term_count, %1$s) >= 800000
-                         ORDER BY rag.posting_impact(p.tf, p.term_count, %1$s) DESC, p.chunk_id
-                         LIMIT $4)
-                    ) h
-                ),
-                term_bounds AS (
-                    -- pure arithmetic: the most an unread posting can weigh
-                    SELECT q.i, CASE WHEN q.df <= $4 THEN 0
-                                     ELSE (1 + 1e-9) * q.idf * ($7 + 1)
-                                          / (1 + (1e6 / CASE WHEN count(h.i) < $4 THEN 800000 ELSE min(h.impact) END - 1)
-                                                 * least(1, %1$s / $9))
-                                END AS bound
-                    FROM unnest($2::integer[], $3::double precision[]) WITH ORDINALITY AS q(df, idf, i)
-                    LEFT JOIN heads h ON h.i = q.i
-                    GROUP BY q.i, q.df, q.idf
-                ),
-                seen AS (
-                    SELECT h.chunk_id AS id, coalesce(sum(h.w) FILTER (WHERE h.impact IS NULL), 0) AS s,
-                           sum(h.w) + (SELECT sum(u.bound) FROM term_bounds u) - sum(u.bound) AS upper
-                    FROM heads h JOIN term_bounds u ON u.i = h.i
-                    WHERE NOT $10
-                       OR ($11::bigint[] IS NOT NULL AND h.chunk_id IN (SELECT unnest($11)))
-                       OR ($11 IS NULL AND EXISTS (
-                               SELECT 1 FROM rag.chunks c WHERE c.id = h.chunk_id
-                                  AND ($5::bigint[] IS NULL OR c.source_id = ANY ($5))
-                                  AND ($6::bigint[] IS NULL OR c.file_id IN (SELECT unnest($6)))))
-                    GROUP BY h.chunk_id
-                )
-                SELECT (SELECT sum(u.bound) FROM term_bounds u),
-                       coalesce((SELECT array_agg(m.id ORDER BY m.upper DESC, m.id) FROM seen m), '{}'),
-                       coalesce((SELECT array_agg(m.s ORDER BY m.upper DESC, m.id) FROM seen m), '{}'),
-                       coalesce((SELECT array_agg(m.upper ORDER BY m.upper DESC, m.id) FROM seen m), '{}')
-                $heads$, heads_length)
-              INTO unseen, ids, scores, uppers
-              USING query_terms, query_dfs, query_idfs, head_depth, source_filter, file_filter,
-                    k1, b, avg_length, filtered, allowed;
-            -- The rare terms (read whole) are counted in `scores`; completion adds the others.
-            counted := (SELECT count(*) FROM unnest(query_dfs) AS d WHERE d <= head_depth);
-        ELSE
-            -- MaxScore. The `essential` rarest terms are scored term at a
-            -- time (their postings read) into partial scores; the other terms
-            -- add at most `tail`, the sum of their bounds idf * (k1 + 1). A
-            -- final score is at least the partial one, so the top_n-th
-            -- partial score is a lower bound of the final threshold: once tail
-            -- is below it no chunk lacking every essential term can enter, and
-            -- only candidates with partial + tail >= threshold (or the known
-            -- bound, if higher) can. The essential set grows straight to the
-            -- size the threshold needs.
-            bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
-            -- Each round reads only the terms added to the essential set and
-            -- adds them to the candidates kept from the round before. A chunk
-            -- pruned there had partial + tail below a threshold that only
-            -- grows, so no later term can lift it back; one seen only now
-            -- holds none of the earlier terms (or was pruned: its partial is
-            -- then too low, which keeps it out and the threshold safe).
-            ids := '{}';
-            scores := '{}';
-            read_terms := 0;
-            LOOP
-                SELECT coalesce(sum(u), 0) INTO tail FROM unnest(bounds[essential + 1:n_terms]) AS u;
-                WITH essential_postings AS (
-                    -- One branch runs: `filtered` and `allowed` are constants
-                    -- of the query, so the filters cost a hashed set of chunk
-                    -- ids, or a join when there are too many, only when there
-                    -- are filters.
-                    SELECT p.term, p.chunk_id, p.tf, p.term_count
-                    FROM rag.postings p WHERE NOT filtered AND p.term = ANY (query_terms[read_terms + 1:essential])
+    WHILE heads_first LOOP
+        -- Every posting of the rare terms, the first head_depth heads of
+        -- the others. An unread posting of a term weighs at most its
+        -- bound, from the key where reading stopped (or the heads' floor,
+        -- 800000, if they ran out), so a chunk seen nowhere scores at
+        -- most `unseen`, the bounds' sum; a chunk seen scores at most its
+        -- partial score plus the bounds of the terms it was not seen in.
+        EXECUTE format($heads$
+            WITH heads AS MATERIALIZED (
+                SELECT q.i, h.chunk_id, h.impact,
+                       q.idf * h.tf * ($7 + 1) / (h.tf + $7 * (1 - $8 + $8 * h.term_count / $9)) AS w
+                FROM unnest($1::text[], $2::integer[], $3::double precision[]) WITH ORDINALITY AS q(term, df, idf, i)
+                CROSS JOIN LATERAL (
+                    SELECT p.chunk_id, p.tf, p.term_count, NULL::integer AS impact
+                    FROM rag.postings p WHERE q.df <= $4 AND p.term = q.term
                     UNION ALL
-                    SELECT p.term, p.chunk_id, p.tf, p.term_count
-                    FROM rag.postings p
-                    WHERE filtered AND allowed IS NOT NULL AND p.term = ANY (query_terms[read_terms + 1:least(essential, listed)])
-                      AND p.chunk_id IN (SELECT unnest(allowed))
-                    UNION ALL
-                    -- a term in more chunks than pass the filters: a probe per
-                    -- allowed chunk, in key order, costs less than its list
-                    SELECT p.term, p.chunk_id, p.tf, p.term_count
-                    FROM rag.postings p
-                    WHERE filtered AND allowed IS NOT NULL
-                      AND p.term = ANY (query_terms[greatest(listed, read_terms) + 1:essential])
-                      AND p.chunk_id = ANY (allowed)
-                    UNION ALL
-                    SELECT p.term, p.chunk_id, p.tf, p.term_count
-                    FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
-                    WHERE filtered AND allowed IS NULL AND p.term = ANY (query_terms[read_terms + 1:essential])
-                      AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
-                      AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
-                ),
-                partial AS MATERIALIZED (
-                    SELECT x.id, sum(x.s) AS s
-                    FROM (
-                        SELECT k.id, k.s FROM unnest(ids, scores) AS k(id, s)
-                        UNION ALL
-                        SELECT p.chunk_id,
-                               q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))
-                        FROM unnest(query_terms[read_terms + 1:essential], query_idfs[read_terms + 1:essential])
-                             AS q(term, idf)
-                        JOIN essential_postings p ON p.term = q.term
-                    ) x
-                    GROUP BY x.id
-                ),
-                floor AS (
-                    SELECT coalesce((SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1), 0) AS v
-                )
-                SELECT f.v, coalesce(array_agg(m.id ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
-                       coalesce(array_agg(m.s ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}')
-                  INTO threshold, ids, scores
-                FROM floor f LEFT JOIN partial m ON m.s + tail >= greatest(f.v, known)
-                GROUP BY f.v;
-                EXIT WHEN essential >= n_terms OR tail < threshold;
-                read_terms := essential;
-                IF threshold > 0 THEN
-                    SELECT coalesce(min(e), n_terms) INTO essential
-                    FROM generate_series(essential + 1, n_terms) AS e
-                    WHERE (SELECT coalesce(sum(u), 0) FROM unnest(bounds[e + 1:n_terms]) AS u) < threshold;
-                ELSE
-                    -- Fewer than top_n candidates: add the rarest terms that can supply the rest.
-                    SELECT coalesce(min(e), n_terms) INTO essential
-                    FROM generate_series(essential + 1, n_terms) AS e
-                    WHERE (SELECT sum(d) FROM unnest(query_dfs[1:e]) AS d) >= top_n;
-                END IF;
-            END LOOP;
-            uppers := ARRAY(SELECT s + tail FROM unnest(scores) AS s);
-            threshold := greatest(threshold, known);
-            counted := essential;
-        END IF;
+                    (SELECT p.chunk_id, p.tf, p.term_count, rag.posting_impact(p.tf, p.term_count, %1$s)
+                     FROM rag.postings p
+                     WHERE q.df > $4 AND p.term = q.term AND rag.posting_impact(p.tf, p.term_count, %1$s) >= 800000
+                     ORDER BY rag.posting_impact(p.tf, p.term_count, %1$s) DESC, p.chunk_id
+                     LIMIT $4)
+                ) h
+            ),
+            term_bounds AS (
+                -- pure arithmetic: the most an unread posting can weigh
+                SELECT q.i, CASE WHEN q.df <= $4 THEN 0
+                                 ELSE (1 + 1e-9) * q.idf * ($7 + 1)
+                                      / (1 + (1e6 / CASE WHEN count(h.i) < $4 THEN 800000 ELSE min(h.impact) END - 1)
+                                             * least(1, %1$s / $9))
+                            END AS bound
+                FROM unnest($2::integer[], $3::double precision[]) WITH ORDINALITY AS q(df, idf, i)
+                LEFT JOIN heads h ON h.i = q.i
+                GROUP BY q.i, q.df, q.idf
+            ),
+            seen AS (
+                SELECT h.chunk_id AS id, coalesce(sum(h.w) FILTER (WHERE h.impact IS NULL), 0) AS s,
+                       sum(h.w) + (SELECT sum(u.bound) FROM term_bounds u) - sum(u.bound) AS upper
+                FROM heads h JOIN term_bounds u ON u.i = h.i
+                WHERE NOT $10
+                   OR ($11::bigint[] IS NOT NULL AND h.chunk_id IN (SELECT unnest($11)))
+                   OR ($11 IS NULL AND EXISTS (
+                           SELECT 1 FROM rag.chunks c WHERE c.id = h.chunk_id
+                              AND ($5::bigint[] IS NULL OR c.source_id = ANY ($5))
+                              AND ($6::bigint[] IS NULL OR c.file_id IN (SELECT unnest($6)))))
+                GROUP BY h.chunk_id
+            )
+            SELECT (SELECT sum(u.bound) FROM term_bounds u),
+                   coalesce((SELECT array_agg(m.id ORDER BY m.upper DESC, m.id) FROM seen m), '{}'),
+                   coalesce((SELECT array_agg(m.s ORDER BY m.upper DESC, m.id) FROM seen m), '{}'),
+                   coalesce((SELECT array_agg(m.upper ORDER BY m.upper DESC, m.id) FROM seen m), '{}')
+            $heads$, heads_length)
+          INTO unseen, ids, scores, uppers
+          USING query_terms, query_dfs, query_idfs, head_depth, source_filter, file_filter,
+                k1, b, avg_length, filtered, allowed;
+        -- The rare terms (read whole) are counted in `scores`; completion adds the others.
+        counted := (SELECT count(*) FROM unnest(query_dfs) AS d WHERE d <= head_depth);
 
         -- Complete the candidates (the scores of the terms not counted yet,
         -- by index probes), highest upper bound first, in growing batches;
@@ -364,7 +276,7 @@ BEGIN
         batch := greatest(2 * top_n, 100);
         LOOP
             EXIT WHEN done >= cardinality(ids) OR uppers[done + 1] < threshold;
-            EXIT WHEN heads_first AND unseen >= threshold AND done >= 4 * top_n;
+            EXIT WHEN unseen >= threshold AND done >= 4 * top_n;
             SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
                    coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
               INTO best_ids, best_scores
@@ -384,7 +296,7 @@ BEGIN
             done := done + batch;
             batch := batch * 2;
         END LOOP;
-        EXIT WHEN NOT heads_first OR unseen = 0 OR unseen < threshold;
+        EXIT WHEN unseen = 0 OR unseen < threshold;
         known := threshold;
         -- Read deeper heads only when close and few: far above the threshold
         -- they rarely settle the query, and many terms' heads make many
@@ -395,6 +307,81 @@ BEGIN
             head_depth := head_depth * 4;
         END IF;
     END LOOP;
+
+    IF NOT heads_first THEN
+        -- MaxScore, a term at a time, rarest first. Candidates carry partial
+        -- scores over the terms read so far; one can end at most at its
+        -- partial score plus `tail`, the bounds idf * (k1 + 1) of the terms
+        -- not read yet. The threshold, the top_n-th partial score (or the
+        -- bound the heads found, if higher), is a lower bound of the final
+        -- top_n-th score. So a term's postings are read whole, admitting
+        -- chunks not seen before, only while a chunk holding none of the
+        -- terms read so far could still reach the threshold; after that the
+        -- term is looked up for the candidates alone. After every term the
+        -- candidates below the threshold are dropped: no later term can lift
+        -- them back (the threshold only grows), and one a later term admits
+        -- again comes back with a lower partial score, which keeps it out
+        -- and the threshold safe. One term per statement: joining a term's
+        -- list to the candidates costs less than grouping several lists.
+        bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
+        ids := '{}';
+        scores := '{}';
+        threshold := known;
+        FOR term_no IN 1 .. n_terms LOOP
+            tail := (SELECT coalesce(sum(u), 0) FROM unnest(bounds[term_no + 1:n_terms]) AS u);
+            admit := tail + bounds[term_no] >= threshold;
+            WITH term_postings AS (
+                -- One branch runs: `admit`, `filtered` and `allowed` are
+                -- constants of the statement, so the filters cost a hashed
+                -- set of chunk ids, or a join when there are too many, only
+                -- when there are filters.
+                SELECT p.chunk_id, p.tf, p.term_count
+                FROM rag.postings p
+                WHERE admit AND NOT filtered AND p.term = query_terms[term_no]
+                UNION ALL
+                SELECT p.chunk_id, p.tf, p.term_count
+                FROM rag.postings p
+                WHERE admit AND filtered AND allowed IS NOT NULL AND term_no <= listed
+                  AND p.term = query_terms[term_no] AND p.chunk_id IN (SELECT unnest(allowed))
+                UNION ALL
+                -- a term in more chunks than pass the filters: a probe per
+                -- allowed chunk, in key order, costs less than its list
+                SELECT p.chunk_id, p.tf, p.term_count
+                FROM rag.postings p
+                WHERE admit AND filtered AND allowed IS NOT NULL AND term_no > listed
+                  AND p.term = query_terms[term_no] AND p.chunk_id = ANY (allowed)
+                UNION ALL
+                SELECT p.chunk_id, p.tf, p.term_count
+                FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
+                WHERE admit AND filtered AND allowed IS NULL AND p.term = query_terms[term_no]
+                  AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
+                  AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
+                UNION ALL
+                -- the candidates' postings alone (they passed the filters)
+                SELECT p.chunk_id, p.tf, p.term_count
+                FROM rag.postings p
+                WHERE NOT admit AND p.term = query_terms[term_no] AND p.chunk_id = ANY (ids)
+            ),
+            partial AS MATERIALIZED (
+                SELECT coalesce(k.id, p.chunk_id) AS id,
+                       coalesce(k.s, 0) + coalesce(query_idfs[term_no] * p.tf * (k1 + 1)
+                           / (p.tf + k1 * (1 - b + b * p.term_count / avg_length)), 0) AS s
+                FROM unnest(ids, scores) AS k(id, s)
+                FULL JOIN term_postings p ON p.chunk_id = k.id
+            ),
+            floor AS MATERIALIZED (
+                SELECT greatest(threshold,
+                                (SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1)) AS v
+            )
+            SELECT f.v, coalesce(array_agg(m.id ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
+                   coalesce(array_agg(m.s ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}')
+              INTO threshold, ids, scores
+            FROM floor f LEFT JOIN partial m ON m.s + tail >= f.v
+            GROUP BY f.v;
+        END LOOP;
+        best_ids := ids[1:top_n];
+        best_scores := scores[1:top_n];
+    END IF;
 
     IF plan_mode IS NOT NULL THEN
         PERFORM set_config('plan_cache_mode', plan_mode, true);
