@@ -620,6 +620,7 @@ AS $$
 DECLARE
     query_vector vector := search.query_embedding;
     vector_model text := search.model;
+    keyword_n    integer := search.candidates;  -- the keyword arm's candidates
 BEGIN
     IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
         RAISE EXCEPTION 'search: query is empty; give some words to search for'
@@ -663,10 +664,17 @@ BEGIN
         END IF;
     END IF;
 
+    IF query_vector IS NULL OR search.vector_weight = 0 THEN
+        -- Keywords alone: fusion keeps their order, so the top_k of them (and
+        -- a few spare for chunks gone since, see below) are the answer. An
+        -- exact top 15 costs far less than a top 50.
+        keyword_n := least(search.candidates, search.top_k + 5);
+    END IF;
+
     RETURN QUERY
     WITH keyword AS (
         SELECT k.chunk_id, k.score, k.rank
-        FROM rag.bm25_search(search.query, search.candidates, search.sources, search.source_types,
+        FROM rag.bm25_search(search.query, keyword_n, search.sources, search.source_types,
                              search.languages, search.path_prefix, search.k1, search.b) k
         WHERE search.bm25_weight > 0
     ),

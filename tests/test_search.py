@@ -236,6 +236,17 @@ def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
     assert all(math.isclose(r["score"], 1 / 11) for r in both_first)
 
 
+def test_keyword_only_search_is_the_bm25_top_k(rag_db: db.DatabaseTarget) -> None:
+    """Without a vector arm only top_k + 5 keyword candidates are ranked: the answer is that of 50."""
+    build_corpus(rag_db, 300)
+    for query in ("user service", "find id user service cache token", "vector index query search", "by"):
+        top50 = rows(rag_db, "SELECT chunk_id, score, rank FROM rag.bm25_search(%s, 50)", query)
+        for top_k, args in ((1, ""), (10, ""), (10, ", vector_weight => 0"), (45, ""), (50, "")):
+            found = rows(rag_db, f"SELECT chunk_id, bm25_score AS score, bm25_rank AS rank FROM rag.search(%s, top_k => %s{args})",
+                         query, top_k)
+            assert found == top50[:top_k], (query, top_k)
+
+
 @pytest.mark.parametrize(
     ("filters", "check"),
     [
