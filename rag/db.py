@@ -91,6 +91,7 @@ def install_schema(target: DatabaseTarget) -> InstallReport:
             prepare_database(conn, target)
             applied = apply_migrations(target)
             apply_sql_functions(conn)
+            conn.execute("SELECT rag.ensure_keyword_data()")  # after a database crash
             row = conn.execute("SELECT * FROM rag.status()").fetchone()
         except psycopg.errors.InsufficientPrivilege as exc:
             raise DatabaseError(

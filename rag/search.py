@@ -70,6 +70,7 @@ class Searcher:
         self.settings = settings
         self.embedder = embedder
         self.reranker = reranker
+        conn.execute("SELECT rag.ensure_keyword_data()")  # rebuilt here if a database crash emptied it
 
     def search(self, request: SearchRequest) -> SearchResponse:
         query = request.query.strip()

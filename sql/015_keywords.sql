@@ -270,3 +270,39 @@ END
 $$;
 COMMENT ON FUNCTION rag.ensure_postings_key() IS
     'Rebuilds the postings key if a bulk load was killed before rag.end_bulk_load; true when it did.';
+
+-- ---------------------------------------------------------------------------
+-- ensure_keyword_data
+CREATE OR REPLACE FUNCTION rag.ensure_keyword_data()
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+SET maintenance_work_mem = '256MB'
+AS $$
+BEGIN
+    -- rag.postings is unlogged (migration 0004): a database crash empties it,
+    -- and with it the row of rag.keyword_data_intact.
+    IF EXISTS (SELECT 1 FROM rag.keyword_data_intact) THEN
+        RETURN false;
+    END IF;
+    -- One rebuild at a time; a session waiting here finds it done.
+    PERFORM pg_advisory_xact_lock(rag._bulk_lock_key());
+    IF EXISTS (SELECT 1 FROM rag.keyword_data_intact) THEN
+        RETURN false;
+    END IF;
+    -- As a first index loads them: rows first, then the key by one sort.
+    TRUNCATE rag.postings;
+    DROP INDEX IF EXISTS rag.postings_heads_idx;
+    ALTER TABLE rag.postings DROP CONSTRAINT IF EXISTS postings_pkey;
+    INSERT INTO rag.postings (term, chunk_id, tf, term_count)
+    SELECT t.term, c.id, t.tf, c.term_count
+    FROM rag.chunks c, LATERAL rag.term_frequencies(c.content) t;
+    PERFORM rag._build_postings_key();
+    PERFORM rag.ensure_heads_index();  -- (dropped above: built again)
+    INSERT INTO rag.keyword_data_intact DEFAULT VALUES;
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION rag.ensure_keyword_data() IS
+    'Rebuilds the postings from the chunks if a database crash emptied them (rag.postings is unlogged); true when it did.';

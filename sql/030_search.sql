@@ -157,6 +157,10 @@ BEGIN
         RAISE EXCEPTION 'bm25_search: keyword data is being loaded by a first index run (rag.begin_bulk_load); search when it ends, or run `rag index` again if it was killed'
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
+    IF NOT EXISTS (SELECT 1 FROM rag.keyword_data_intact) THEN
+        RAISE EXCEPTION 'bm25_search: keyword data was emptied by a database crash (rag.postings is unlogged); rebuild it with `rag init` or SELECT rag.ensure_keyword_data()'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     SELECT cs.chunks, cs.total_terms::double precision / greatest(cs.chunks, 1), cs.heads_length
       INTO n_docs, avg_length, heads_length FROM rag.corpus_stats cs;
     -- Query terms, rarest first, with Lucene's non-negative IDF. (ANY over an

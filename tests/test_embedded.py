@@ -1,8 +1,10 @@
 """The zero-setup default: the embedded server, driven through real `rag` processes."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,3 +76,44 @@ def test_unwritable_data_directory_is_one_line(tmp_path: Path) -> None:
     assert result.stderr.startswith("error: data directory ")
     assert "set RAG_HOME to a writable directory" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_keyword_data_emptied_by_a_server_crash_is_rebuilt(rag_home: Path, tmp_path: Path) -> None:
+    """rag.postings is unlogged: kill -9 of the server empties it; the next search rebuilds it."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "billing.py").write_text("def compute_invoice_total(items):\n    return sum(i.price for i in items)\n")
+    (project / "notes.md").write_text("# Shipping\n\nParcels leave the warehouse on Mondays.\n")
+    config = tmp_path / "rag.config.yaml"
+    config.write_text("embeddings: {provider: none}\n")
+    assert run(rag_home, "init").returncode == 0
+    indexed = run(rag_home, "--config", str(config), "index", "--path", str(project), "--name", "p")
+    assert indexed.returncode == 0, indexed.stderr
+
+    def search() -> str:
+        found = run(rag_home, "--config", str(config), "search", "invoice total", "--json")
+        assert found.returncode == 0, found.stderr
+        return found.stdout
+
+    def postings() -> str:
+        out = run(rag_home, "psql", "-tA", "-c", "SELECT count(*) || '|' || md5(string_agg("
+                  "term || chunk_id || tf || term_count, ',' ORDER BY term, chunk_id)) FROM rag.postings")
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    before, kept = search(), postings()
+    assert "billing.py" in before and not kept.startswith("0|")
+    pid = int((rag_home / "pgdata" / "postmaster.pid").read_text().split()[0])
+    os.kill(pid, signal.SIGKILL)
+    for _ in range(200):  # until reaped: a zombie still counts as running
+        if not Path(f"/proc/{pid}").exists():
+            break
+        time.sleep(0.1)
+
+    emptied = run(rag_home, "psql", "-tA", "-c",
+                  "SELECT (SELECT count(*) FROM rag.postings) || '|' || (SELECT count(*) FROM rag.chunks)")
+    assert emptied.stdout.strip() == "0|2", emptied.stderr  # crash recovery emptied the unlogged table
+    refused = run(rag_home, "psql", "-c", "SELECT * FROM rag.bm25_search('invoice')")
+    assert "emptied by a database crash" in refused.stderr
+    assert search() == before  # the Searcher rebuilt the postings first
+    assert postings() == kept

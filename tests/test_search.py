@@ -154,6 +154,23 @@ def test_bm25_heads_of_common_terms_give_the_exhaustive_ranking(rag_db: db.Datab
             assert [r["score"] for r in top] == pytest.approx([r["score"] for r in full[:top_n]], rel=1e-9), query
 
 
+def test_postings_emptied_as_by_a_crash_are_rebuilt_the_same(rag_db: db.DatabaseTarget) -> None:
+    """What crash recovery does to the unlogged postings, then rag.ensure_keyword_data()."""
+    build_corpus(rag_db, 300)
+    everything = "SELECT term, chunk_id, tf, term_count FROM rag.postings ORDER BY term, chunk_id"
+    before = rows(rag_db, everything)
+    ranked = rows(rag_db, "SELECT * FROM rag.bm25_search('find id user service cache', 50)")
+    assert rows(rag_db, "SELECT rag.ensure_keyword_data() AS r") == [{"r": False}]  # intact: nothing to do
+    with db.connect(rag_db) as conn:
+        conn.execute("TRUNCATE rag.postings, rag.keyword_data_intact")
+        with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="emptied by a database crash"):
+            conn.execute("SELECT * FROM rag.bm25_search('user')")
+    assert rows(rag_db, "SELECT rag.ensure_keyword_data() AS r") == [{"r": True}]
+    assert rows(rag_db, everything) == before
+    assert rows(rag_db, "SELECT to_regclass('rag.postings_heads_idx') IS NOT NULL AS heads") == [{"heads": True}]
+    assert rows(rag_db, "SELECT * FROM rag.bm25_search('find id user service cache', 50)") == ranked
+
+
 def test_heads_index_follows_the_average_chunk_length(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
     def predicate(conn: psycopg.Connection[dict[str, Any]]) -> str:
         row = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'postings_heads_idx'").fetchone()
