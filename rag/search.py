@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 
+from rag import db
 from rag.config import SearchConfig
 from rag.errors import ProviderError, RagError
 from rag.providers import Embedder
@@ -70,7 +71,7 @@ class Searcher:
         self.settings = settings
         self.embedder = embedder
         self.reranker = reranker
-        conn.execute("SELECT rag.ensure_keyword_data()")  # rebuilt here if a database crash emptied it
+        db.ensure_keyword_data(conn)  # rebuilt here if a database crash emptied it
 
     def search(self, request: SearchRequest) -> SearchResponse:
         query = request.query.strip()

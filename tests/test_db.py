@@ -110,6 +110,25 @@ def test_upgrade_step_by_step_equals_fresh_install(
     assert upgraded == fresh
 
 
+
+def test_upgrade_to_unlogged_postings_keeps_them_readable_from_the_index(empty_db: db.DatabaseTarget) -> None:
+    """Migration 0004 rewrites the postings: rag init vacuums them, or every read fetches rows too."""
+    with psycopg.connect(empty_db.url, autocommit=True) as conn:
+        db.prepare_database(conn, empty_db)
+    db.apply_migrations(empty_db, up_to="0003_file_filter_index")
+    db.install_schema(empty_db)  # 0004 and the functions: an upgrade with postings in place needs them first
+    with db.connect(empty_db) as conn:
+        conn.execute("INSERT INTO rag.postings SELECT 't' || i % 50, i, 1, 10 FROM generate_series(1, 20000) i")
+        conn.execute("VACUUM rag.postings")
+        conn.execute("ALTER TABLE rag.postings SET LOGGED")  # as before 0004, with its rows
+        conn.execute("DELETE FROM rag._yoyo_migration WHERE migration_id = '0004_unlogged_postings'")
+        conn.execute("DROP TABLE rag.keyword_data_intact")
+    db.install_schema(empty_db)
+    row = query(empty_db, "SELECT relpersistence, relallvisible, relpages FROM pg_class"
+                          " WHERE oid = 'rag.postings'::regclass")[0]
+    assert row["relpersistence"] == "u" and row["relallvisible"] == row["relpages"] > 0
+    assert query(empty_db, "SELECT count(*) AS n FROM rag.keyword_data_intact") == [{"n": 1}]
+
 def test_every_function_has_fixed_search_path_volatility_and_comment(
     rag_db: db.DatabaseTarget,
 ) -> None:

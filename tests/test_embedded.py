@@ -117,3 +117,6 @@ def test_keyword_data_emptied_by_a_server_crash_is_rebuilt(rag_home: Path, tmp_p
     assert "emptied by a database crash" in refused.stderr
     assert search() == before  # the Searcher rebuilt the postings first
     assert postings() == kept
+    visible = run(rag_home, "psql", "-tA", "-c",
+                  "SELECT relallvisible = relpages FROM pg_class WHERE oid = 'rag.postings'::regclass")
+    assert visible.stdout.strip() == "t"  # vacuumed: read from the index alone
