@@ -278,7 +278,6 @@ RETURNS boolean
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
-SET maintenance_work_mem = '256MB'
 AS $$
 BEGIN
     -- rag.postings is unlogged (migration 0004): a database crash empties it,
