@@ -54,6 +54,10 @@ def _one_line(exc: Exception) -> str | None:
 
     if isinstance(exc, psycopg.Error):
         reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
+        if isinstance(exc, (psycopg.errors.InvalidSchemaName, psycopg.errors.UndefinedFunction,
+                            psycopg.errors.UndefinedTable)):
+            # A database never initialised, or initialised by an older version.
+            return f"database: {reason}; run `rag init` to install or update the local-rag schema"
         return f"database: {reason} (run with --debug for the details)"
     return None
 

@@ -82,3 +82,17 @@ def test_debug_shows_the_traceback() -> None:
 def test_db_url_prints_the_configured_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAG_DATABASE_URL", "postgresql://u@example.invalid/x")
     assert rag("db", "url") == (0, "postgresql://u@example.invalid/x\n", "")
+
+
+@pytest.mark.parametrize("args", [["index", "--path", ".", "--name", "t"], ["list"], ["search", "words"]])
+def test_commands_before_init_say_run_init(
+    args: list[str], empty_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", empty_db.url)
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "rag.config.yaml"
+    config.write_text("embeddings: {provider: none}\n")
+    code, _, err = rag("--config", str(config), *args)
+    last = err.strip().splitlines()[-1]
+    assert code == 1 and last.startswith("error: database: ") and "run `rag init`" in last, err
+    assert "Traceback" not in err
