@@ -125,8 +125,8 @@ DECLARE
     unseen        double precision;   -- the most a chunk no posting read leads to can score
     known         double precision := 0;  -- a lower bound of the final top_n-th score
     threshold     double precision := 0;
-    ids           bigint[];           -- candidates, highest upper bound first
-    scores        double precision[]; -- their scores over the first `counted` terms
+    ids           bigint[];           -- candidates, highest upper bound (heads) or partial score (MaxScore) first
+    scores        double precision[]; -- their scores over the terms counted (heads) or read (MaxScore)
     uppers        double precision[]; -- the most each can score
     counted       integer;
     best_ids      bigint[];           -- completed candidates, the top_n best
@@ -137,7 +137,6 @@ DECLARE
     heads_first   boolean;
     listed        integer;            -- filtered: the rarest terms read as lists, not probed
     plan_mode     text;               -- filtered: plan_cache_mode to restore
-    term_no       integer;            -- MaxScore: the term being read
     admit         boolean;            -- MaxScore: its postings can bring new candidates
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
