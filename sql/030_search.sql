@@ -125,7 +125,7 @@ DECLARE
     unseen        double precision;   -- the most a chunk no posting read leads to can score
     known         double precision := 0;  -- a lower bound of the final top_n-th score
     threshold     double precision := 0;
-    ids           bigint[];           -- candidates, highest upper bound (heads) or partial score (MaxScore) first
+    ids           bigint[];           -- candidates: highest upper bound first (heads), in no order (MaxScore)
     scores        double precision[]; -- their scores over the terms counted (heads) or read (MaxScore)
     uppers        double precision[]; -- the most each can score
     counted       integer;
@@ -137,7 +137,10 @@ DECLARE
     heads_first   boolean;
     listed        integer;            -- filtered: the rarest terms read as lists, not probed
     plan_mode     text;               -- filtered: plan_cache_mode to restore
-    admit         boolean;            -- MaxScore: its postings can bring new candidates
+    essential     integer := 0;       -- MaxScore: the terms read whole so far
+    wanted        integer;            -- MaxScore: the terms to read whole for the threshold
+    reading       integer;            -- MaxScore: the terms a round reads
+    budget        double precision;   -- MaxScore: the postings a round may read
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -312,78 +315,115 @@ BEGIN
     END LOOP;
 
     IF NOT heads_first THEN
-        -- MaxScore, a term at a time, rarest first. Candidates carry partial
-        -- scores over the terms read so far; one can end at most at its
-        -- partial score plus `tail`, the bounds idf * (k1 + 1) of the terms
-        -- not read yet. The threshold, the top_n-th partial score (or the
-        -- bound the heads found, if higher), is a lower bound of the final
-        -- top_n-th score. So a term's postings are read whole, admitting
-        -- chunks not seen before, only while a chunk holding none of the
-        -- terms read so far could still reach the threshold; after that the
-        -- term is looked up for the candidates alone. After every term the
-        -- candidates below the threshold are dropped: no later term can lift
-        -- them back (the threshold only grows), and one a later term admits
-        -- again comes back with a lower partial score, which keeps it out
-        -- and the threshold safe. One term per statement: joining a term's
-        -- list to the candidates costs less than grouping several lists.
+        -- MaxScore, rarest terms first. A chunk can score at most the sum of
+        -- the bounds idf * (k1 + 1) of the terms it holds, so once the
+        -- threshold (a lower bound of the final top_n-th score: the top_n-th
+        -- partial score over the terms read, or what the heads found) exceeds
+        -- `tail`, the bounds' sum of the commonest terms, those terms cannot
+        -- bring a new chunk into the top_n: only the rarer, "essential" terms
+        -- are read whole, and the commonest are looked up for the candidates.
+        -- The essential postings are summed per chunk in one grouping (three
+        -- times cheaper per posting than joining each term's list to the
+        -- candidates), in rounds over growing prefixes of the terms: a round
+        -- over the rarest raises the threshold, which can spare the next
+        -- round whole lists; each round reads its prefix afresh.
         bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
-        ids := '{}';
-        scores := '{}';
         threshold := known;
-        FOR term_no IN 1 .. n_terms LOOP
-            tail := (SELECT coalesce(sum(u), 0) FROM unnest(bounds[term_no + 1:n_terms]) AS u);
-            admit := tail + bounds[term_no] >= threshold;
+        budget := 4096;  -- postings a first round reads (more: rounds cost more than they save)
+        LOOP
+            -- the essential terms for this threshold
+            wanted := n_terms;
+            tail := 0;
+            WHILE wanted > 1 AND tail + bounds[wanted] < threshold LOOP
+                tail := tail + bounds[wanted];
+                wanted := wanted - 1;
+            END LOOP;
+            EXIT WHEN wanted <= essential;
+            -- this round: the terms within the budget (counting the postings
+            -- that pass the filters), at least one more, at most the essential
+            reading := (SELECT count(*) FROM (
+                            SELECT sum(d * coalesce(cardinality(allowed) / n_docs, 1)) OVER (ORDER BY i) AS c
+                            FROM unnest(query_dfs) WITH ORDINALITY AS u(d, i)) s
+                        WHERE s.c <= budget);
+            reading := least(wanted, greatest(reading, essential + 1));
+            budget := budget * 16;
+            tail := (SELECT coalesce(sum(u), 0) FROM unnest(bounds[reading + 1:n_terms]) AS u);
             WITH term_postings AS (
-                -- One branch runs: `admit`, `filtered` and `allowed` are
-                -- constants of the statement, so the filters cost a hashed
-                -- set of chunk ids, or a join when there are too many, only
-                -- when there are filters.
-                SELECT p.chunk_id, p.tf, p.term_count
+                -- One branch runs: `filtered` and `allowed` are constants of
+                -- the statement, so the filters cost a hashed set of chunk
+                -- ids, or a join when there are too many, only when there are
+                -- filters.
+                SELECT p.term, p.chunk_id, p.tf, p.term_count
                 FROM rag.postings p
-                WHERE admit AND NOT filtered AND p.term = query_terms[term_no]
+                WHERE NOT filtered AND p.term = ANY (query_terms[1:reading])
                 UNION ALL
-                SELECT p.chunk_id, p.tf, p.term_count
+                SELECT p.term, p.chunk_id, p.tf, p.term_count
                 FROM rag.postings p
-                WHERE admit AND filtered AND allowed IS NOT NULL AND term_no <= listed
-                  AND p.term = query_terms[term_no] AND p.chunk_id IN (SELECT unnest(allowed))
+                WHERE filtered AND allowed IS NOT NULL
+                  AND p.term = ANY (query_terms[1:least(reading, listed)]) AND p.chunk_id IN (SELECT unnest(allowed))
                 UNION ALL
-                -- a term in more chunks than pass the filters: a probe per
-                -- allowed chunk, in key order, costs less than its list
-                SELECT p.chunk_id, p.tf, p.term_count
+                -- terms in more chunks than pass the filters: a probe per
+                -- allowed chunk, in key order, costs less than their lists
+                SELECT p.term, p.chunk_id, p.tf, p.term_count
                 FROM rag.postings p
-                WHERE admit AND filtered AND allowed IS NOT NULL AND term_no > listed
-                  AND p.term = query_terms[term_no] AND p.chunk_id = ANY (allowed)
+                WHERE filtered AND allowed IS NOT NULL AND reading > listed
+                  AND p.term = ANY (query_terms[listed + 1:reading]) AND p.chunk_id = ANY (allowed)
                 UNION ALL
-                SELECT p.chunk_id, p.tf, p.term_count
+                SELECT p.term, p.chunk_id, p.tf, p.term_count
                 FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id
-                WHERE admit AND filtered AND allowed IS NULL AND p.term = query_terms[term_no]
+                WHERE filtered AND allowed IS NULL AND p.term = ANY (query_terms[1:reading])
                   AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
                   AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
-                UNION ALL
-                -- the candidates' postings alone (they passed the filters)
-                SELECT p.chunk_id, p.tf, p.term_count
-                FROM rag.postings p
-                WHERE NOT admit AND p.term = query_terms[term_no] AND p.chunk_id = ANY (ids)
             ),
             partial AS MATERIALIZED (
-                SELECT coalesce(k.id, p.chunk_id) AS id,
-                       coalesce(k.s, 0) + coalesce(query_idfs[term_no] * p.tf * (k1 + 1)
-                           / (p.tf + k1 * (1 - b + b * p.term_count / avg_length)), 0) AS s
-                FROM unnest(ids, scores) AS k(id, s)
-                FULL JOIN term_postings p ON p.chunk_id = k.id
+                SELECT p.chunk_id AS id,
+                       sum(query_idfs[array_position(query_terms, p.term)] * p.tf * (k1 + 1)
+                           / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
+                FROM term_postings p
+                GROUP BY p.chunk_id
             ),
             floor AS MATERIALIZED (
                 SELECT greatest(threshold,
                                 (SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1)) AS v
             )
-            SELECT f.v, coalesce(array_agg(m.id ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
-                   coalesce(array_agg(m.s ORDER BY m.s DESC, m.id) FILTER (WHERE m.id IS NOT NULL), '{}')
+            -- the candidates: those the terms not read can still lift to the threshold
+            SELECT f.v, coalesce(array_agg(m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
+                   coalesce(array_agg(m.s) FILTER (WHERE m.id IS NOT NULL), '{}')
+              INTO threshold, ids, scores
+            FROM floor f LEFT JOIN partial m ON m.s + tail >= f.v
+            GROUP BY f.v;
+            essential := reading;
+        END LOOP;
+
+        -- The other terms, a statement each, rarest first, looked up for the
+        -- candidates (they passed the filters); after each, the candidates
+        -- the rest cannot lift to the threshold are dropped.
+        FOR term_no IN essential + 1 .. n_terms LOOP
+            tail := (SELECT coalesce(sum(u), 0) FROM unnest(bounds[term_no + 1:n_terms]) AS u);
+            WITH partial AS MATERIALIZED (
+                -- (a FULL JOIN can only be hashed or merged: a nested loop,
+                -- the generic plan's pick for "a few" candidates, took seconds)
+                SELECT k.id, k.s + coalesce(query_idfs[term_no] * p.tf * (k1 + 1)
+                                            / (p.tf + k1 * (1 - b + b * p.term_count / avg_length)), 0) AS s
+                FROM unnest(ids, scores) AS k(id, s)
+                FULL JOIN (SELECT p.chunk_id, p.tf, p.term_count
+                           FROM rag.postings p
+                           WHERE p.term = query_terms[term_no] AND p.chunk_id = ANY (ids)) p ON p.chunk_id = k.id
+            ),
+            floor AS MATERIALIZED (
+                SELECT greatest(threshold,
+                                (SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1)) AS v
+            )
+            SELECT f.v, coalesce(array_agg(m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
+                   coalesce(array_agg(m.s) FILTER (WHERE m.id IS NOT NULL), '{}')
               INTO threshold, ids, scores
             FROM floor f LEFT JOIN partial m ON m.s + tail >= f.v
             GROUP BY f.v;
         END LOOP;
-        best_ids := ids[1:top_n];
-        best_scores := scores[1:top_n];
+        SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
+               coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
+          INTO best_ids, best_scores
+        FROM (SELECT u.id, u.s FROM unnest(ids, scores) AS u(id, s) ORDER BY u.s DESC, u.id LIMIT top_n) r;
     END IF;
 
     IF plan_mode IS NOT NULL THEN

@@ -154,6 +154,28 @@ def test_bm25_heads_of_common_terms_give_the_exhaustive_ranking(rag_db: db.Datab
             assert [r["score"] for r in top] == pytest.approx([r["score"] for r in full[:top_n]], rel=1e-9), query
 
 
+def test_bm25_reads_whole_every_term_that_can_reach_the_threshold(rag_db: db.DatabaseTarget) -> None:
+    """MaxScore's first round reads only the rare term (in 60 long chunks): its threshold, their
+    weight 0.71, is below the bound of `common` (in 4,500 chunks: 0.97), so `common` must be read
+    whole, not only looked up for the rare term's chunks, whose short chunks score 0.77. (Within
+    1.5 times the threshold: a looser test of which terms to read whole would miss them.)"""
+    texts = [f"rare {'zz ' * 110}" for _ in range(60)]
+    texts += [f"common common common common common w{i}" for i in range(4500)]
+    texts += [f"other w{i}" for i in range(2440)]
+    with db.connect(rag_db) as conn:
+        source_id = conn.execute("SELECT rag.upsert_source('s', 'local', '/s') AS id").fetchone()["id"]  # type: ignore[index]
+        chunks = [{"content": t, "contentHash": str(i), "metadata": {"path": "a.txt"}} for i, t in enumerate(texts)]
+        conn.execute("SELECT * FROM rag.replace_files(%s, %s)", (source_id, Jsonb([
+            {"path": "a.txt", "size": 1, "mtimeNs": 1, "sha256": "x", "content": "", "chunks": chunks}])))
+    rare = rows(rag_db, "SELECT score FROM rag.bm25_search('rare', 1)")[0]["score"]
+    full = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search('rare common', 1000, k1 => 1.2 + 1e-12)")
+    bound = rows(rag_db, "SELECT ln(1 + (7000 - df + 0.5) / (df + 0.5))::float8 * 2.2 AS b"
+                         " FROM rag.term_stats WHERE term = 'common'")[0]["b"]
+    assert bound / 1.5 < rare < full[49]["score"] < bound  # as designed
+    top = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search('rare common', 50)")
+    assert [r["score"] for r in top] == pytest.approx([r["score"] for r in full[:50]], rel=1e-9)
+
+
 def test_postings_emptied_as_by_a_crash_are_rebuilt_the_same(rag_db: db.DatabaseTarget) -> None:
     """What crash recovery does to the unlogged postings, then rag.ensure_keyword_data()."""
     build_corpus(rag_db, 300)
