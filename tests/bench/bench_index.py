@@ -20,6 +20,8 @@ import tarfile
 import time
 from pathlib import Path
 
+from machine import speed_line
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / ".bench"
 DJANGO = "5.1.4"
@@ -68,6 +70,7 @@ def main() -> None:
     config = BENCH / "bench-none.yaml"
     config.write_text("embeddings: {provider: none}\n")
 
+    print(speed_line())
     full_runs = []
     for _ in range(3):  # each a first index into an empty database, as a new user's
         fresh_home(env)
@@ -105,6 +108,7 @@ def main() -> None:
 
     local_throughput(env, tree)
     subprocess.run([RAG, "db", "stop"], env=env, capture_output=True)
+    print(speed_line())
 
 
 def local_throughput(env: dict[str, str], tree: Path) -> None:

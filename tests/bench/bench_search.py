@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from machine import speed_line
 from psycopg.types.json import Jsonb
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -373,6 +374,7 @@ def main() -> None:
     from rag import embedded
 
     vocab = Vocabulary(np.random.default_rng(1))
+    print(speed_line())
     print(f"{'chunks':>8}  {'configuration':<20} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8} {'p95 range':>11}"
           f"  short  timeouts   (medians of {args.runs} runs of {args.queries} queries;"
           " short = fewer rows than min(top_k, matches))")
@@ -391,6 +393,7 @@ def main() -> None:
             if size == sizes[-1]:
                 end_to_end(conn, rng, vocab, args.runs)
         embedded.stop()
+    print(speed_line())
     print("goal: p95 <= 50 ms at 100,000 chunks")
 
 
