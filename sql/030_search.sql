@@ -141,6 +141,7 @@ DECLARE
     wanted        integer;            -- MaxScore: the terms to read whole for the threshold
     reading       integer;            -- MaxScore: the terms a round reads
     budget        double precision;   -- MaxScore: the postings a round may read
+    first_round   CONSTANT integer := 4096;  -- ... the first (more: rounds cost more than they save)
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -209,11 +210,12 @@ BEGIN
         PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
     END IF;
 
-    -- Heads first when every query term is common (more postings than the
-    -- heads read; a rare term gives MaxScore a high threshold at once),
-    -- rag.postings_heads_idx exists and its keys are for this k1 and b; then
-    -- MaxScore if the heads do not settle the top_n.
-    heads_first := heads_length IS NOT NULL AND k1 = 1.2 AND b = 0.75 AND query_dfs[1] > head_depth;
+    -- Heads first when every query term is common (more postings than a
+    -- first MaxScore round reads: rarer terms give MaxScore a threshold
+    -- cheaply, and heads that do not settle the query are wasted, Django's
+    -- keyword p95 halved), rag.postings_heads_idx exists and its keys are for
+    -- this k1 and b; then MaxScore if the heads do not settle the top_n.
+    heads_first := heads_length IS NOT NULL AND k1 = 1.2 AND b = 0.75 AND query_dfs[1] > first_round;
     WHILE heads_first LOOP
         -- Every posting of the rare terms, the first head_depth heads of
         -- the others. An unread posting of a term weighs at most its
@@ -329,7 +331,7 @@ BEGIN
         -- round whole lists; each round reads its prefix afresh.
         bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
         threshold := known;
-        budget := 4096;  -- postings a first round reads (more: rounds cost more than they save)
+        budget := first_round;
         LOOP
             -- the essential terms for this threshold
             wanted := n_terms;
