@@ -348,7 +348,7 @@ BEGIN
                             FROM unnest(query_dfs) WITH ORDINALITY AS u(d, i)) s
                         WHERE s.c <= budget);
             reading := least(wanted, greatest(reading, essential + 1));
-            budget := budget * 16;
+            budget := budget * 4;
             tail := (SELECT coalesce(sum(u), 0) FROM unnest(bounds[reading + 1:n_terms]) AS u);
             WITH term_postings AS (
                 -- One branch runs: `filtered` and `allowed` are constants of
