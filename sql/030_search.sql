@@ -141,7 +141,7 @@ DECLARE
     wanted        integer;            -- MaxScore: the terms to read whole for the threshold
     reading       integer;            -- MaxScore: the terms a round reads
     budget        double precision;   -- MaxScore: the postings a round may read
-    first_round   CONSTANT integer := 4096;  -- ... the first (more: rounds cost more than they save)
+    first_round   CONSTANT integer := 4096;  -- the postings a first MaxScore round reads
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
         RAISE EXCEPTION 'bm25_search: top_n must be between 1 and 1000, not %', coalesce(top_n::text, 'NULL')
@@ -351,10 +351,10 @@ BEGIN
             budget := budget * 4;
             tail := (SELECT coalesce(sum(u), 0) FROM unnest(bounds[reading + 1:n_terms]) AS u);
             WITH term_postings AS (
-                -- One branch runs: `filtered` and `allowed` are constants of
-                -- the statement, so the filters cost a hashed set of chunk
-                -- ids, or a join when there are too many, only when there are
-                -- filters.
+                -- Only the branches for the filters given run (`filtered`,
+                -- `allowed` and `listed` are constants of the statement), so
+                -- the filters cost a hashed set of chunk ids, or a join when
+                -- there are too many, only when there are filters.
                 SELECT p.term, p.chunk_id, p.tf, p.term_count
                 FROM rag.postings p
                 WHERE NOT filtered AND p.term = ANY (query_terms[1:reading])
