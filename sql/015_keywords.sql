@@ -98,6 +98,25 @@ COMMENT ON FUNCTION rag._delete_chunks(bigint, text[]) IS
     'Private: deletes a source''s chunks (all: paths NULL, or those of the given files) with their postings; returns the (negative) changes to the BM25 statistics for rag._apply_keyword_stats.';
 
 -- ---------------------------------------------------------------------------
+-- _counting_term_stats
+CREATE OR REPLACE FUNCTION rag._counting_term_stats()
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- While the postings key is missing (a first index bulk-loading, or one
+    -- killed), writers leave the document frequencies alone and
+    -- rag._build_postings_key counts them all at once: for Django's first
+    -- index ~2.5M per-batch upserts cost more than one count. Asked by a
+    -- transaction that has written postings: the key cannot be built or
+    -- dropped (an ACCESS EXCLUSIVE lock) until it ends, so the answer holds.
+    SELECT to_regclass('rag.postings_pkey') IS NOT NULL
+$$;
+COMMENT ON FUNCTION rag._counting_term_stats() IS
+    'Private: whether index writers keep rag.term_stats current (false while the postings key is missing; rag._build_postings_key then recounts them).';
+
+-- ---------------------------------------------------------------------------
 -- _apply_keyword_stats
 CREATE OR REPLACE FUNCTION rag._apply_keyword_stats(
     chunk_delta bigint,
@@ -117,6 +136,7 @@ BEGIN
     INSERT INTO rag.term_stats AS s (term, df)
     SELECT d.term, sum(d.df)::integer
     FROM unnest(terms, df_deltas) AS d(term, df)
+    WHERE rag._counting_term_stats()
     GROUP BY d.term
     HAVING sum(d.df) <> 0
     ORDER BY d.term
@@ -222,14 +242,24 @@ LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 SET maintenance_work_mem = '256MB'
+SET work_mem = '64MB'  -- the count's hash table, ~10 MB for Django's 174k terms
 AS $$
 BEGIN
     -- As created by migration 0001.
     ALTER TABLE rag.postings ADD CONSTRAINT postings_pkey PRIMARY KEY (term, chunk_id) INCLUDE (tf, term_count);
+    -- Document frequencies, which writers did not count without the key
+    -- (rag._counting_term_stats). Holding the postings exclusively, no writer
+    -- is half way; searches wait for the key anyway, so emptying the table
+    -- and loading it without its key (then built) costs them nothing.
+    TRUNCATE rag.term_stats;
+    ALTER TABLE rag.term_stats DROP CONSTRAINT term_stats_pkey;
+    INSERT INTO rag.term_stats (term, df)
+    SELECT p.term, count(*)::integer FROM rag.postings p GROUP BY p.term;
+    ALTER TABLE rag.term_stats ADD CONSTRAINT term_stats_pkey PRIMARY KEY (term);
 END
 $$;
 COMMENT ON FUNCTION rag._build_postings_key() IS
-    'Private: builds the postings key (term, chunk_id) INCLUDE (tf, term_count).';
+    'Private: builds the postings key (term, chunk_id) INCLUDE (tf, term_count) and counts every term''s document frequency afresh.';
 
 -- ---------------------------------------------------------------------------
 -- end_bulk_load

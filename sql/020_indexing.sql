@@ -278,6 +278,8 @@ LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
+DECLARE
+    counting boolean := rag._counting_term_stats();
 BEGIN
     -- The document length goes in with the chunk: updating it afterwards
     -- would write every chunk row twice.
@@ -302,14 +304,13 @@ BEGIN
                ON l.file_id = r.file_id AND l.ordinal = r.ordinal
         RETURNING id, file_id, ordinal, term_count
     ),
-    posted AS (
+    posted AS (  -- (runs though nothing reads it, as every data-modifying WITH)
         INSERT INTO rag.postings (term, chunk_id, tf, term_count)
         SELECT t.term, f.id, t.tf, f.term_count
         FROM tokens t JOIN fresh f ON f.file_id = t.file_id AND f.ordinal = t.ordinal
-        RETURNING term
     ),
-    counted AS (
-        SELECT p.term, count(*)::integer AS n FROM posted p GROUP BY p.term
+    counted AS (  -- a chunk's terms are distinct: a term's rows are its new postings
+        SELECT t.term, count(*)::integer AS n FROM tokens t WHERE counting GROUP BY t.term
     )
     SELECT (SELECT count(*) FROM fresh), (SELECT coalesce(sum(f.term_count), 0) FROM fresh f),
            coalesce(array_agg(c.term ORDER BY c.term), '{}'), coalesce(array_agg(c.n ORDER BY c.term), '{}')

@@ -249,6 +249,14 @@ def test_gc_prunes_only_unreferenced_embeddings(rag_db: db.DatabaseTarget, tmp_p
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.embeddings")[0]["n"] == before - 1
 
 
+def wrong_document_frequencies(target: db.DatabaseTarget) -> list[dict[str, Any]]:
+    """Terms whose stored df is not their number of postings (a df of 0 counts as no row)."""
+    return rows(target, "SELECT coalesce(s.term, p.term) AS term, s.df, p.postings"
+                        " FROM (SELECT term, df FROM rag.term_stats WHERE df <> 0) s"
+                        " FULL JOIN (SELECT term, count(*) AS postings FROM rag.postings GROUP BY term) p"
+                        " ON p.term = s.term WHERE s.df IS DISTINCT FROM p.postings")
+
+
 def test_parallel_batches_keep_keyword_statistics_exact(
     rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -264,10 +272,7 @@ def test_parallel_batches_keep_keyword_statistics_exact(
     stats = rows(rag_db, "SELECT chunks, total_terms FROM rag.corpus_stats")[0]
     actual = rows(rag_db, "SELECT count(*) AS chunks, sum(term_count) AS total_terms FROM rag.chunks")[0]
     assert stats == actual
-    wrong_df = rows(rag_db, "SELECT s.term, s.df, count(p.chunk_id) AS postings FROM rag.term_stats s"
-                            " LEFT JOIN rag.postings p ON p.term = s.term GROUP BY s.term, s.df"
-                            " HAVING s.df <> count(p.chunk_id)")
-    assert wrong_df == []
+    assert wrong_document_frequencies(rag_db) == []
     orphans = rows(rag_db, "SELECT count(*) AS n FROM rag.postings p"
                            " WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = p.chunk_id)")
     assert orphans[0]["n"] == 0
@@ -350,6 +355,7 @@ def test_first_index_loads_postings_without_their_key_then_builds_it(
         index_source(conn, spec, root, NoneEmbedder(), SETTINGS, reporter=watcher)
     assert watcher.key_while_storing is False  # an empty corpus: bulk loaded
     assert postings_key(rag_db)
+    assert wrong_document_frequencies(rag_db) == []  # not counted while loading, counted at the end
     bulk = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search('handler run service', 50)")
 
     # --force re-stores every file into a corpus that is not empty: the key stays.
@@ -374,9 +380,14 @@ def test_a_killed_bulk_load_leaves_the_key_to_the_next_run(rag_db: db.DatabaseTa
     assert not postings_key(rag_db)
     with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="being loaded by a first index run"):
         rows(rag_db, "SELECT * FROM rag.bm25_search('anything')")
+    # Another source indexed meanwhile: its postings go in, their document frequencies wait for the key.
+    run(rag_db, make_project(tmp_path / "early"), NoneEmbedder(), name="early")
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.postings")[0]["n"] > 0
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.term_stats")[0]["n"] == 0
     loader.close()  # as if killed: its advisory lock goes with its session
     run(rag_db, make_project(tmp_path / "p"), NoneEmbedder())
     assert postings_key(rag_db)  # rebuilt by the next run's begin_run
+    assert wrong_document_frequencies(rag_db) == []
     with connect(rag_db) as conn:  # a corpus that is not empty is never bulk loaded
         assert conn.execute("SELECT rag.begin_bulk_load() AS b").fetchone() == {"b": False}
         assert conn.execute("SELECT rag.ensure_postings_key() AS e").fetchone() == {"e": False}
