@@ -116,7 +116,13 @@ def ensure_keyword_data(conn: psycopg.Connection[dict[str, Any]], *, vacuum: boo
     -> 0.9 s) until VACUUM; it runs here when the connection can run it.
     """
     row = conn.execute("SELECT rag.ensure_keyword_data() AS rebuilt").fetchone()
-    if (vacuum or (row is not None and row["rebuilt"])) and conn.autocommit:
+    if vacuum or (row is not None and row["rebuilt"]):
+        vacuum_postings(conn)
+
+
+def vacuum_postings(conn: psycopg.Connection[dict[str, Any]]) -> None:
+    """VACUUM (ANALYZE) the postings when the connection can (VACUUM needs autocommit)."""
+    if conn.autocommit:
         conn.execute("VACUUM (ANALYZE) rag.postings")
 
 
