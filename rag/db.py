@@ -7,6 +7,7 @@ DDL), then every ``sql/*.sql`` file (``CREATE OR REPLACE``), all under one
 advisory lock so concurrent inits queue instead of colliding.
 """
 
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ SQL_DIR = PROJECT_ROOT / "sql"
 MIN_SERVER_VERSION = 150000
 # pg_advisory_lock key for schema installs: "rag-init" as a 63-bit number.
 INIT_LOCK_KEY = 0x7261672D696E6974
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,11 @@ def ensure_keyword_data(conn: psycopg.Connection[dict[str, Any]], *, vacuum: boo
     read of a posting would also fetch its row (bm25 p95 at 100k chunks: 41 ms
     -> 0.9 s) until VACUUM; it runs here when the connection can run it.
     """
+    intact = conn.execute("SELECT EXISTS (SELECT 1 FROM rag.keyword_data_intact) AS intact").fetchone()
+    if intact is not None and not intact["intact"]:
+        # Said first: the rebuild reads every chunk (minutes for 100k of them).
+        log.warning("rebuilding the keyword index, which a database crash emptied; "
+                    "this tokenizes every chunk again and can take minutes on a large index")
     row = conn.execute("SELECT rag.ensure_keyword_data() AS rebuilt").fetchone()
     if vacuum or (row is not None and row["rebuilt"]):
         vacuum_postings(conn)
