@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from rag.chunking.model import count_tokens
+from rag.chunking.model import count_tokens, line_token_counts
 
 # A window may end after a blank unit instead of at the bound when that keeps
 # at least this share of the tokens the full window would have held.
@@ -50,11 +50,13 @@ class Lines:
 
     def __init__(self, text: str) -> None:
         strings = text.split("\n")
+        tokens = line_token_counts(text)
         if strings[-1] == "":  # nothing after the final newline (or an empty text)
             strings.pop()
+            tokens.pop()
         self.text = text
         self.strings = strings
-        self.tokens = [count_tokens(line) for line in strings]
+        self.tokens = tokens
         self.prefix = list(accumulate(self.tokens, initial=0))
         self.starts = list(accumulate((len(line) + 1 for line in strings), initial=0))
         self.starts[-1] = len(text)  # the last line may lack its newline

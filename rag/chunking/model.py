@@ -21,6 +21,44 @@ def count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))  # findall is twice as fast as counting finditer
 
 
+def _ascii_tables() -> tuple[bytes, bytes]:
+    """For ``line_token_counts``: a table turning ASCII punctuation and
+    whitespace other than ``\n`` into spaces, and the bytes to delete to keep
+    only punctuation and ``\n`` (classes as ``_TOKEN`` sees them)."""
+    to_spaces = bytearray(range(256))
+    not_punctuation = bytearray()
+    for code in range(128):
+        char = chr(code)
+        if re.fullmatch(r"\w", char):
+            not_punctuation.append(code)
+        elif char != "\n":
+            to_spaces[code] = ord(" ")
+            if re.fullmatch(r"\s", char):
+                not_punctuation.append(code)
+    return bytes(to_spaces), bytes(not_punctuation)
+
+
+_WORDS_ONLY, _NOT_PUNCTUATION = _ascii_tables()
+
+
+def line_token_counts(text: str) -> list[int]:
+    """``count_tokens`` of every line of ``text.split("\n")``, three times faster.
+
+    Every file's lines are counted (a million for Django): for ASCII lines, a
+    token is a run of word characters or one punctuation mark, so byte
+    translations count them without a regex; the few other lines use it.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    words = [len(line.split()) for line in data.translate(_WORDS_ONLY).split(b"\n")]
+    marks = [len(line) for line in data.translate(None, _NOT_PUNCTUATION).split(b"\n")]
+    counts = [w + m for w, m in zip(words, marks, strict=True)]
+    if not data.isascii():
+        for number, line in enumerate(text.split("\n")):
+            if not line.isascii():
+                counts[number] = count_tokens(line)
+    return counts
+
+
 def content_hash(text: str) -> str:
     """sha256 hex digest of the chunk text: the key embeddings are reused by."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
