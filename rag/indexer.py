@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 from psycopg.conninfo import make_conninfo
@@ -22,16 +22,18 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from rag import db
-from rag.chunking.dispatcher import FileChunks, chunk_bytes
 from rag.errors import IndexingError
 from rag.providers import Embedder
 from rag.sources.scan import ScannedFile, ScanResult, scan_source
+
+if TYPE_CHECKING:
+    from rag.chunking.dispatcher import FileChunks
 
 BATCH_FILES = 64  # files per replace_files transaction
 WRITERS = 2  # replace_files transactions at once, each tokenizing on a core of its own
 DEADLOCK_RETRIES = 5
 
-Batched = tuple[ScannedFile, str, FileChunks]  # a file to store, its sha256 and its chunks
+Batched = tuple[ScannedFile, str, "FileChunks"]  # a file to store, its sha256 and its chunks
 EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
 # A first index of at least this many files into an empty corpus loads postings
 # without their key and builds it at the end (rag.begin_bulk_load); for fewer
@@ -244,6 +246,10 @@ def _store_changed(
                 summary.new += 1
             else:
                 summary.changed += 1
+            # Imported on first use: the chunkers (tree-sitter and its grammars)
+            # add ~50 ms to a run, and one with nothing changed never needs them.
+            from rag.chunking.dispatcher import chunk_bytes
+
             chunked = chunk_bytes(
                 data, scanned_file.path, max_tokens=settings.max_tokens, overlap=settings.overlap
             )

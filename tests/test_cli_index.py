@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,27 @@ def test_a_database_error_is_one_line(keyword_only: Path, tmp_path: Path, rag_db
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("error: database: column \"term_count\" of relation \"postings\" does not exist")
     assert "Traceback" not in result.stderr and "--debug" in last
+
+
+def test_a_run_with_nothing_changed_never_loads_the_chunkers(keyword_only: Path, tmp_path: Path) -> None:
+    """The no-change re-index must start fast: tree-sitter is imported only to chunk a file."""
+    folder = make_folder(tmp_path / "demo-project")
+    assert rag("index", "--path", str(folder))[0] == 0
+    probe = (
+        "import sys\n"
+        "from rag.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exit:\n"
+        "    assert not exit.code, exit.code\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('tree_sitter', 'rag.chunking'))))\n"
+    )
+    args = ["index", "--path", str(folder), "--json"]
+    unchanged = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True)
+    assert json.loads(unchanged.stdout.splitlines()[0])["unchanged"] == 2
+    assert unchanged.stdout.splitlines()[-1] == "[]"
+
+    (folder / "pkg" / "core.py").write_text("def answer():\n    return 43\n")
+    changed = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True)
+    assert json.loads(changed.stdout.splitlines()[0])["changed"] == 1
+    assert "tree_sitter" in changed.stdout.splitlines()[-1], "the probe sees the chunkers once a file changes"
