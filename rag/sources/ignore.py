@@ -41,7 +41,6 @@ import os
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pathspec import GitIgnoreSpec
@@ -148,7 +147,7 @@ class IgnoreRules:
     ragignore: tuple[GitIgnoreSpecPattern, ...] = ()
     _spec: GitIgnoreSpec | None = None  # gitignore then ragignore patterns, in force order
 
-    def descend(self, rel_dir: str, abs_dir: Path, names: Collection[str]) -> IgnoreRules:
+    def descend(self, rel_dir: str, abs_dir: str, names: Collection[str]) -> IgnoreRules:
         """The rules for directory ``rel_dir``, given the names it contains."""
         added_git = _read_ignore_file(abs_dir, GITIGNORE, rel_dir) if GITIGNORE in names else []
         added_rag = _read_ignore_file(abs_dir, RAGIGNORE, rel_dir) if RAGIGNORE in names else []
@@ -168,7 +167,7 @@ class IgnoreRules:
         return "gitignore" if result.index < len(self.gitignore) else "ragignore"
 
 
-def _read_ignore_file(abs_dir: Path, file_name: str, rel_dir: str) -> list[GitIgnoreSpecPattern]:
+def _read_ignore_file(abs_dir: str, file_name: str, rel_dir: str) -> list[GitIgnoreSpecPattern]:
     """The file's patterns rebased onto the scan root; none if it cannot be read."""
     try:
         with open(os.path.join(abs_dir, file_name), encoding="utf-8", errors="replace") as f:
