@@ -261,7 +261,10 @@ def test_filter_dependent_functions_are_planned_per_call(rag_db: db.DatabaseTarg
                                 " score_all_below => 10)").fetchall()
         # bm25_search plans its filtered statements per call, then restores the setting.
         assert conn.execute("SELECT current_setting('plan_cache_mode') AS m").fetchone() == {"m": "auto"}
-    assert len(filtered) == 10
+        # Unfiltered, only the MaxScore round (whose cached plan filtered calls share) is.
+        unfiltered = conn.execute("SELECT * FROM rag.bm25_search('user service', 10)").fetchall()
+        assert conn.execute("SELECT current_setting('plan_cache_mode') AS m").fetchone() == {"m": "auto"}
+    assert len(filtered) == 10 and len(unfiltered) == 10
 
 
 def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
