@@ -1,7 +1,8 @@
-"""The ``rag`` command line: typer commands over the SQL functions and the Python pipeline.
+"""The ``rag`` command line: typer commands that parse their arguments, ask the service
+(``rag.service.RagService``) and format its answers as text or ``--json``.
 
-Errors of the package (``RagError``) become one line on stderr and exit code 1;
-``--debug`` shows the traceback instead.
+Errors of the package (``RagError``, database errors included) become one line on
+stderr and exit code 1; ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,15 +20,16 @@ import typer
 from typer import _click  # typer carries its own click
 from typer.core import TyperGroup
 
-from rag.config import LoadedConfig, load_config
-from rag.errors import RagError
+from rag.errors import RagError, UnexpectedDatabaseError
 
 # Commands import what they use when they run: `rag mcp` must answer its first
 # request as fast as a bare MCP server, without the indexer, psycopg or rich.
 if TYPE_CHECKING:
-    from rag import db, indexer
-    from rag.config import RagConfig
-    from rag.search import Searcher, SearchHit
+    from pydantic import BaseModel
+
+    from rag.config import ChunkSettings, SourceSpec
+    from rag.search import SearchHit, SearchRequest
+    from rag.service import RagService
 
 
 class _FriendlyErrors(TyperGroup):
@@ -48,17 +50,17 @@ class _FriendlyErrors(TyperGroup):
 
 def _one_line(exc: Exception) -> str | None:
     """The message for an error we can explain, None for a bug (shown as a traceback)."""
+    if "psycopg" in sys.modules:  # not imported: no database error can have happened
+        import psycopg
+
+        if isinstance(exc, psycopg.Error):
+            from rag import db
+
+            exc = db.rag_error(exc)
+    if isinstance(exc, UnexpectedDatabaseError):
+        return f"{exc} (run with --debug for the details)"
     if isinstance(exc, RagError):
         return str(exc)
-    import psycopg  # only now: `rag mcp` and `rag --help` start without it
-
-    if isinstance(exc, psycopg.Error):
-        reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
-        if isinstance(exc, (psycopg.errors.InvalidSchemaName, psycopg.errors.UndefinedFunction,
-                            psycopg.errors.UndefinedTable)):
-            # A database never initialised, or initialised by an older version.
-            return f"database: {reason}; run `rag init` to install or update the local-rag schema"
-        return f"database: {reason} (run with --debug for the details)"
     return None
 
 
@@ -66,22 +68,20 @@ def _one_line(exc: Exception) -> str | None:
 class CliState:
     config_path: str | None
     debug: bool
-    _loaded: LoadedConfig | None = None
-    _target: db.DatabaseTarget | None = None
+    _service: RagService | None = None
 
     @property
-    def loaded(self) -> LoadedConfig:
-        if self._loaded is None:
-            self._loaded = load_config(self.config_path)
-        return self._loaded
+    def service(self) -> RagService:
+        """The one service of this command, made when the command first needs it."""
+        if self._service is None:
+            from rag.service import RagService
 
-    @property
-    def target(self) -> db.DatabaseTarget:
-        from rag import db
+            self._service = RagService(self.config_path)
+        return self._service
 
-        if self._target is None:
-            self._target = db.resolve_target(self.loaded.config.database)
-        return self._target
+    def close(self) -> None:
+        if self._service is not None:
+            self._service.close()
 
 
 app = typer.Typer(
@@ -105,6 +105,7 @@ def _main(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     ctx.obj = CliState(config_path=config, debug=debug)
+    ctx.call_on_close(ctx.obj.close)
 
 
 def _state(ctx: typer.Context) -> CliState:
@@ -119,11 +120,8 @@ def init(ctx: typer.Context) -> None:
 
     Example: rag init
     """
-    from rag import db
-
-    state = _state(ctx)
-    report = db.install_schema(state.target)
-    typer.echo(f"database:   {state.target.masked_url} ({state.target.origin})")
+    report = _state(ctx).service.init()
+    typer.echo(f"database:   {report.url} ({report.origin})")
     typer.echo(f"schema:     {report.schema_version} ({report.migrations_applied} migrations applied now)")
     typer.echo(f"PostgreSQL: {report.postgres_version}")
     typer.echo(f"pgvector:   {report.pgvector_version}")
@@ -135,28 +133,23 @@ def status(ctx: typer.Context) -> None:
 
     Example: rag status
     """
-    from rag import db
-
-    state = _state(ctx)
-    row = db.status(state.target)
-    last = row["last_indexed_at"]
-    typer.echo(f"database:     {state.target.masked_url} ({state.target.origin})")
-    typer.echo(f"schema:       {row['schema_version']}")
-    typer.echo(f"PostgreSQL:   {row['postgres_version']}, pgvector {row['pgvector_version']}")
-    typer.echo(f"sources:      {row['sources']}")
-    typer.echo(f"files:        {row['files']}")
-    typer.echo(f"chunks:       {row['chunks']}")
-    typer.echo(f"embeddings:   {row['embeddings']}")
+    out = _state(ctx).service.status(strict=True)
+    database, last = out.database, out.indexing.last_indexed_at
+    typer.echo(f"database:     {database.url} ({database.origin})")
+    typer.echo(f"schema:       {database.schema_version}")
+    typer.echo(f"PostgreSQL:   {database.postgres_version}, pgvector {database.pgvector_version}")
+    typer.echo(f"sources:      {database.total_sources}")
+    typer.echo(f"files:        {database.total_files}")
+    typer.echo(f"chunks:       {database.total_chunks}")
+    typer.echo(f"embeddings:   {database.total_embeddings}")
     typer.echo(f"last indexed: {last.isoformat(timespec='seconds') if last else 'never'}")
-    for cov in row["coverage"]:
-        typer.echo(f"embeddings {cov['model']}: {cov['embedded_chunks']:,}/{cov['total_chunks']:,} chunks")
-    for run in row["runs"][:1]:
-        counts = run["counts"]
+    for cov in out.embedding_coverage:
+        typer.echo(f"embeddings {cov.model}: {cov.embedded_chunks:,}/{cov.total_chunks:,} chunks")
+    run = out.indexing.last_run
+    if run is not None:
         typer.echo(
-            f"last run:     {run['source_name']} {run['status']} at "
-            f"{run['started_at'].isoformat(timespec='seconds')} "
-            f"(+{counts.get('chunksAdded', 0):,} -{counts.get('chunksRemoved', 0):,} chunks, "
-            f"{counts.get('errors', 0)} errors)"
+            f"last run:     {run.source} {run.status} at {run.started_at.isoformat(timespec='seconds')} "
+            f"(+{run.chunks_added:,} -{run.chunks_removed:,} chunks, {run.errors} errors)"
         )
 
 
@@ -170,7 +163,7 @@ def show_config(ctx: typer.Context) -> None:
 
     from rag.config import masked_dump
 
-    loaded = _state(ctx).loaded
+    loaded = _state(ctx).service.loaded
     where = f"{loaded.path} ({loaded.origin})" if loaded.path else loaded.origin
     typer.echo(f"# configuration from {where}")
     typer.echo(yaml.safe_dump(masked_dump(loaded.config), sort_keys=False, allow_unicode=True), nl=False)
@@ -182,7 +175,7 @@ def db_url(ctx: typer.Context) -> None:
 
     Example: psql "$(rag db url)"
     """
-    typer.echo(_state(ctx).target.url)
+    typer.echo(_state(ctx).service.target().url)
 
 
 @db_app.command("stop")
@@ -205,7 +198,7 @@ def psql(ctx: typer.Context) -> None:
     """
     from rag import embedded
 
-    url = _state(ctx).target.url
+    url = _state(ctx).service.target().url
     binary = str(embedded.psql_binary())
     sys.stdout.flush()
     os.execv(binary, [binary, url, *ctx.args])
@@ -234,38 +227,27 @@ def index(
 
     Example: rag index --path ~/code/my-project --name my-project
     """
-    from rag import db, indexer, runtime
     from rag.progress import TerminalReporter
 
-    state = _state(ctx)
-    config = state.loaded.config
-    specs = _sources_to_index(config, name, all_sources, path, git, branch, source_name)
-    settings = runtime.chunk_settings(config)
+    service = _state(ctx).service
+    specs = _sources_to_index(service, name, all_sources, path, git, branch, source_name)
     if dry_run:
         for spec in specs:
-            _dry_run(spec, runtime.source_root(config, spec, sync=False), settings, as_json)
+            _dry_run(service, spec, as_json)
         return
-    embedder = runtime.make_configured_embedder(config.embeddings)
-    with db.connect(state.target) as conn:
-        for spec in specs:
-            root = runtime.source_root(config, spec, sync=True)
-            with TerminalReporter(spec.name, quiet=as_json) as reporter:
-                summary = indexer.index_source(
-                    conn, spec, root, embedder, settings, force=force, reporter=reporter
-                )
-                reporter.finished(summary)
-            if as_json:
-                typer.echo(json.dumps({"source": spec.name, "runId": summary.run_id,
-                                       "status": summary.status, "seconds": round(summary.seconds, 3),
-                                       "chunksTotal": summary.chunks_total, **summary.counts(),
-                                       "fileErrors": summary.errors}))
+    for spec in specs:
+        with TerminalReporter(spec.name, quiet=as_json) as reporter:
+            summary = service.index(spec, force=force, reporter=reporter)
+            reporter.finished(summary)
+        if as_json:
+            _echo_json(summary)
 
 
 def _sources_to_index(
-    config: RagConfig, name: str | None, all_sources: bool, path: str | None,
+    service: RagService, name: str | None, all_sources: bool, path: str | None,
     git: str | None, branch: str | None, source_name: str | None,
-) -> list[indexer.SourceSpec]:
-    from rag import indexer, runtime
+) -> list[SourceSpec]:
+    from rag.service import folder_source, git_source
 
     chosen = [bool(name), all_sources, bool(path), bool(git)]
     if sum(chosen) != 1:
@@ -274,35 +256,36 @@ def _sources_to_index(
         raise RagError("--branch goes with --git")
     if source_name and not (path or git):
         raise RagError("--name goes with --path or --git; a configured source is named by NAME")
+    config = service.config
     if name:
-        return [runtime.configured_source(config, name)]
+        spec = service.configured_source(name)
+        if spec is None:
+            known = ", ".join(s.name for s in config.sources) or "none configured"
+            raise RagError(f"source {name!r} is not in the config (known: {known}); "
+                           "add it under sources: or use --path/--git")
+        return [spec]
     if all_sources:
         if not config.sources:
             raise RagError("no sources in the config; add some under sources: or use --path/--git")
-        return [runtime.spec_from_config(s) for s in config.sources]
+        return [s.spec() for s in config.sources]
     if path:
         folder = Path(path).expanduser().resolve()
         if not folder.is_dir():
             raise RagError(f"--path {path}: not a directory")
-        folder_name = source_name or runtime.default_source_name(str(folder))
-        return [indexer.SourceSpec(folder_name, "local", str(folder))]
+        return [folder_source(folder, source_name)]
     assert git is not None
-    return [indexer.SourceSpec(source_name or runtime.default_source_name(git), "git", git, branch)]
+    return [git_source(git, branch, source_name)]
 
 
-def _dry_run(spec: indexer.SourceSpec, root: Path, settings: indexer.ChunkSettings, as_json: bool) -> None:
-    from rag import indexer
-
-    scanned = indexer.scan(root, spec, settings)
-    skipped = {reason: len(paths) for reason, paths in sorted(scanned.skipped.items())}
+def _dry_run(service: RagService, spec: SourceSpec, as_json: bool) -> None:
+    out = service.dry_run(spec)
     if as_json:
-        typer.echo(json.dumps({"source": spec.name, "root": str(root),
-                               "files": [f.path for f in scanned.files], "skipped": skipped}))
+        _echo_json(out)
         return
-    for f in scanned.files:
-        typer.echo(f.path)
-    typer.echo(f"# {spec.name}: {len(scanned.files):,} files would be indexed from {root}", err=True)
-    for reason, count in skipped.items():
+    for path in out.files:
+        typer.echo(path)
+    typer.echo(f"# {spec.name}: {len(out.files):,} files would be indexed from {out.root}", err=True)
+    for reason, count in out.skipped.items():
         typer.echo(f"#   skipped ({reason}): {count:,}", err=True)
 
 
@@ -312,18 +295,15 @@ def list_sources(ctx: typer.Context) -> None:
 
     Example: rag list
     """
-    from rag import db
-
-    with db.connect(_state(ctx).target) as conn:
-        rows = conn.execute("SELECT * FROM rag.list_sources(max_rows => 100000)").fetchall()
-    if not rows:
+    sources = _state(ctx).service.list_sources().sources
+    if not sources:
         typer.echo("no sources indexed yet; try: rag index --path . --name my-project")
         return
     typer.echo(f"{'NAME':<24} {'TYPE':<5} {'FILES':>7} {'CHUNKS':>8}  {'LAST INDEXED':<19}  LOCATION")
-    for r in rows:
-        last = r["last_indexed_at"].strftime("%Y-%m-%d %H:%M:%S") if r["last_indexed_at"] else "never"
-        where = r["location"] + (f" ({r['branch']})" if r["branch"] else "")
-        typer.echo(f"{r['name']:<24} {r['type']:<5} {r['files']:>7,} {r['chunks']:>8,}  {last:<19}  {where}")
+    for s in sources:
+        last = s.last_indexed_at.strftime("%Y-%m-%d %H:%M:%S") if s.last_indexed_at else "never"
+        where = s.path + (f" ({s.branch})" if s.branch else "")
+        typer.echo(f"{s.name:<24} {s.type:<5} {s.file_count:>7,} {s.chunk_count:>8,}  {last:<19}  {where}")
 
 
 @app.command()
@@ -332,17 +312,8 @@ def remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Source 
 
     Example: rag remove my-project
     """
-    import psycopg
-
-    from rag import db
-
-    with db.connect(_state(ctx).target) as conn:
-        try:
-            row = conn.execute("SELECT rag.remove_source(%s) AS n", (name,)).fetchone()
-        except (psycopg.errors.NoDataFound, psycopg.errors.LockNotAvailable) as exc:
-            raise RagError(exc.diag.message_primary or str(exc)) from None
-    assert row is not None
-    typer.echo(f"removed {name}: {row['n']:,} chunks")
+    out = _state(ctx).service.remove_source(name)
+    typer.echo(f"removed {out.name}: {out.removed_chunks:,} chunks")
 
 
 @app.command()
@@ -351,12 +322,7 @@ def gc(ctx: typer.Context) -> None:
 
     Example: rag gc
     """
-    from rag import db
-
-    with db.connect(_state(ctx).target) as conn:
-        row = conn.execute("SELECT rag.gc() AS n").fetchone()
-    assert row is not None
-    typer.echo(f"pruned {row['n']:,} unused embeddings")
+    typer.echo(f"pruned {_state(ctx).service.gc().pruned_embeddings:,} unused embeddings")
 
 
 @app.command()
@@ -375,10 +341,9 @@ def chunk(
 
     Example: rag chunk rag/db.py README.md --json
     """
-    from rag import runtime
     from rag.chunking.dispatcher import chunk_file
 
-    settings = runtime.chunk_settings(_state(ctx).loaded.config)
+    settings = _state(ctx).service.config.chunk_settings()
     limit = max_tokens or settings.max_tokens
     window_overlap = settings.overlap if overlap is None else overlap
     if limit < 1 or window_overlap < 0 or window_overlap >= limit:
@@ -398,12 +363,13 @@ def chunk(
                 typer.echo(_describe_chunk(piece.metadata, piece.tokens))
 
 
-def _files_to_chunk(paths: list[Path], settings: indexer.ChunkSettings) -> Iterator[tuple[Path, str]]:
+def _files_to_chunk(paths: list[Path], settings: ChunkSettings) -> Iterator[tuple[Path, str]]:
     from rag import indexer
+    from rag.service import folder_source
 
     for given in paths:
         if given.is_dir():
-            spec = indexer.SourceSpec(given.name or "folder", "local", str(given.resolve()))
+            spec = folder_source(given.resolve(), given.name or "folder")
             for scanned in indexer.scan(given, spec, settings).files:
                 yield scanned.abs_path, str(given / scanned.path)
         elif given.is_file():
@@ -443,45 +409,39 @@ def search(
 
     Example: rag search "where is the embedded server started" --type code -k 5
     """
-    import psycopg
-
-    from rag import db, runtime
-    from rag.search import Searcher, SearchRequest
+    from rag.schemas import SOURCE_TYPES
+    from rag.search import SearchRequest
 
     if (query is None) == (batch is None):
         raise RagError("give a QUERY or --batch FILE (one of them)")
-    state = _state(ctx)
-    config = state.loaded.config
     for kind in source_type or []:
         if kind not in SOURCE_TYPES:
             raise RagError(f"--type {kind}: choose one of {', '.join(SOURCE_TYPES)}")
-    embedder = runtime.make_configured_embedder(config.embeddings)
-    reranker = runtime.make_configured_reranker(config.reranker)
-    with db.connect(state.target) as conn:
-        searcher = Searcher(conn, config.search, embedder, reranker)
+    service = _state(ctx).service
 
-        def request(text: str) -> SearchRequest:
-            return SearchRequest(text, top_k, source or None, source_type or None, language or None,
-                                 path_prefix, rerank=not no_rerank)
+    def request(text: str) -> SearchRequest:
+        return SearchRequest(text, top_k, source or None, source_type or None, language or None,
+                             path_prefix, rerank=not no_rerank)
 
-        if batch is not None:
-            _search_batch(searcher, batch, request)
-            return
-        assert query is not None
-        try:
-            response = searcher.search(request(query))
-        except psycopg.errors.InvalidParameterValue as exc:
-            raise RagError(exc.diag.message_primary or str(exc)) from None
-    for warning in response.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+    if batch is not None:
+        _search_batch(service, batch, request)
+        return
+    assert query is not None
     if as_json:
-        typer.echo(json.dumps({"query": query, "results": [_hit_json(h, snippet=True) for h in response.hits],
-                               "totalCandidates": response.total_candidates}, ensure_ascii=False))
+        out = service.search(request(query))
+        _warn(out.warnings)
+        _echo_json(out, exclude={"warnings"})
     else:
+        response = service.search_response(request(query))
+        _warn(response.warnings)
         _print_hits(query, response.hits)
 
 
-SOURCE_TYPES = ("code", "markdown", "text", "pdf")
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
+
+
 
 
 @app.command("eval")
@@ -497,26 +457,22 @@ def evaluate_retrieval(
 
     Example: rag eval tests/eval/local_rag.jsonl --source local-rag
     """
-    from rag import db, evaluation, runtime
+    from rag import evaluation
     from rag.search import Searcher
 
-    state = _state(ctx)
-    config = state.loaded.config
+    service = _state(ctx).service
     cases = evaluation.load_cases(file)
     modes = evaluation.check_modes(mode or evaluation.MODES)
-    with db.connect(state.target) as conn:
-        searcher = Searcher(conn, config.search, runtime.make_configured_embedder(config.embeddings),
-                            runtime.make_configured_reranker(config.reranker))
-        result = evaluation.evaluate(searcher, cases, modes, source=source)
+    embedder, reranker = service.embedder(), service.reranker()
+    result = service.with_db(lambda conn: evaluation.evaluate(
+        Searcher(conn, service.config.search, embedder, reranker), cases, modes, source=source))
     if as_json:
         typer.echo(json.dumps(result.as_dict()))
     else:
         typer.echo(evaluation.format_table(result.metrics, result.notes, title=str(file)))
 
 
-def _search_batch(searcher: Searcher, batch: Path, request: Any) -> None:
-    import psycopg
-
+def _search_batch(service: RagService, batch: Path, request: Callable[[str], SearchRequest]) -> None:
     try:
         lines = batch.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -530,23 +486,17 @@ def _search_batch(searcher: Searcher, batch: Path, request: Any) -> None:
         except (ValueError, KeyError, TypeError):
             raise RagError(f'{batch}:{number}: expected a JSON object with "id" and "query"') from None
         try:
-            response = searcher.search(request(str(text)))
-            out = {"id": query_id, "results": [_hit_json(h, snippet=False) for h in response.hits]}
-        except (RagError, psycopg.errors.InvalidParameterValue) as exc:
+            results = service.search(request(str(text))).results
+            out: dict[str, Any] = {"id": query_id, "results": [
+                r.model_dump(mode="json", by_alias=True, exclude={"snippet"}) for r in results]}
+        except RagError as exc:
             out = {"id": query_id, "error": str(exc).splitlines()[0]}
         typer.echo(json.dumps(out, ensure_ascii=False))
 
 
-def _hit_json(hit: SearchHit, *, snippet: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "chunkId": hit.chunk_id, "sourceName": hit.source_name, "path": hit.path,
-        "sourceType": hit.source_type, "startLine": hit.coordinates.get("startLine"),
-        "endLine": hit.coordinates.get("endLine"), "coordinates": hit.coordinates,
-        "scores": {"bm25": hit.bm25, "vector": hit.vector, "rrf": hit.rrf, "rerank": hit.rerank},
-    }
-    if snippet:
-        out["snippet"] = hit.content[:500]
-    return out
+def _echo_json(model: BaseModel, **dump: Any) -> None:
+    """One model as one line of JSON, formatted as every ``--json`` line is."""
+    typer.echo(json.dumps(model.model_dump(mode="json", by_alias=True, **dump), ensure_ascii=False))
 
 
 def _print_hits(query: str, hits: list[SearchHit]) -> None:

@@ -120,6 +120,34 @@ class SourceConfig(_Section):
             raise ValueError("a git source needs 'url'")
         return self
 
+    def spec(self) -> "SourceSpec":
+        """The source as an index run takes it: a local path made absolute."""
+        location = self.url if self.type == "git" else str(Path(self.path or "").expanduser().resolve())
+        assert location is not None
+        return SourceSpec(self.name, self.type, location, self.branch,
+                          tuple(self.include), tuple(self.exclude))
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One source as an index run takes it, whether from the config, the catalog or ad hoc."""
+
+    name: str
+    type: str  # local | git
+    location: str  # absolute path, or git URL
+    branch: str | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    """How files are cut: chunk size, window overlap, and the largest file read."""
+
+    max_tokens: int = 256
+    overlap: int = 32
+    max_file_size: int = 1_000_000
+
 
 class GitIndexing(_Section):
     clone_dir: str | None = None  # default: <data dir>/repos
@@ -153,6 +181,10 @@ class RagConfig(_Section):
         if dupes:
             raise ValueError(f"source names must be unique; repeated: {', '.join(dupes)}")
         return self
+
+    def chunk_settings(self) -> ChunkSettings:
+        size = self.indexing.chunk_size
+        return ChunkSettings(size.max_tokens, size.overlap, self.indexing.max_file_size)
 
 
 @dataclass(frozen=True)
@@ -288,9 +320,3 @@ def mask_url_password(url: str) -> str:
     """``postgresql://u:secret@h/db`` -> ``postgresql://u:****@h/db``."""
     return re.sub(r"(://[^:/@]*:)[^@/]+@", r"\1****@", url)
 
-
-def env_api_key(explicit: SecretStr | None, variable: str) -> str | None:
-    """The API key from config (already substituted from the environment) or ``variable``."""
-    if explicit is not None and explicit.get_secret_value():
-        return explicit.get_secret_value()
-    return os.environ.get(variable) or None

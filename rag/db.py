@@ -19,7 +19,7 @@ from psycopg.rows import dict_row
 
 from rag import embedded
 from rag.config import DatabaseConfig, mask_url_password
-from rag.errors import DatabaseError
+from rag.errors import DatabaseError, SchemaMissingError, UnexpectedDatabaseError, first_line
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
@@ -207,17 +207,32 @@ def apply_sql_functions(conn: psycopg.Connection[Any]) -> None:
                 raise DatabaseError(f"{path.name}: {exc.diag.message_primary or exc}") from None
 
 
-def status(target: DatabaseTarget) -> dict[str, Any]:
-    """One row of ``rag.status()``; a clear error when ``rag init`` has not run."""
-    with connect(target) as conn:
-        try:
-            row = conn.execute("SELECT * FROM rag.status()").fetchone()
-            assert row is not None
-            row["coverage"] = conn.execute("SELECT * FROM rag.embedding_coverage()").fetchall()
-            row["runs"] = conn.execute("SELECT * FROM rag.last_runs(1)").fetchall()
-        except (psycopg.errors.UndefinedFunction, psycopg.errors.InvalidSchemaName,
-                psycopg.errors.UndefinedTable):
-            raise DatabaseError(
-                f"the database at {target.masked_url} has no local-rag schema yet; run `rag init`"
-            ) from None
-    return row
+def has_model(conn: psycopg.Connection[dict[str, Any]], model: str) -> bool:
+    """Whether any vector of embedding model ``model`` is stored (``rag.has_model``)."""
+    row = conn.execute("SELECT rag.has_model(%s) AS known", (model,)).fetchone()
+    return bool(row and row["known"])
+
+
+# What a query meets in a database where `rag init` has not run (no schema, no pgvector),
+# or where an older version's schema lacks a function.
+SCHEMA_MISSING: tuple[type[psycopg.Error], ...] = (
+    psycopg.errors.UndefinedFunction, psycopg.errors.InvalidSchemaName,
+    psycopg.errors.UndefinedTable, psycopg.errors.UndefinedObject,
+)
+
+
+def rag_error(exc: psycopg.Error) -> DatabaseError:
+    """The one translation of a psycopg error into the package's exceptions.
+
+    A refusal RAISEd by a ``rag.*`` function keeps its message, less the function's
+    name in front ("search: unknown source ..."); a missing schema says to run
+    ``rag init``; anything else is unexpected and says so.
+    """
+    reason = exc.diag.message_primary or first_line(exc)
+    if isinstance(exc, SCHEMA_MISSING):
+        return SchemaMissingError(f"database: no local-rag schema yet; run `rag init` to install or "
+                                  f"update it ({reason})")
+    if exc.diag.source_function == "exec_stmt_raise":
+        head, sep, rest = reason.partition(": ")
+        return DatabaseError(rest if sep and head.isidentifier() and head.islower() else reason)
+    return UnexpectedDatabaseError(f"database: {reason}")

@@ -2,7 +2,9 @@
 
 RagError                 anything the user can fix, shown without a traceback
 ├── ConfigError          a config file is missing, unreadable or invalid
-├── DatabaseError        the database cannot be reached, set up or used
+├── DatabaseError        the database cannot be reached, set up or used, or refused a call
+│   ├── SchemaMissingError        `rag init` has not run (or ran with an older version)
+│   └── UnexpectedDatabaseError   a statement failed for a reason nobody foresaw (a bug)
 ├── SourceError          a source folder or repository cannot be scanned or synced
 ├── ProviderError        an embedding/rerank provider cannot be set up or used
 ├── IndexingError        a source cannot be indexed (locked by another run…)
@@ -22,6 +24,14 @@ class DatabaseError(RagError):
     pass
 
 
+class SchemaMissingError(DatabaseError):
+    pass
+
+
+class UnexpectedDatabaseError(DatabaseError):
+    pass
+
+
 class SourceError(RagError):
     pass
 
@@ -36,3 +46,9 @@ class IndexingError(RagError):
 
 class ChunkingError(RagError):
     pass
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message cut to its first line (its class name when it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -267,20 +267,11 @@ def _runnable_modes(searcher: Searcher, modes: tuple[str, ...], notes: list[str]
         runnable.remove("hybrid+rerank")
         notes.append("hybrid+rerank skipped: reranker.provider is none")
     dense = [m for m in runnable if m != "bm25"]
-    if dense and not _index_has_vectors(searcher):
+    if dense and not searcher.model_has_vectors():
         runnable = [m for m in runnable if m == "bm25"]
         notes.append(f"{', '.join(dense)} skipped: the index has no vectors for embedding model "
                      f"{searcher.embedder.model_id!r}")
     return runnable
-
-
-def _index_has_vectors(searcher: Searcher) -> bool:
-    if not searcher.embedder.dimensions:
-        return False
-    row = searcher.conn.execute(
-        "SELECT 1 FROM rag.embedding_models WHERE model = %s", (searcher.embedder.model_id,)
-    ).fetchone()
-    return row is not None
 
 
 Ranked = list[tuple[str, dict[str, Any]]]

@@ -22,8 +22,9 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from rag import db
+from rag.config import ChunkSettings, SourceSpec
 from rag.errors import IndexingError
-from rag.providers import Embedder
+from rag.providers import Embedder, vector_literal
 from rag.sources.scan import ScannedFile, ScanResult, scan_source
 
 if TYPE_CHECKING:
@@ -39,23 +40,6 @@ EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
 # without their key and builds it at the end (rag.begin_bulk_load); for fewer
 # files the saving is under a second.
 BULK_MIN_FILES = 1000
-
-
-@dataclass(frozen=True)
-class SourceSpec:
-    name: str
-    type: str  # local | git
-    location: str  # absolute path, or git URL
-    branch: str | None = None
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ChunkSettings:
-    max_tokens: int = 256
-    overlap: int = 32
-    max_file_size: int = 1_000_000
 
 
 @dataclass
@@ -163,13 +147,10 @@ def index_source(
         summary.status = status
         summary.seconds = time.monotonic() - started
         if not conn.closed:
-            conn.execute(
-                "SELECT rag.finish_run(%s, %s, %s, %s)",
-                (summary.run_id, status, Jsonb(summary.counts()), Jsonb(summary.errors)),
+            summary.chunks_total = _sql_value(
+                conn, "SELECT rag.finish_run(%s, %s, %s, %s)",
+                summary.run_id, status, Jsonb(summary.counts()), Jsonb(summary.errors),
             )
-    summary.chunks_total = _sql_value(
-        conn, "SELECT count(*) FROM rag.chunks WHERE source_id = %s", source_id
-    )
     return summary
 
 
@@ -391,7 +372,7 @@ def _embed_missing(
     missing = _sql_value(
         conn, "SELECT rag.count_chunks_without_embedding(%s, %s)", source_id, embedder.model_id
     )
-    stored_chunks = _sql_value(conn, "SELECT count(*) FROM rag.chunks WHERE source_id = %s", source_id)
+    stored_chunks = _sql_value(conn, "SELECT rag.source_chunk_count(%s)", source_id)
     summary.reused = stored_chunks - missing
     if not missing:
         return
@@ -416,7 +397,7 @@ def _embed_missing(
 
 def _vector_literals(vectors: list[list[float]]) -> Iterator[str]:
     for vector in vectors:
-        yield "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+        yield vector_literal(vector)
 
 
 def _sql_value(conn: psycopg.Connection[dict[str, Any]], query: str, *params: Any) -> Any:

@@ -10,17 +10,19 @@ fast as a bare ``MCPServer``. The database is connected and the models loaded
 on first use, or ahead of it by a background warm-up that starts once the first
 ``tools/list`` has been answered (``RAG_MCP_PRELOAD=0`` turns it off).
 
-The tools' work lives in ``rag.mcp_tools``; here are their schemas, their
-descriptions for the agent, and the translation of every failure into a tool
-error whose message says what to do (the server itself never stops on one).
+The tools' work is ``rag.service.RagService``'s, which the server's lifespan
+hands to every tool; here are their schemas, their descriptions for the agent,
+and the translation of every failure into a tool error whose message says what
+to do (the server itself never stops on one).
 """
 
 import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 import anyio.from_thread
@@ -29,12 +31,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import Tool, ToolAnnotations
 from pydantic import Field
 
-from rag import __version__, mcp_tools
-from rag.config import load_config
-from rag.errors import ConfigError, RagError
-from rag.mcp_tools import (
+from rag import __version__
+from rag.config import SourceSpec, load_config
+from rag.errors import ConfigError, RagError, first_line
+from rag.schemas import (
     IndexOutput,
-    RagService,
     RemoveOutput,
     SearchOutput,
     SourcesOutput,
@@ -42,6 +43,7 @@ from rag.mcp_tools import (
     SourceType,
     StatusOutput,
 )
+from rag.service import RagService
 
 log = logging.getLogger("rag.mcp")
 
@@ -58,16 +60,30 @@ Start with `search` (words, a question, or identifiers such as combineLatest or 
 `remove_source` deletes a source from the index."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+MAX_FILE_ERRORS = 50  # per index summary: enough to act on, small enough for an agent's context
+Ctx = Context[RagService, Any]
 
 
-class RagMCPServer(MCPServer[Any]):
-    """An ``MCPServer`` that starts the warm-up once it has answered the first ``tools/list``."""
+class RagMCPServer(MCPServer[RagService]):
+    """An ``MCPServer`` whose lifespan hands the service to the tools (and closes it when the
+    server owns it), and that starts the warm-up once it has answered the first ``tools/list``."""
 
-    def __init__(self, service: RagService, *, preload: bool, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, service: RagService, *, preload: bool, owns_service: bool, **kwargs: Any) -> None:
+        super().__init__(lifespan=self._lifespan, **kwargs)
         self.service = service
         self._preload = preload
+        self._owns_service = owns_service
         self.warm_up: threading.Timer | None = None
+
+    @asynccontextmanager
+    async def _lifespan(self, _: MCPServer[RagService]) -> AsyncIterator[RagService]:
+        try:
+            yield self.service
+        finally:
+            if self._owns_service:
+                if self.warm_up is not None:
+                    self.warm_up.cancel()  # a client gone at once needs no models
+                self.service.close()
 
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
@@ -87,10 +103,11 @@ def _tool_errors() -> Iterator[None]:
     except ToolError:
         raise
     except Exception as exc:
-        message = mcp_tools.describe_error(exc)
-        if message.startswith("internal error"):
-            log.exception("tool crashed")  # the SDK logs the other failures at INFO
-        raise ToolError(message) from None
+        if isinstance(exc, RagError):
+            raise ToolError(str(exc)) from None
+        log.exception("tool crashed")  # the SDK logs the other failures at INFO
+        raise ToolError(f"internal error ({type(exc).__name__}: {first_line(exc)}); "
+                        "the server log has the traceback") from None
 
 
 def _listed(value: str | list[str] | None) -> list[str] | None:
@@ -99,14 +116,21 @@ def _listed(value: str | list[str] | None) -> list[str] | None:
     return value if isinstance(value, list) else [value]
 
 
-def build_server(service: RagService, *, preload: bool = True, log_level: str = "INFO") -> RagMCPServer:
-    """The server with its six tools; nothing is connected or loaded until a tool needs it."""
+def _service(ctx: Ctx) -> RagService:
+    return ctx.request_context.lifespan_context
+
+
+def build_server(service: RagService, *, preload: bool = True, log_level: str = "INFO",
+                 owns_service: bool = False) -> RagMCPServer:
+    """The server with its six tools; nothing is connected or loaded until a tool needs it.
+    ``owns_service``: the server's lifespan closes the service when the session ends."""
     level = cast(Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], log_level)
-    server = RagMCPServer(service, preload=preload, name=SERVER_NAME, version=__version__,
-                          instructions=INSTRUCTIONS, log_level=level)
+    server = RagMCPServer(service, preload=preload, owns_service=owns_service, name=SERVER_NAME,
+                          version=__version__, instructions=INSTRUCTIONS, log_level=level)
 
     @server.tool(title="Search code and docs", annotations=READ_ONLY)
     def search(
+        ctx: Ctx,
         query: Annotated[str, Field(
             min_length=1, max_length=2048,
             description="What to look for: words, a question, or identifiers (combineLatest, get_user).")],
@@ -126,12 +150,16 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         lines (startLine/endLine), coordinates (fqn of a code fragment, headerPath of a markdown
         section, pages of a PDF), a 500-character snippet and the scores of each arm. Read the full
         text with read_source(chunkId)."""
+        from rag.search import SearchRequest
+
         with _tool_errors():
-            return mcp_tools.search(service, query, topK, _listed(source), _listed(cast(Any, sourceType)),
-                                    _listed(language), pathPrefix)
+            return _service(ctx).search(SearchRequest(
+                query, topK, _listed(source), _listed(cast(Any, sourceType)), _listed(language),
+                pathPrefix or None))
 
     @server.tool(title="Read indexed text", annotations=READ_ONLY)
     def read_source(
+        ctx: Ctx,
         chunkId: Annotated[int | None, Field(
             ge=1, description="A chunkId from search results: reads that chunk's lines.")] = None,
         source: Annotated[str | None, Field(
@@ -152,11 +180,11 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         more follow). The text comes from the database, so it is what was indexed (git sources and
         remote databases included); paths that are not indexed are refused."""
         with _tool_errors():
-            return mcp_tools.read_source(service, chunkId, source, path, startLine, endLine,
-                                         headerPath, context)
+            return _service(ctx).read_source(chunkId, source, path, startLine, endLine, headerPath, context)
 
     @server.tool(title="List indexed sources", annotations=READ_ONLY)
     def list_sources(
+        ctx: Ctx,
         pathPrefix: Annotated[str | None, Field(
             description="Only sources whose location (folder or git URL) starts with this.")] = None,
         sourceType: Annotated[Literal["local", "git"] | None, Field(
@@ -168,20 +196,20 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         """The indexed sources with type, location (path), file and chunk counts, last index time,
         and whether an index run of it is going on now."""
         with _tool_errors():
-            return mcp_tools.list_sources(service, pathPrefix, sourceType, namePrefix, limit)
+            return _service(ctx).list_sources(pathPrefix, sourceType, namePrefix, limit)
 
     @server.tool(title="Index health", annotations=READ_ONLY)
-    def status() -> StatusOutput:
+    def status(ctx: Ctx) -> StatusOutput:
         """Database (connected, schema version, counts), embedding coverage per model, providers
         configured, index runs going on now (in any process) and the last one, and which config
         file the server uses. Answers even when the database is down (connected: false, error)."""
         with _tool_errors():
-            return mcp_tools.status(service)
+            return _service(ctx).status()
 
     @server.tool(title="Index a source", annotations=ToolAnnotations(
         read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
     def index(
-        ctx: Context[Any, Any],
+        ctx: Ctx,
         source: Annotated[str | None, Field(
             description="A source from the config or one indexed before: brings it up to date.")] = None,
         path: Annotated[str | None, Field(
@@ -204,19 +232,79 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
                 log.debug("progress notification failed", exc_info=True)
 
         with _tool_errors():
-            return mcp_tools.index(service, source, path, name, force, progress)
+            service = _service(ctx)
+            summary = service.index(_source_to_index(service, source, path, name), force=force,
+                                    reporter=ProgressReporter(progress))
+            summary.file_errors = summary.file_errors[:MAX_FILE_ERRORS]
+            return summary
 
     @server.tool(title="Remove a source", annotations=ToolAnnotations(
         read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False))
     def remove_source(
+        ctx: Ctx,
         name: Annotated[str, Field(min_length=1, description="The source's name, as list_sources shows it.")],
     ) -> RemoveOutput:
         """Delete a source from the index with its files and chunks (stored vectors stay for reuse;
         the files on disk are not touched). Refused while the source is being indexed."""
         with _tool_errors():
-            return mcp_tools.remove_source(service, name)
+            return _service(ctx).remove_source(name)
 
     return server
+
+
+def _source_to_index(service: RagService, source: str | None, path: str | None,
+                     name: str | None) -> SourceSpec:
+    from rag.service import folder_source
+
+    if bool(source) == bool(path):
+        raise RagError("give source (a configured or already indexed source name) or path "
+                       "(a folder to index) - one of them")
+    if name and not path:
+        raise RagError("name goes with path; an existing source is named by source")
+    if path:
+        folder = Path(path).expanduser()
+        folder = (folder if folder.is_absolute() else Path.cwd() / folder).resolve()
+        if not folder.is_dir():
+            raise RagError(f"path {path!r} is not a directory on the server's machine ({folder}); "
+                           "give an absolute path to a folder")
+        return folder_source(folder, name)
+    assert source is not None
+    spec = service.known_source(source)
+    if spec is None:
+        known = ", ".join(service.known_source_names()) or "none"
+        raise RagError(f"source {source!r} not found; known: {known}; to index a folder, pass path instead")
+    return spec
+
+
+ProgressFn = Callable[[float, float | None, str], None]
+
+
+class ProgressReporter:
+    """An index run's progress as MCP progress: a number that only grows, a total once known."""
+
+    def __init__(self, send: ProgressFn) -> None:
+        self._send = send
+        self._base = 0
+        self._total: int | None = None
+        self._done = 0
+
+    def scanned(self, found: int, skipped: dict[str, int]) -> None:
+        self._send(1, None, f"scanned: {found:,} files found ({sum(skipped.values()):,} excluded)")
+
+    def planned(self, to_index: int, unchanged: int, deleted: int) -> None:
+        self._send(2, None, f"changed: {to_index:,} files ({unchanged:,} unchanged, {deleted:,} deleted)")
+
+    def chunked(self, chunks: int, files: int) -> None:
+        self._send(3, None, f"chunked: {chunks:,} chunks from {files:,} files")
+
+    def embedding_started(self, total: int) -> None:
+        self._base, self._total, self._done = 4, total, 0
+        self._send(4, 4 + total, f"embedding {total:,} chunks")
+
+    def embedded(self, count: int) -> None:
+        self._done += count
+        total = self._total or self._done
+        self._send(self._base + self._done, self._base + total, f"embedded {self._done:,}/{total:,} chunks")
 
 
 def log_level() -> str:
@@ -245,18 +333,12 @@ def serve(config_path: str | None = None) -> None:
     loaded = load_config(config_path)
     configure_logging(level)
     preload = os.environ.get("RAG_MCP_PRELOAD", "1").strip().lower() not in ("0", "false", "no")
-    service = RagService(config_path, loaded=loaded)
-    server = build_server(service, preload=preload, log_level=level)
+    server = build_server(RagService(config_path, loaded=loaded), preload=preload, log_level=level,
+                          owns_service=True)
     where = f"{loaded.path} ({loaded.origin})" if loaded.path else loaded.origin
     log.info("local-rag %s MCP server on stdio; config: %s", __version__, where)
-    try:
+    with suppress(KeyboardInterrupt):
         server.run("stdio")
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if server.warm_up is not None:
-            server.warm_up.cancel()  # a client gone at once needs no models
-        service.close()
 
 
 def main(argv: list[str] | None = None) -> None:

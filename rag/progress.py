@@ -20,7 +20,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from rag.indexer import RunSummary
+from rag.schemas import IndexOutput
 
 
 class _RateColumn(ProgressColumn):
@@ -84,11 +84,11 @@ class TerminalReporter:
         if self._progress is not None:
             self._progress.stop()
 
-    def finished(self, summary: RunSummary) -> None:
+    def finished(self, summary: IndexOutput) -> None:
         self._say(
             f"  Total: {summary.chunks_total:,} chunks (+{summary.chunks_added:,} new, "
             f"-{summary.chunks_removed:,} removed); embedded {summary.embedded:,}, reused {summary.reused:,}"
         )
-        for error in summary.errors:
-            self._say(f"  Error: {error['path']}: {error['error']}")
+        for error in summary.file_errors:
+            self._say(f"  Error: {error.path}: {error.error}")
         self._say(f"  Time: {summary.seconds:.1f}s")

@@ -15,7 +15,7 @@ import psycopg
 from rag import db
 from rag.config import SearchConfig
 from rag.errors import ProviderError, RagError
-from rag.providers import Embedder
+from rag.providers import Embedder, vector_literal
 from rag.providers.rerankers import Reranker
 
 log = logging.getLogger(__name__)
@@ -107,28 +107,21 @@ class Searcher:
 
     def _query_vector(self, query: str) -> str | None:
         """The query's embedding as pgvector text, stored for reuse; None for a keyword-only index."""
-        if not self.embedder.dimensions:
-            return None
-        if not self._model_has_vectors():
+        if not self.model_has_vectors():
             return None
         stored = self.conn.execute(
-            "SELECT embedding::text AS v FROM rag.query_embeddings WHERE model = %s AND query_hash = md5(%s)",
-            (self.embedder.model_id, query),
+            "SELECT rag.stored_query_embedding(%s, %s)::text AS v", (self.embedder.model_id, query)
         ).fetchone()
-        vector = stored["v"] if stored else (
-            "[" + ",".join(f"{x:.7g}" for x in self.embedder.embed_query(query)) + "]"
-        )
+        vector = stored["v"] if stored and stored["v"] else vector_literal(self.embedder.embed_query(query))
         self.conn.execute(
             "SELECT rag.remember_query_embedding(%s, %s, %s::vector)",
             (self.embedder.model_id, query, vector),
         )
         return vector
 
-    def _model_has_vectors(self) -> bool:
-        row = self.conn.execute(
-            "SELECT 1 FROM rag.embedding_models WHERE model = %s", (self.embedder.model_id,)
-        ).fetchone()
-        return row is not None
+    def model_has_vectors(self) -> bool:
+        """Whether the index holds vectors of this searcher's embedding model."""
+        return bool(self.embedder.dimensions) and db.has_model(self.conn, self.embedder.model_id)
 
     def _rerank(self, query: str, hits: list[SearchHit], top_k: int, warnings: list[str]) -> list[SearchHit]:
         try:

@@ -44,10 +44,14 @@ COMMENT ON FUNCTION rag.status() IS
 
 -- ---------------------------------------------------------------------------
 -- list_sources
+-- The return type grew (indexing, config) and so did the arguments (path_prefix):
+-- CREATE OR REPLACE cannot change either, so the old signature goes first.
+DROP FUNCTION IF EXISTS rag.list_sources(text, text, integer);
 CREATE OR REPLACE FUNCTION rag.list_sources(
     name_prefix text DEFAULT NULL,
     source_type text DEFAULT NULL,
-    max_rows    integer DEFAULT 50
+    max_rows    integer DEFAULT 50,
+    path_prefix text DEFAULT NULL
 )
 RETURNS TABLE (
     id              bigint,
@@ -57,7 +61,9 @@ RETURNS TABLE (
     branch          text,
     files           bigint,
     chunks          bigint,
-    last_indexed_at timestamptz
+    last_indexed_at timestamptz,
+    indexing        boolean,
+    config          jsonb
 )
 LANGUAGE plpgsql
 STABLE
@@ -76,16 +82,36 @@ BEGIN
         SELECT s.id, s.name, s.type, s.location, s.branch,
                (SELECT count(*) FROM rag.files f WHERE f.source_id = s.id),
                (SELECT count(*) FROM rag.chunks c WHERE c.source_id = s.id),
-               s.last_indexed_at
+               s.last_indexed_at,
+               EXISTS (SELECT 1 FROM rag.active_runs() a WHERE a.source_id = s.id),
+               s.config
         FROM rag.sources s
         WHERE (name_prefix IS NULL OR starts_with(s.name, name_prefix))
           AND (list_sources.source_type IS NULL OR s.type = list_sources.source_type)
+          AND (path_prefix IS NULL OR starts_with(s.location, path_prefix))
         ORDER BY s.name
         LIMIT max_rows;
 END
 $$;
-COMMENT ON FUNCTION rag.list_sources(text, text, integer) IS
-    'Sources with their type, location, file and chunk counts and last index time.';
+COMMENT ON FUNCTION rag.list_sources(text, text, integer, text) IS
+    'Sources with their type, location, file and chunk counts, last index time, whether a run '
+    'indexes them now, and their include/exclude config; filtered by name prefix, type and '
+    'location prefix.';
+
+-- ---------------------------------------------------------------------------
+-- has_model
+CREATE OR REPLACE FUNCTION rag.has_model(
+    model_name text
+)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT EXISTS (SELECT 1 FROM rag.embedding_models m WHERE m.model = model_name)
+$$;
+COMMENT ON FUNCTION rag.has_model(text) IS
+    'Whether vectors of this embedding model are stored (the vector arm can run for it).';
 
 -- ---------------------------------------------------------------------------
 -- remove_source
@@ -110,7 +136,7 @@ BEGIN
     -- Not while a run indexes it: that run's next batches would lose their
     -- chunks to the cascade below but leave their postings and statistics.
     IF NOT pg_try_advisory_xact_lock(rag._source_lock_key(source_id_)) THEN
-        RAISE EXCEPTION 'remove_source: source % is being indexed; remove it when the run has finished',
+        RAISE EXCEPTION 'remove_source: source % is being indexed now; remove it when the run has finished',
             quote_literal(source_name)
             USING ERRCODE = 'lock_not_available';
     END IF;

@@ -114,14 +114,39 @@ COMMENT ON FUNCTION rag.begin_run(bigint) IS
     'Takes the source''s index lock (session-level) and records a new run; fails clearly if another run holds it.';
 
 -- ---------------------------------------------------------------------------
+-- source_chunk_count
+CREATE OR REPLACE FUNCTION rag.source_chunk_count(
+    source_id bigint
+)
+RETURNS bigint
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT count(*) FROM rag.chunks c WHERE c.source_id = source_chunk_count.source_id
+$$;
+COMMENT ON FUNCTION rag.source_chunk_count(bigint) IS
+    'How many chunks a source has stored now.';
+
+-- ---------------------------------------------------------------------------
 -- finish_run
+-- It returned void before the source's chunk total: CREATE OR REPLACE cannot
+-- change a return type, so that version goes first.
+DO $$
+BEGIN
+    IF (SELECT p.prorettype FROM pg_proc p
+        WHERE p.oid = to_regprocedure('rag.finish_run(bigint, text, jsonb, jsonb)')) = 'void'::regtype THEN
+        DROP FUNCTION rag.finish_run(bigint, text, jsonb, jsonb);
+    END IF;
+END
+$$;
 CREATE OR REPLACE FUNCTION rag.finish_run(
     run_id bigint,
     run_status text,
     run_counts jsonb DEFAULT '{}',
     run_errors jsonb DEFAULT '[]'
 )
-RETURNS void
+RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
@@ -145,10 +170,12 @@ BEGIN
         UPDATE rag.sources s SET last_indexed_at = run.finished_at WHERE s.id = run.source_id;
     END IF;
     PERFORM pg_advisory_unlock(rag._source_lock_key(run.source_id));
+    RETURN rag.source_chunk_count(run.source_id);
 END
 $$;
 COMMENT ON FUNCTION rag.finish_run(bigint, text, jsonb, jsonb) IS
-    'Records the outcome, counts and per-file errors of a run and releases the source''s index lock.';
+    'Records the outcome, counts and per-file errors of a run, releases the source''s index lock '
+    'and returns how many chunks the source has now.';
 
 -- ---------------------------------------------------------------------------
 -- plan_files

@@ -10,7 +10,9 @@ import pytest
 from psycopg.rows import dict_row
 
 from rag import db
+from rag.config import LoadedConfig, RagConfig
 from rag.errors import DatabaseError
+from rag.service import RagService
 
 FROZEN = Path(__file__).parent / "migrations.sha256"
 
@@ -146,11 +148,18 @@ def test_every_function_has_fixed_search_path_volatility_and_comment(
         assert row["c"], f"rag.{row['proname']} has no COMMENT ON FUNCTION"
 
 
+def status_row(target: db.DatabaseTarget) -> dict[str, Any]:
+    with db.connect(target) as conn:
+        row = conn.execute("SELECT * FROM rag.status()").fetchone()
+    assert row is not None
+    return row
+
+
 def test_status_counts(rag_db: db.DatabaseTarget) -> None:
-    empty = db.status(rag_db)
+    empty = status_row(rag_db)
     assert (empty["sources"], empty["files"], empty["chunks"], empty["embeddings"]) == (0, 0, 0, 0)
     _add_source_with_chunks(rag_db, "proj", chunks=3)
-    counted = db.status(rag_db)
+    counted = status_row(rag_db)
     assert (counted["sources"], counted["files"], counted["chunks"]) == (1, 1, 3)
     assert counted["embeddings"] == 3
 
@@ -226,18 +235,24 @@ def test_case_insensitive_matching_handles_cyrillic(rag_db: db.DatabaseTarget) -
     assert row["terms"] == "get getuser user поиск поиска"
 
 
+def service_on(target: db.DatabaseTarget) -> RagService:
+    service = RagService(loaded=LoadedConfig(RagConfig(), None, "test"))
+    service._target = target
+    return service
+
+
 def test_unreachable_database_is_one_clear_line() -> None:
     target = db.DatabaseTarget("postgresql://rag:secretpw@127.0.0.1:1/none", "RAG_DATABASE_URL")
-    with pytest.raises(DatabaseError) as err:
-        db.status(target)
+    with service_on(target) as service, pytest.raises(DatabaseError) as err:
+        service.status(strict=True)
     message = str(err.value)
     assert "cannot connect to postgresql://rag:****@127.0.0.1:1/none (from RAG_DATABASE_URL)" in message
     assert "secretpw" not in message and "\n" not in message
 
 
 def test_status_before_init_says_run_init(empty_db: db.DatabaseTarget) -> None:
-    with pytest.raises(DatabaseError, match="run `rag init`"):
-        db.status(empty_db)
+    with service_on(empty_db) as service, pytest.raises(DatabaseError, match="run `rag init`"):
+        service.status(strict=True)
 
 
 def test_server_without_pgvector_is_explained(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rag import db
-from rag.config import SearchConfig
+from rag.config import ChunkSettings, SearchConfig, SourceSpec
 from rag.errors import RagError
 from rag.evaluation import (
     Answer,
@@ -27,7 +27,7 @@ from rag.evaluation import (
     score,
     seed_baseline,
 )
-from rag.indexer import ChunkSettings, SourceSpec, index_source
+from rag.indexer import index_source
 from rag.providers import NoneEmbedder
 from rag.providers.rerankers import NoReranker
 from rag.search import Searcher

@@ -17,8 +17,9 @@ from psycopg.rows import dict_row
 
 from rag import db
 from rag.chunking.dispatcher import chunk_bytes
+from rag.config import ChunkSettings, SourceSpec
 from rag.errors import IndexingError
-from rag.indexer import ChunkSettings, SourceSpec, index_source
+from rag.indexer import index_source
 from rag.providers import NoneEmbedder
 
 SETTINGS = ChunkSettings(max_tokens=200, overlap=20)
@@ -160,7 +161,7 @@ KILLED_RUN = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from rag import db, indexer
-    from rag.indexer import ChunkSettings, SourceSpec
+    from rag.config import ChunkSettings, SourceSpec
     from rag.providers import NoneEmbedder
 
     indexer.BATCH_FILES = 2

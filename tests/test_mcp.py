@@ -18,7 +18,7 @@ from rag import db
 from rag.cli import app
 from rag.config import LoadedConfig, RagConfig
 from rag.mcp_server import build_server
-from rag.mcp_tools import RagService
+from rag.service import RagService
 
 TOOLS = {"search", "read_source", "list_sources", "status", "index", "remove_source"}
 GUIDE = "# Guide\n\nIntro line.\n\n## Streams\n\nCombine the latest values.\nMore about streams.\n\n## Other\n\nTail.\n"
@@ -462,7 +462,7 @@ def test_an_unexpected_failure_is_a_tool_error(harness: Harness, monkeypatch: py
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise ValueError("boom")
 
-    monkeypatch.setattr("rag.mcp_tools.list_sources", broken)
+    monkeypatch.setattr("rag.service.RagService.list_sources", broken)
     assert harness.error("list_sources") == (
         "internal error (ValueError: boom); the server log has the traceback")
     assert harness.ok("status")["database"]["connected"] is True  # the server goes on

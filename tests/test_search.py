@@ -17,9 +17,9 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from rag import db
-from rag.config import SearchConfig
+from rag.config import ChunkSettings, SearchConfig, SourceSpec
 from rag.errors import ProviderError, RagError
-from rag.indexer import ChunkSettings, SourceSpec, index_source
+from rag.indexer import index_source
 from rag.providers.rerankers import NoReranker, RerankResult
 from rag.search import Searcher, SearchRequest
 

@@ -8,7 +8,7 @@ are imported when one is made.
 
 from rag.errors import ProviderError
 from rag.providers.base import Embedder, NoneEmbedder, ProgressCallback
-from rag.providers.factory import PROVIDERS, make_embedder
+from rag.providers.factory import PROVIDERS, configured_embedder, make_embedder, vector_literal
 from rag.providers.local import LocalEmbedder
 
 __all__ = [
@@ -18,5 +18,7 @@ __all__ = [
     "NoneEmbedder",
     "ProgressCallback",
     "ProviderError",
+    "configured_embedder",
     "make_embedder",
+    "vector_literal",
 ]

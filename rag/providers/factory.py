@@ -1,8 +1,12 @@
-"""Choosing and building an embedder from plain settings (the config layer calls this)."""
+"""Choosing and building an embedder: from plain settings (``make_embedder``) or from the
+``embeddings`` section of the config (``configured_embedder``); and the text form in which
+vectors go to pgvector."""
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
+from rag.config import EmbeddingsConfig
 from rag.errors import ProviderError
 from rag.providers.base import Embedder, NoneEmbedder
 from rag.providers.local import LocalEmbedder
@@ -40,6 +44,25 @@ def make_embedder(
     remote = JinaEmbedder if name == "jina" else OpenAIEmbedder
     key = api_key if api_key is not None else os.environ.get(remote.api_key_env, "")
     return remote(key, model, dimensions, base_url, **_given(batch_size=batch_size))
+
+
+def configured_embedder(config: EmbeddingsConfig) -> Embedder:
+    """The embedder the config's ``embeddings`` section describes."""
+    provider = config.provider
+    if provider == "local":
+        local = config.local
+        return make_embedder("local", model=local.model, device=local.device, batch_size=local.batch_size)
+    if provider in ("jina", "openai"):
+        remote = config.jina if provider == "jina" else config.openai
+        key = remote.api_key.get_secret_value() if remote.api_key else None
+        return make_embedder(provider, model=remote.model, dimensions=remote.dimensions,
+                             api_key=key, base_url=remote.base_url)
+    return make_embedder("none")
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """A vector as pgvector's text input, ``[0.1,0.2,...]``, at float4 precision."""
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
 
 
 def _given(**settings: Any) -> dict[str, Any]:

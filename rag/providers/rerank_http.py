@@ -28,7 +28,7 @@ JINA_RERANK_URL = "https://api.jina.ai/v1"
 JINA_RERANK_MODEL = "jina-reranker-v2-base-multilingual"
 
 
-class JinaReranker:
+class JinaCompatibleReranker:
     """Reranks with Jina's hosted API, or any server answering the same ``/rerank`` request.
 
     An API key is required for Jina's own URL and optional elsewhere. Documents go in
@@ -101,7 +101,7 @@ class JinaReranker:
         self._api.close()
 
     def __repr__(self) -> str:
-        return f"JinaReranker(api={self.api!r}, model={self.model!r}, url={self._url!r})"
+        return f"JinaCompatibleReranker(api={self.api!r}, model={self.model!r}, url={self._url!r})"
 
     def _request_body(self, query: str, documents: list[str], top_k: int) -> dict[str, Any]:
         if self.api == "tei":

@@ -1,11 +1,13 @@
 """Rerankers: reordering search candidates by how well each answers the query.
 
-``make_reranker`` builds one from plain settings. Importing this module is cheap:
+``make_reranker`` builds one from plain settings, ``configured_reranker`` from the
+config's ``reranker`` section. Importing this module is cheap:
 the local reranker imports torch only when it first reranks something.
 """
 
 import os
 
+from rag.config import RerankerConfig
 from rag.errors import ProviderError
 from rag.providers.factory import _given
 from rag.providers.rerank_base import NoReranker, Reranker, RerankResult, best_first
@@ -13,7 +15,7 @@ from rag.providers.rerank_http import (
     JINA_RERANK_MODEL,
     JINA_RERANK_URL,
     RERANK_APIS,
-    JinaReranker,
+    JinaCompatibleReranker,
     RerankApi,
 )
 from rag.providers.rerank_local import LOCAL_RERANK_MODEL, LocalReranker
@@ -25,13 +27,14 @@ __all__ = [
     "LOCAL_RERANK_MODEL",
     "RERANK_APIS",
     "RERANK_PROVIDERS",
-    "JinaReranker",
+    "JinaCompatibleReranker",
     "LocalReranker",
     "NoReranker",
     "RerankApi",
     "RerankResult",
     "Reranker",
     "best_first",
+    "configured_reranker",
     "make_reranker",
 ]
 
@@ -66,6 +69,18 @@ def make_reranker(
         key = api_key
         if key is None:
             key = os.environ.get("JINA_API_KEY", "") if url == JINA_RERANK_URL else ""
-        return JinaReranker(key, **_given(model=model, base_url=url, api=api, batch_size=batch_size))
+        return JinaCompatibleReranker(
+            key, **_given(model=model, base_url=url, api=api, batch_size=batch_size))
     choices = ", ".join(RERANK_PROVIDERS)
     raise ProviderError(f"unknown reranker provider '{provider}'; choose one of: {choices}")
+
+
+def configured_reranker(config: RerankerConfig) -> Reranker:
+    """The reranker the config's ``reranker`` section describes."""
+    if config.provider == "jina":
+        jina = config.jina
+        key = jina.api_key.get_secret_value() if jina.api_key else None
+        return make_reranker("jina", model=jina.model, api_key=key, base_url=jina.base_url, api=jina.api)
+    if config.provider == "local":
+        return make_reranker("local", model=config.local.model, device=config.local.device)
+    return make_reranker("none")

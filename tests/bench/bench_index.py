@@ -149,8 +149,8 @@ def local_throughput(env: dict[str, str], tree: Path, runs: int = 3) -> None:
     the pipeline spends outside the model are reported too.
     """
     from rag import db
-    from rag.config import DatabaseConfig
-    from rag.indexer import ChunkSettings, SourceSpec, index_source
+    from rag.config import ChunkSettings, DatabaseConfig, SourceSpec
+    from rag.indexer import index_source
     from rag.providers import LocalEmbedder
 
     sample = tree / "django" / "core"

@@ -27,7 +27,7 @@ import build_md_docs
 import numpy as np
 from common import ROOT, set_dir
 
-from rag import db, runtime
+from rag import db
 from rag.config import load_config
 from rag.evaluation import (
     MODES,
@@ -38,8 +38,9 @@ from rag.evaluation import (
     load_cases,
     seed_baseline,
 )
-from rag.providers import Embedder
+from rag.providers import Embedder, configured_embedder
 from rag.providers.base import ProgressCallback
+from rag.providers.rerankers import configured_reranker
 from rag.search import Searcher
 
 BUILDERS = {build_django_code.NAME: build_django_code.build, build_md_docs.NAME: build_md_docs.build}
@@ -96,9 +97,9 @@ def run_set(set_name: str, config_path: str | None, with_seed: bool) -> str:
     started = time.monotonic()
     index_alone(config_path, source, folder / "copy")
     config = load_config(config_path).config
-    embedder = runtime.make_configured_embedder(config.embeddings)
+    embedder = configured_embedder(config.embeddings)
     with db.connect(db.resolve_target(config.database)) as conn:
-        searcher = Searcher(conn, config.search, embedder, runtime.make_configured_reranker(config.reranker))
+        searcher = Searcher(conn, config.search, embedder, configured_reranker(config.reranker))
         result = evaluate(searcher, cases, MODES, source=source)
         chunks = conn.execute("SELECT count(*) AS n FROM rag.chunks").fetchone()
     metrics: dict[str, Metrics] = dict(result.metrics)

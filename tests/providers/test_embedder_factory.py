@@ -63,7 +63,7 @@ def test_none_provider_has_no_vectors():
 def test_importing_providers_and_the_indexer_imports_nothing_heavy():
     """`rag index` with nothing to do must start fast: no torch, no httpx, no PDF or Word reader."""
     heavy = ("torch", "sentence_transformers", "transformers", "numpy", "huggingface_hub", "httpx", "pypdf", "docx")
-    code = ("import sys, rag.providers, rag.runtime, rag.cli;"
+    code = ("import sys, rag.providers, rag.service, rag.cli;"
             f" print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))")
 
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

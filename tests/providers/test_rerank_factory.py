@@ -8,7 +8,7 @@ import pytest
 
 from rag.errors import ProviderError
 from rag.providers.rerankers import (
-    JinaReranker,
+    JinaCompatibleReranker,
     LocalReranker,
     NoReranker,
     Reranker,
@@ -19,13 +19,13 @@ from rag.providers.rerankers import (
 
 
 def authorization(reranker: Reranker) -> str | None:
-    assert isinstance(reranker, JinaReranker)
+    assert isinstance(reranker, JinaCompatibleReranker)
     return reranker._api._client.headers.get("Authorization")
 
 
 def test_each_provider_by_name():
     assert isinstance(make_reranker("none"), NoReranker)
-    assert isinstance(make_reranker("Jina", api_key="k"), JinaReranker)
+    assert isinstance(make_reranker("Jina", api_key="k"), JinaCompatibleReranker)
     assert isinstance(make_reranker("local"), LocalReranker)
 
 
@@ -42,7 +42,7 @@ def test_settings_are_passed_on():
     assert local.name == "local:BAAI/bge-reranker-base"
     assert isinstance(local, LocalReranker) and local._batch_size == 8 and local._max_length == 256
     assert tei.name == "tei:bge-reranker-base"
-    assert isinstance(tei, JinaReranker) and tei._url == "http://localhost:8080/rerank"
+    assert isinstance(tei, JinaCompatibleReranker) and tei._url == "http://localhost:8080/rerank"
 
 
 def test_jina_key_comes_from_the_environment_for_jina_only(monkeypatch):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from rag.errors import ProviderError
 from rag.providers._http import RetryPolicy
 from rag.providers.rerank_base import RerankResult
-from rag.providers.rerank_http import JinaReranker
+from rag.providers.rerank_http import JinaCompatibleReranker
 
 KEY = "jina_secret_rerank_key_789"
 TEI_URL = "http://tei.internal:8080"
@@ -81,13 +81,13 @@ def sleeps() -> list[float]:
 
 
 @pytest.fixture
-def jina(api, sleeps) -> JinaReranker:
-    return JinaReranker(KEY, transport=api.transport, sleep=sleeps.append)
+def jina(api, sleeps) -> JinaCompatibleReranker:
+    return JinaCompatibleReranker(KEY, transport=api.transport, sleep=sleeps.append)
 
 
 @pytest.fixture
-def tei(api, sleeps) -> JinaReranker:
-    return JinaReranker(base_url=TEI_URL, api="tei", transport=api.transport, sleep=sleeps.append)
+def tei(api, sleeps) -> JinaCompatibleReranker:
+    return JinaCompatibleReranker(base_url=TEI_URL, api="tei", transport=api.transport, sleep=sleeps.append)
 
 
 def test_jina_request_shape(api, jina):
@@ -149,7 +149,7 @@ def test_tei_gets_batches_of_32_and_indexes_are_merged(api, tei):
 
 
 def test_jina_shape_can_be_batched_too(api):
-    reranker = JinaReranker(KEY, transport=api.transport, batch_size=3)
+    reranker = JinaCompatibleReranker(KEY, transport=api.transport, batch_size=3)
 
     results = reranker.rerank(QUERY, DOCUMENTS, top_k=2)
 
@@ -201,7 +201,7 @@ ANSWERS = {
 @pytest.mark.parametrize("flavor", ["jina", "tei"])
 def test_every_server_answer_shape_is_understood(api, server, flavor):
     api.script = [httpx.Response(200, json=ANSWERS[server])]
-    reranker = JinaReranker(base_url="http://rerank.local/v1", api=flavor, transport=api.transport)
+    reranker = JinaCompatibleReranker(base_url="http://rerank.local/v1", api=flavor, transport=api.transport)
 
     assert reranker.rerank("q", ["a", "b"], top_k=5) == [RerankResult(0, 0.9), RerankResult(1, 0.2)]
 
@@ -237,7 +237,7 @@ def test_self_hosted_server_asking_for_a_key_says_where_to_set_it(api, tei):
 
 
 def test_server_errors_give_up_after_the_last_attempt(api, sleeps):
-    reranker = JinaReranker(
+    reranker = JinaCompatibleReranker(
         KEY, transport=api.transport, retry=RetryPolicy(max_attempts=3), sleep=sleeps.append
     )
     api.script = [httpx.Response(503, json={"detail": "overloaded"})] * 3
@@ -248,7 +248,7 @@ def test_server_errors_give_up_after_the_last_attempt(api, sleeps):
 
 
 def test_unreachable_server_is_retried_then_reported(api, sleeps):
-    reranker = JinaReranker(
+    reranker = JinaCompatibleReranker(
         base_url=TEI_URL,
         api="tei",
         transport=api.transport,
@@ -269,7 +269,7 @@ def test_transport_errors_that_are_not_retried_are_still_provider_errors(api, te
 
 
 def test_unknown_model(api):
-    reranker = JinaReranker(KEY, model="jina-reranker-v9", transport=api.transport)
+    reranker = JinaCompatibleReranker(KEY, model="jina-reranker-v9", transport=api.transport)
     api.script = [httpx.Response(422, json={"detail": "Model jina-reranker-v9 not found"})]
 
     with pytest.raises(ProviderError, match=r"unknown model 'jina-reranker-v9' for jina reranker"):
@@ -277,7 +277,7 @@ def test_unknown_model(api):
 
 
 def test_jina_request_to_a_tei_server_suggests_the_tei_api(api):
-    reranker = JinaReranker(base_url=TEI_URL, transport=api.transport)
+    reranker = JinaCompatibleReranker(base_url=TEI_URL, transport=api.transport)
     tei_complaint = (
         "Failed to deserialize the JSON body into the target type: missing field `texts` at line 1"
     )
@@ -341,7 +341,7 @@ def test_any_answer_gives_valid_results_or_a_provider_error(answer, top_k):
     # json.dumps, unlike httpx, writes NaN, as some Python servers do.
     content = json.dumps(answer).encode()
     transport = httpx.MockTransport(lambda request: httpx.Response(200, content=content))
-    reranker = JinaReranker(base_url=TEI_URL, api="tei", transport=transport)
+    reranker = JinaCompatibleReranker(base_url=TEI_URL, api="tei", transport=transport)
 
     try:
         results = reranker.rerank(QUERY, DOCUMENTS, top_k=top_k)
@@ -357,19 +357,19 @@ def test_any_answer_gives_valid_results_or_a_provider_error(answer, top_k):
 @pytest.mark.parametrize("base_url", ["localhost:8080", "api.jina.ai/v1", "ftp://host/v1"])
 def test_base_url_needs_a_scheme(base_url):
     with pytest.raises(ProviderError, match="must start with http:// or https://"):
-        JinaReranker("k", base_url=base_url)
+        JinaCompatibleReranker("k", base_url=base_url)
 
 
 def test_jina_itself_needs_a_key():
     with pytest.raises(ProviderError, match=r"no API key; set JINA_API_KEY"):
-        JinaReranker("")
+        JinaCompatibleReranker("")
 
 
 def test_tei_needs_its_own_server_address():
     with pytest.raises(ProviderError, match="set base_url to your tei server"):
-        JinaReranker("k", api="tei")
+        JinaCompatibleReranker("k", api="tei")
 
 
 def test_unknown_api_lists_the_choices():
     with pytest.raises(ProviderError, match="unknown rerank api 'cohere'; choose one of: jina, tei"):
-        JinaReranker("k", api="cohere")
+        JinaCompatibleReranker("k", api="cohere")

@@ -1,0 +1,200 @@
+"""The typed results of the service (``rag.service``): what ``--json`` prints and what the
+MCP tools return as structured output, one model per answer, camelCase on the wire.
+"""
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+SourceType = Literal["code", "markdown", "text", "pdf"]
+SOURCE_TYPES: tuple[str, ...] = ("code", "markdown", "text", "pdf")
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class Scores(_Out):
+    bm25: float | None
+    vector: float | None
+    rrf: float
+    rerank: float | None
+
+
+class Coordinates(_Out):
+    start_line: int | None = None
+    end_line: int | None = None
+    fqn: str | None = None
+    fragment_type: str | None = None
+    header_path: str | None = None
+    page_start: int | None = None
+    page_end: int | None = None
+
+
+class SearchResult(_Out):
+    chunk_id: int
+    source_name: str
+    path: str
+    source_type: str
+    start_line: int | None
+    end_line: int | None
+    coordinates: Coordinates
+    snippet: str
+    scores: Scores
+
+
+class SearchOutput(_Out):
+    query: str
+    results: list[SearchResult]
+    total_candidates: int
+    warnings: list[str]
+
+
+class SourceText(_Out):
+    source_name: str
+    path: str
+    source_type: str | None
+    language: str | None
+    start_line: int
+    end_line: int
+    total_lines: int
+    content: str
+    truncated: bool
+    chunk_id: int | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class SourceInfo(_Out):
+    id: int
+    name: str
+    type: str
+    path: str
+    branch: str | None
+    file_count: int
+    chunk_count: int
+    last_indexed_at: datetime | None
+    indexing: bool
+
+
+class SourcesOutput(_Out):
+    sources: list[SourceInfo]
+
+
+class DatabaseInfo(_Out):
+    connected: bool
+    url: str | None
+    origin: str | None
+    schema_version: str | None = None
+    postgres_version: str | None = None
+    pgvector_version: str | None = None
+    total_sources: int | None = None
+    total_files: int | None = None
+    total_chunks: int | None = None
+    total_embeddings: int | None = None
+    error: str | None = None
+
+
+class ProviderInfo(_Out):
+    provider: str
+    model: str | None
+    configured: bool
+
+
+class Providers(_Out):
+    embeddings: ProviderInfo
+    reranker: ProviderInfo
+
+
+class Coverage(_Out):
+    model: str
+    embedded_chunks: int
+    total_chunks: int
+
+
+class ActiveRun(_Out):
+    source: str
+    run_id: int | None
+    started_at: datetime | None
+
+
+class LastRun(_Out):
+    source: str
+    status: str
+    started_at: datetime
+    finished_at: datetime | None
+    chunks_added: int
+    chunks_removed: int
+    errors: int
+
+
+class IndexingInfo(_Out):
+    active: bool
+    active_runs: list[ActiveRun]
+    last_indexed_at: datetime | None
+    last_run: LastRun | None
+
+
+class ConfigInfo(_Out):
+    path: str | None
+    origin: str
+
+
+class StatusOutput(_Out):
+    database: DatabaseInfo
+    providers: Providers
+    embedding_coverage: list[Coverage]
+    indexing: IndexingInfo
+    config: ConfigInfo
+
+
+class FileError(_Out):
+    path: str
+    error: str
+
+
+class IndexOutput(_Out):
+    source: str
+    location: str
+    run_id: int | None
+    status: str
+    seconds: float
+    files_found: int
+    skipped: dict[str, int]
+    new: int
+    changed: int
+    unchanged: int
+    deleted: int
+    chunks_added: int
+    chunks_removed: int
+    chunks_total: int
+    embedded: int
+    reused: int
+    errors: int
+    file_errors: list[FileError]
+
+
+class RemoveOutput(_Out):
+    name: str
+    removed_chunks: int
+
+
+class GcOutput(_Out):
+    pruned_embeddings: int
+
+
+class InitOutput(_Out):
+    url: str
+    origin: str
+    schema_version: str
+    postgres_version: str
+    pgvector_version: str
+    migrations_applied: int
+
+
+class DryRunOutput(_Out):
+    source: str
+    root: str
+    files: list[str]
+    skipped: dict[str, int]

@@ -1,0 +1,501 @@
+"""The application layer: everything a user can ask of local-rag, written once for the CLI and
+the MCP server (both thin adapters over ``RagService``), each answer a model of ``rag.schemas``.
+
+``RagService`` loads the config, chooses the database and loads the models on first use, so
+a front end that only lists its commands or tools pays for none of it. One shared connection
+serves the short calls under a lock (MCP tools run on worker threads); an index run opens its
+own, since it holds its source's lock for minutes. A connection lost on the way is re-opened;
+an embedded server stopped meanwhile is started again.
+
+Every database failure leaves the service as a ``RagError`` (``rag.db.rag_error`` is the one
+translation); the data logic itself is SQL's: sources, status, read-back, removal are calls
+of ``rag.*`` functions, search is ``rag.search.Searcher``, indexing ``rag.indexer``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
+from rag.errors import DatabaseError, RagError, first_line
+from rag.schemas import (
+    ActiveRun,
+    ConfigInfo,
+    Coordinates,
+    Coverage,
+    DatabaseInfo,
+    DryRunOutput,
+    FileError,
+    GcOutput,
+    IndexingInfo,
+    IndexOutput,
+    InitOutput,
+    LastRun,
+    ProviderInfo,
+    Providers,
+    RemoveOutput,
+    Scores,
+    SearchOutput,
+    SearchResult,
+    SourceInfo,
+    SourcesOutput,
+    SourceText,
+    StatusOutput,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from rag.db import DatabaseTarget
+    from rag.indexer import Reporter
+    from rag.providers import Embedder
+    from rag.providers.rerankers import Reranker
+    from rag.search import SearchRequest, SearchResponse
+
+    Connection = psycopg.Connection[dict[str, Any]]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+SNIPPET_CHARS = 500
+
+
+class RagService:
+    """Configuration, database connection and models, each made on first use and then kept."""
+
+    def __init__(
+        self,
+        config_path: str | None = None,
+        *,
+        loaded: LoadedConfig | None = None,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self.config_path = config_path
+        self._loaded = loaded
+        self._target: DatabaseTarget | None = None
+        self._conn: Connection | None = None
+        self._db_lock = threading.Lock()
+        self._model_lock = threading.Lock()
+        self._embedder = embedder
+        self._reranker = reranker
+
+    # -- configuration, database and models ---------------------------------
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        if self._loaded is None:
+            self._loaded = load_config(self.config_path)
+        return self._loaded
+
+    @property
+    def config(self) -> RagConfig:
+        return self.loaded.config
+
+    def target(self) -> DatabaseTarget:
+        """The database to use; resolving it starts the embedded server when nothing else is set."""
+        if self._target is None:
+            from rag import db
+
+            self._target = db.resolve_target(self.config.database)
+        return self._target
+
+    def known_target(self) -> DatabaseTarget | None:
+        """The database chosen so far, without starting anything."""
+        return self._target
+
+    def new_connection(self) -> Connection:
+        import psycopg
+
+        from rag import db
+
+        try:
+            return db.connect(self.target())
+        except (DatabaseError, psycopg.OperationalError):
+            if self._target is None or self._target.origin != "embedded":
+                raise
+            # The embedded server was stopped since (rag db stop): start it again.
+            log.info("the embedded PostgreSQL is not answering; starting it again")
+            self._target = None  # resolving it again starts the server
+            return db.connect(self.target())
+
+    def with_db(self, work: Callable[[Connection], T], *, retry: bool = True) -> T:
+        """Run ``work`` on the shared connection; a connection lost on the way is
+        re-opened and, when ``retry`` (the work is safe to repeat), tried once more."""
+        import psycopg
+
+        with self._db_lock, database_errors():
+            for attempt in (1, 2):
+                if self._conn is None or self._conn.closed:
+                    self._conn = self.new_connection()
+                conn = self._conn
+                try:
+                    return work(conn)
+                except psycopg.OperationalError as exc:
+                    if not (conn.broken or conn.closed):
+                        raise  # a statement's own failure (lock, timeout), not the connection's
+                    reason = first_line(exc)
+                    log.warning("database connection lost (%s); reconnecting", reason)
+                    self._drop_connection()
+                    if attempt == 2 or not retry:
+                        raise DatabaseError(
+                            f"the database connection was lost during the call ({reason}); "
+                            "it is re-opened on the next call, so try again"
+                        ) from None
+            raise AssertionError("unreachable")
+
+    def _drop_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # closing a dead connection may complain; nothing to do
+                log.debug("closing a lost connection failed", exc_info=True)
+
+    def close(self) -> None:
+        with self._db_lock:
+            self._drop_connection()
+
+    def __enter__(self) -> RagService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def embedder(self) -> Embedder:
+        with self._model_lock:
+            if self._embedder is None:
+                from rag.providers import configured_embedder
+
+                self._embedder = configured_embedder(self.config.embeddings)
+            return self._embedder
+
+    def reranker(self) -> Reranker:
+        with self._model_lock:
+            if self._reranker is None:
+                from rag.providers.rerankers import configured_reranker
+
+                self._reranker = configured_reranker(self.config.reranker)
+            return self._reranker
+
+    def warm_up(self) -> None:
+        """Connect and load the local models ahead of the first call (run on a background thread)."""
+        # A search per arm also compiles the PL/pgSQL functions of this session and reads the
+        # indexes' top pages, which costs the first real search a few hundred milliseconds.
+        warm_search = "SELECT count(*) FROM rag.search('warm up', %s::vector, 1, model => %s)"
+        try:
+            self.with_db(lambda conn: conn.execute(warm_search, (None, None)))
+            if self.config.embeddings.provider == "local":
+                from rag import db
+                from rag.providers import vector_literal
+
+                embedder = self.embedder()
+                literal = vector_literal(embedder.embed_query("warm up"))
+
+                def vector_arm(conn: Connection) -> None:
+                    if db.has_model(conn, embedder.model_id):
+                        conn.execute(warm_search, (literal, embedder.model_id))
+
+                self.with_db(vector_arm)
+            if self.config.reranker.provider == "local":
+                self.reranker().rerank("warm up", ["warm up"], 1)
+            log.info("warm-up done: database connected, models loaded")
+        except Exception as exc:  # the call that needs the piece reports the problem
+            log.info("warm-up stopped: %s", first_line(exc))
+
+    # -- the schema ---------------------------------------------------------
+
+    def init(self) -> InitOutput:
+        """Create or upgrade the schema (``rag init``)."""
+        from rag import db
+
+        target = self.target()
+        with database_errors():
+            report = db.install_schema(target)
+        return InitOutput(url=target.masked_url, origin=target.origin, schema_version=report.schema_version,
+                          postgres_version=report.postgres_version, pgvector_version=report.pgvector_version,
+                          migrations_applied=report.migrations_applied)
+
+    # -- search -------------------------------------------------------------
+
+    def search_response(self, request: SearchRequest) -> SearchResponse:
+        """The hits of one search, with everything a front end may show of them."""
+        from rag.search import Searcher
+
+        settings = self.config.search
+        embedder, reranker = self.embedder(), self.reranker()
+        return self.with_db(lambda conn: Searcher(conn, settings, embedder, reranker).search(request))
+
+    def search(self, request: SearchRequest) -> SearchOutput:
+        response = self.search_response(request)
+        return SearchOutput(query=request.query, results=[search_result(hit) for hit in response.hits],
+                            total_candidates=response.total_candidates, warnings=response.warnings)
+
+    # -- read-back ----------------------------------------------------------
+
+    def read_source(
+        self,
+        chunk_id: int | None = None,
+        source: str | None = None,
+        path: str | None = None,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        header_path: str | None = None,
+        context: int = 0,
+    ) -> SourceText:
+        """Stored text by chunk id, or by path with a line range or a markdown section."""
+        if chunk_id is not None:
+            if path or start_line or end_line or header_path:
+                raise RagError("chunkId already names the lines to read; drop path, startLine, endLine and "
+                               "headerPath (use context for lines around it)")
+            text = self.with_db(lambda conn: _read_back(conn, "SELECT * FROM rag.read_chunk(%s, %s)",
+                                                        (chunk_id, context)))
+            text.chunk_id = chunk_id
+            return text
+        if not path:
+            raise RagError("say what to read: a chunkId from search results, or a path "
+                           "(with source when several sources hold it)")
+        if header_path and (start_line or end_line):
+            raise RagError("give headerPath or startLine/endLine, not both")
+        if start_line and end_line and end_line < start_line:
+            raise RagError(f"endLine {end_line} is before startLine {start_line}")
+        given = str(Path(path.strip()).expanduser()) if path.strip().startswith("~") else path
+        return self.with_db(lambda conn: _read_back(
+            conn, "SELECT * FROM rag.read_file_range(%s, %s, %s, %s, %s, %s)",
+            (source, given, start_line, end_line, header_path, context)))
+
+    # -- the catalog --------------------------------------------------------
+
+    def list_sources(
+        self,
+        path_prefix: str | None = None,
+        source_type: str | None = None,
+        name_prefix: str | None = None,
+        limit: int | None = None,
+    ) -> SourcesOutput:
+        """The indexed sources, filtered by SQL; ``limit`` None: all of them."""
+        prefix = path_prefix
+        if prefix and prefix.startswith("~"):
+            prefix = str(Path(prefix).expanduser())
+        rows = self.with_db(lambda conn: conn.execute(
+            "SELECT * FROM rag.list_sources(%s, %s, %s, %s)",
+            (name_prefix or None, source_type, limit or 2_147_483_647, prefix or None)).fetchall())
+        return SourcesOutput(sources=[
+            SourceInfo(id=r["id"], name=r["name"], type=r["type"], path=r["location"], branch=r["branch"],
+                       file_count=r["files"], chunk_count=r["chunks"], last_indexed_at=r["last_indexed_at"],
+                       indexing=r["indexing"])
+            for r in rows
+        ])
+
+    def remove_source(self, name: str) -> RemoveOutput:
+        """Delete a source with its files and chunks (refused by SQL while it is being indexed)."""
+        row = self.with_db(lambda conn: conn.execute("SELECT rag.remove_source(%s) AS n", (name,)).fetchone(),
+                           retry=False)
+        assert row is not None
+        return RemoveOutput(name=name, removed_chunks=int(row["n"]))
+
+    def gc(self) -> GcOutput:
+        """Delete embeddings no chunk uses any more."""
+        row = self.with_db(lambda conn: conn.execute("SELECT rag.gc() AS n").fetchone(), retry=False)
+        assert row is not None
+        return GcOutput(pruned_embeddings=int(row["n"]))
+
+    def status(self, *, strict: bool = False) -> StatusOutput:
+        """Database, providers, embedding coverage and index runs. A database that cannot be used
+        is described in ``database.error``, or raised when ``strict``."""
+        loaded = self.loaded
+        database = DatabaseInfo(connected=False, url=None, origin=None)
+        coverage: list[Coverage] = []
+        indexing = IndexingInfo(active=False, active_runs=[], last_indexed_at=None, last_run=None)
+
+        def work(conn: Connection) -> None:
+            database.connected = True
+            row = conn.execute("SELECT * FROM rag.status()").fetchone()
+            assert row is not None
+            database.schema_version = row["schema_version"]
+            database.postgres_version = row["postgres_version"]
+            database.pgvector_version = row["pgvector_version"]
+            database.total_sources, database.total_files = row["sources"], row["files"]
+            database.total_chunks, database.total_embeddings = row["chunks"], row["embeddings"]
+            indexing.last_indexed_at = row["last_indexed_at"]
+            coverage.extend(Coverage(model=r["model"], embedded_chunks=r["embedded_chunks"],
+                                     total_chunks=r["total_chunks"])
+                            for r in conn.execute("SELECT * FROM rag.embedding_coverage()").fetchall())
+            for run in conn.execute("SELECT * FROM rag.last_runs(1)").fetchall():
+                counts = run["counts"] or {}
+                indexing.last_run = LastRun(
+                    source=run["source_name"], status=run["status"], started_at=run["started_at"],
+                    finished_at=run["finished_at"], chunks_added=counts.get("chunksAdded", 0),
+                    chunks_removed=counts.get("chunksRemoved", 0), errors=counts.get("errors", 0))
+            indexing.active_runs = [
+                ActiveRun(source=r["source_name"], run_id=r["run_id"], started_at=r["started_at"])
+                for r in conn.execute("SELECT * FROM rag.active_runs()").fetchall()]
+            indexing.active = bool(indexing.active_runs)
+
+        try:
+            self.with_db(work)
+        except RagError as exc:
+            if strict:
+                raise
+            database.error = str(exc)
+        target = self.known_target()
+        if target is not None:
+            database.url, database.origin = target.masked_url, target.origin
+        return StatusOutput(
+            database=database,
+            providers=providers(self.config),
+            embedding_coverage=coverage,
+            indexing=indexing,
+            config=ConfigInfo(path=str(loaded.path) if loaded.path else None, origin=loaded.origin),
+        )
+
+    # -- indexing -----------------------------------------------------------
+
+    def configured_source(self, name: str) -> SourceSpec | None:
+        for source in self.config.sources:
+            if source.name == name:
+                return source.spec()
+        return None
+
+    def known_source(self, name: str) -> SourceSpec | None:
+        """A source from the config, else one indexed before (as the catalog recorded it)."""
+        spec = self.configured_source(name)
+        if spec is not None:
+            return spec
+        row = self.with_db(lambda conn: conn.execute(
+            "SELECT * FROM rag.list_sources(%s, NULL, 2147483647)", (name,)).fetchall())
+        for r in row:
+            if r["name"] == name:
+                cfg = r["config"] or {}
+                return SourceSpec(r["name"], r["type"], r["location"], r["branch"],
+                                  tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()))
+        return None
+
+    def known_source_names(self) -> list[str]:
+        indexed = self.with_db(lambda conn: conn.execute(
+            "SELECT name FROM rag.list_sources(max_rows => 2147483647)").fetchall())
+        return sorted({s.name for s in self.config.sources} | {r["name"] for r in indexed})
+
+    def root(self, spec: SourceSpec, *, sync: bool) -> Path:
+        """The folder to scan: a local source's path, or a git source's clone (updated when ``sync``)."""
+        if spec.type == "local":
+            return Path(spec.location)
+        from rag.embedded import data_dir
+        from rag.sources.git import sync_git_source
+
+        configured = self.config.indexing.git.clone_dir
+        dest = (Path(configured).expanduser() if configured else data_dir() / "repos") / spec.name
+        if sync or not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            sync_git_source(spec.location, dest, branch=spec.branch)
+        return dest
+
+    def dry_run(self, spec: SourceSpec) -> DryRunOutput:
+        """What an index run of ``spec`` would read, changing nothing."""
+        from rag import indexer
+
+        root = self.root(spec, sync=False)
+        scanned = indexer.scan(root, spec, self.config.chunk_settings())
+        return DryRunOutput(source=spec.name, root=str(root), files=[f.path for f in scanned.files],
+                            skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())})
+
+    def index(self, spec: SourceSpec, *, force: bool = False,
+              reporter: Reporter | None = None) -> IndexOutput:
+        """One index run of ``spec``: only new and changed files are chunked, only new text embedded."""
+        from rag import indexer
+
+        root = self.root(spec, sync=True)
+        embedder = self.embedder()
+        # Its own connection: the run holds the source's advisory lock until it ends.
+        with database_errors(), self.new_connection() as conn:
+            summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
+                                           force=force, reporter=reporter)
+        return IndexOutput(
+            source=spec.name, location=spec.location + (f" ({spec.branch})" if spec.branch else ""),
+            run_id=summary.run_id, status=summary.status, seconds=round(summary.seconds, 3),
+            files_found=summary.files_found, skipped=summary.skipped, new=summary.new,
+            changed=summary.changed, unchanged=summary.unchanged, deleted=summary.deleted,
+            chunks_added=summary.chunks_added, chunks_removed=summary.chunks_removed,
+            chunks_total=summary.chunks_total, embedded=summary.embedded, reused=summary.reused,
+            errors=len(summary.errors), file_errors=[FileError(path=e["path"], error=e["error"])
+                                                     for e in summary.errors],
+        )
+
+
+def folder_source(folder: Path, name: str | None = None) -> SourceSpec:
+    """An ad hoc local source: ``folder`` (absolute), named after it unless ``name``."""
+    return SourceSpec(name or default_source_name(str(folder)), "local", str(folder))
+
+
+def git_source(url: str, branch: str | None = None, name: str | None = None) -> SourceSpec:
+    """An ad hoc git source, named after the repository unless ``name``."""
+    return SourceSpec(name or default_source_name(url), "git", url, branch)
+
+
+def default_source_name(location: str) -> str:
+    """A source name from a folder path or git URL: its last part, made name-safe."""
+    last = location.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", last).strip("-._")
+    if not name:
+        raise RagError(f"cannot derive a source name from {location!r}; pass a name")
+    return name
+
+
+def search_result(hit: Any) -> SearchResult:
+    """A ``rag.search.SearchHit`` as both front ends show it."""
+    return SearchResult(
+        chunk_id=hit.chunk_id, source_name=hit.source_name, path=hit.path, source_type=hit.source_type,
+        start_line=hit.coordinates.get("startLine"), end_line=hit.coordinates.get("endLine"),
+        coordinates=Coordinates.model_validate(hit.coordinates), snippet=hit.content[:SNIPPET_CHARS],
+        scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank),
+    )
+
+
+def providers(config: RagConfig) -> Providers:
+    """Which embedding and rerank providers the config sets up, and whether each has what it needs."""
+    emb = config.embeddings
+    if emb.provider == "local":
+        embeddings = ProviderInfo(provider="local", model=emb.local.model, configured=True)
+    elif emb.provider in ("jina", "openai"):
+        remote = emb.jina if emb.provider == "jina" else emb.openai
+        keyless = emb.provider == "openai" and remote.base_url != "https://api.openai.com/v1"
+        embeddings = ProviderInfo(provider=emb.provider, model=remote.model,
+                                  configured=remote.api_key is not None or keyless)
+    else:
+        embeddings = ProviderInfo(provider="none", model=None, configured=False)
+    rr = config.reranker
+    if rr.provider == "jina":
+        reranker = ProviderInfo(provider="jina", model=rr.jina.model, configured=rr.jina.api_key is not None)
+    elif rr.provider == "local":
+        reranker = ProviderInfo(provider="local", model=rr.local.model, configured=True)
+    else:
+        reranker = ProviderInfo(provider="none", model=None, configured=False)
+    return Providers(embeddings=embeddings, reranker=reranker)
+
+
+def _read_back(conn: Connection, query: str, params: tuple[Any, ...]) -> SourceText:
+    row = conn.execute(query, params).fetchone()
+    assert row is not None
+    return SourceText(source_name=row["source_name"], path=row["path"], source_type=row["source_type"],
+                      language=row["language"], start_line=row["start_line"], end_line=row["end_line"],
+                      total_lines=row["total_lines"], content=row["content"], truncated=row["truncated"],
+                      metadata=row["metadata"])
+
+
+@contextmanager
+def database_errors() -> Iterator[None]:
+    """psycopg errors leave as the package's own (``rag.db.rag_error``)."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.Error as exc:
+        from rag import db
+
+        raise db.rag_error(exc) from exc

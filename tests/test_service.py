@@ -1,0 +1,111 @@
+"""RagService used directly, as a library (the CLI and the MCP server are thin layers over it),
+and the one translation of database errors into the package's exceptions."""
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import HashEmbedder
+
+from rag import db
+from rag.config import LoadedConfig, RagConfig, SourceSpec
+from rag.errors import DatabaseError, RagError, SchemaMissingError, UnexpectedDatabaseError
+from rag.search import SearchRequest
+from rag.service import RagService, default_source_name, folder_source, git_source
+
+
+def make_service(target: db.DatabaseTarget, config: dict[str, Any] | None = None) -> RagService:
+    service = RagService(loaded=LoadedConfig(RagConfig.model_validate(config or {}), None, "test"),
+                         embedder=HashEmbedder(8))
+    service._target = target
+    return service
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "stream.ts").write_text("export function combineLatest(a, b) {\n  return a;\n}\n")
+    (root / "README.md").write_text("# Readme\n\nHow to combine streams.\n")
+    return root
+
+
+@pytest.fixture
+def service(rag_db: db.DatabaseTarget, project: Path) -> Iterator[RagService]:
+    service = make_service(rag_db)
+    summary = service.index(folder_source(project))
+    assert (summary.source, summary.status, summary.new, summary.chunks_total) == ("proj", "succeeded", 2, 2)
+    yield service
+    service.close()
+
+
+def test_search_and_read_back(service: RagService) -> None:
+    out = service.search(SearchRequest("combineLatest", top_k=3))
+    assert out.results[0].path == "src/stream.ts" and out.warnings == []
+    hit = out.results[0]
+    chunk = service.read_source(chunk_id=hit.chunk_id, context=5)
+    assert chunk.chunk_id == hit.chunk_id and chunk.content.startswith("export function combineLatest")
+    assert service.read_source(path="src/stream.ts", start_line=2, end_line=2).content == "  return a;"
+    with pytest.raises(RagError, match=r"did you mean: src/stream\.ts \(proj\)"):
+        service.read_source(path="stream.ts")
+
+
+def test_catalog_status_remove_and_gc(service: RagService, project: Path) -> None:
+    listed = service.list_sources()
+    assert [(s.name, s.file_count, s.indexing) for s in listed.sources] == [("proj", 2, False)]
+    assert service.list_sources(path_prefix=str(project)).sources[0].name == "proj"
+    assert service.list_sources(path_prefix="/elsewhere").sources == []
+    status = service.status()
+    assert status.database.connected and status.database.total_chunks == 2
+    assert [c.model for c in status.embedding_coverage] == ["test@8"]
+    assert status.indexing.last_run is not None and status.indexing.last_run.source == "proj"
+    assert service.known_source("proj") == SourceSpec("proj", "local", str(project), None, (), ())
+    assert service.known_source("ghost") is None
+    assert service.remove_source("proj").removed_chunks == 2
+    assert service.gc().pruned_embeddings == 2
+    with pytest.raises(DatabaseError) as err:
+        service.remove_source("proj")
+    assert str(err.value) == "source 'proj' not found; known: none"  # the SQL function's name is dropped
+
+
+def test_dry_run_changes_nothing(service: RagService, project: Path) -> None:
+    (project / "new.py").write_text("x = 1\n")
+    out = service.dry_run(folder_source(project))
+    assert sorted(out.files) == ["README.md", "new.py", "src/stream.ts"] and out.root == str(project)
+    assert service.list_sources().sources[0].file_count == 2
+
+
+def test_a_database_without_schema(empty_db: db.DatabaseTarget) -> None:
+    service = make_service(empty_db)
+    with pytest.raises(SchemaMissingError, match="no local-rag schema yet; run `rag init`"):
+        service.list_sources()
+    assert "run `rag init`" in (service.status().database.error or "")
+    service.close()
+
+
+def test_an_unexpected_database_error(rag_db: db.DatabaseTarget) -> None:
+    with db.connect(rag_db) as conn:
+        conn.execute("ALTER TABLE rag.sources RENAME COLUMN location TO place")
+    service = make_service(rag_db)
+    with pytest.raises(UnexpectedDatabaseError, match=r"^database: column s\.location does not exist"):
+        service.list_sources()
+    service.close()
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (folder_source(Path("/work/My App")), SourceSpec("My-App", "local", "/work/My App")),
+        (folder_source(Path("/work/x"), "named"), SourceSpec("named", "local", "/work/x")),
+        (git_source("https://example.com/org/repo.git", "main"),
+         SourceSpec("repo", "git", "https://example.com/org/repo.git", "main")),
+    ],
+)
+def test_ad_hoc_sources(spec: SourceSpec, expected: SourceSpec) -> None:
+    assert spec == expected
+
+
+def test_a_location_without_a_usable_name() -> None:
+    with pytest.raises(RagError, match="cannot derive a source name from '/'"):
+        default_source_name("/")
