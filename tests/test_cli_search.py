@@ -75,3 +75,29 @@ def test_bad_search_input_is_one_line(indexed: Path, args: list[str], message: s
     code, out, err = rag(*args)
     assert code == 1 and out == ""
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_read_back_by_chunk_id_path_lines_and_section(indexed: Path) -> None:
+    hit = json.loads(rag("search", "combineLatest", "--json")[1])["results"][0]
+    code, out, err = rag("read", str(hit["chunkId"]))
+    assert code == 0 and out.startswith("export function combineLatest") and "proj: src/stream.ts:1-3" in err
+    assert rag("read", "src/stream.ts", "--lines", "2")[1] == "  return merge(a, b);\n"
+    assert rag("read", "src/stream.ts", "--lines", "2-", "--source", "proj")[1] == "  return merge(a, b);\n}\n"
+    section = json.loads(rag("read", "docs/guide.md", "--section", "# Guide > ## Streams", "--json")[1])
+    assert "Combine the latest values." in section["content"] and section["sourceName"] == "proj"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["read", "lib/stream.ts"], "did you mean: src/stream.ts (proj)"),
+        (["read", "src/stream.ts", "--lines", "a-b"], "--lines a-b: give START-END, START- or START"),
+        (["read", "src/stream.ts", "--lines", "3-1"], "endLine 1 is before startLine 3"),
+        (["read", "1", "--lines", "2"], "a chunk id already names the lines to read"),
+        (["read", "999999"], "chunk 999999 is not in the index"),
+    ],
+)
+def test_bad_read_input_is_one_line(indexed: Path, args: list[str], message: str) -> None:
+    code, out, err = rag(*args)
+    assert code == 1 and out == ""
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
