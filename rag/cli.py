@@ -42,7 +42,9 @@ class _FriendlyErrors(TyperGroup):
             message = _one_line(exc)
             if message is None or (state is not None and state.debug):
                 raise
-            typer.echo(f"error: {message}", err=True)
+            from rag.secrets import mask_connection
+
+            typer.echo(f"error: {mask_connection(message)}", err=True)
             raise typer.Exit(1) from None
 
 
@@ -258,7 +260,7 @@ def index(
                 typer.echo(json.dumps({"source": spec.name, "runId": summary.run_id,
                                        "status": summary.status, "seconds": round(summary.seconds, 3),
                                        "chunksTotal": summary.chunks_total, **summary.counts(),
-                                       "fileErrors": summary.errors}))
+                                       "fileErrors": summary.errors, "fileWarnings": summary.warnings}))
 
 
 def _sources_to_index(

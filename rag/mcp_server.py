@@ -42,6 +42,7 @@ from rag.mcp_tools import (
     SourceType,
     StatusOutput,
 )
+from rag.secrets import mask_connection
 
 log = logging.getLogger("rag.mcp")
 
@@ -87,7 +88,7 @@ def _tool_errors() -> Iterator[None]:
     except ToolError:
         raise
     except Exception as exc:
-        message = mcp_tools.describe_error(exc)
+        message = mask_connection(mcp_tools.describe_error(exc))
         if message.startswith("internal error"):
             log.exception("tool crashed")  # the SDK logs the other failures at INFO
         raise ToolError(message) from None
