@@ -28,7 +28,7 @@ def make_configured_embedder(config: EmbeddingsConfig) -> Embedder:
         remote = config.jina if provider == "jina" else config.openai
         key = remote.api_key.get_secret_value() if remote.api_key else None
         return make_embedder(provider, model=remote.model, dimensions=remote.dimensions,
-                             api_key=key, base_url=remote.base_url)
+                             api_key=key, base_url=remote.base_url, timeout=remote.timeout)
     return make_embedder("none")
 
 
@@ -38,7 +38,8 @@ def make_configured_reranker(config: RerankerConfig) -> "Reranker":
     if config.provider == "jina":
         jina = config.jina
         key = jina.api_key.get_secret_value() if jina.api_key else None
-        return make_reranker("jina", model=jina.model, api_key=key, base_url=jina.base_url, api=jina.api)
+        return make_reranker("jina", model=jina.model, api_key=key, base_url=jina.base_url, api=jina.api,
+                             timeout=jina.timeout)
     if config.provider == "local":
         return make_reranker("local", model=config.local.model, device=config.local.device)
     return make_reranker("none")

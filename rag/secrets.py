@@ -26,9 +26,9 @@ _KEY_VALUE_PASSWORD = re.compile(
     r"(?P<head>\b(?:ssl)?password\s*=\s*)(?P<password>'(?:[^'\\]|\\.)*'?|(?:[^\s&'\"]|&(?![A-Za-z_]+=))+)",
     re.IGNORECASE,
 )
-_BEARER = re.compile(r"(?P<head>\bBearer\s+)[^\s\"',;]+", re.IGNORECASE)
+_BEARER = re.compile(r"(?P<head>\bBearer\s+)[^\s\"',;})\]]+", re.IGNORECASE)
 _AUTHORIZATION = re.compile(
-    r"(?P<head>\b(?:Proxy-)?Authorization\b[\"']?\s*[:=]\s*[\"']?)(?:Bearer\s+|Basic\s+|Token\s+)?[^\s\"',;}]+",
+    r"(?P<head>\b(?:Proxy-)?Authorization\b[\"']?\s*[:=]\s*[\"']?)(?:Bearer\s+|Basic\s+|Token\s+)?[^\s\"',;})\]]+",
     re.IGNORECASE,
 )
 # The shortest key worth looking for: shorter strings would hide ordinary words.

@@ -7,6 +7,7 @@ the local reranker imports torch only when it first reranks something.
 import os
 
 from rag.errors import ProviderError
+from rag.providers._http import DEFAULT_RETRY, RetryPolicy
 from rag.providers.factory import _given
 from rag.providers.rerank_base import NoReranker, Reranker, RerankResult, best_first
 from rag.providers.rerank_http import (
@@ -46,6 +47,7 @@ def make_reranker(
     device: str | None = None,
     batch_size: int | None = None,
     max_length: int | None = None,
+    timeout: float | None = None,
 ) -> Reranker:
     """The reranker for ``provider``; settings left as None take the provider's default.
 
@@ -66,6 +68,8 @@ def make_reranker(
         key = api_key
         if key is None:
             key = os.environ.get("JINA_API_KEY", "") if url == JINA_RERANK_URL else ""
-        return JinaReranker(key, **_given(model=model, base_url=url, api=api, batch_size=batch_size))
+        retry = RetryPolicy(deadline=timeout) if timeout is not None else DEFAULT_RETRY
+        return JinaReranker(key, **_given(model=model, base_url=url, api=api, batch_size=batch_size),
+                            retry=retry)
     choices = ", ".join(RERANK_PROVIDERS)
     raise ProviderError(f"unknown reranker provider '{provider}'; choose one of: {choices}")
