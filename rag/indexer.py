@@ -22,8 +22,10 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from rag import db
-from rag.errors import IndexingError
+from rag.errors import IndexingError, RagError
 from rag.providers import Embedder
+from rag.secrets import mask_connection
+from rag.sources.reading import read_regular_file
 from rag.sources.scan import ScannedFile, ScanResult, scan_source
 
 if TYPE_CHECKING:
@@ -75,6 +77,7 @@ class RunSummary:
     embedded: int = 0
     reused: int = 0
     errors: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[dict[str, str]] = field(default_factory=list)  # {"path", "warning"}
     seconds: float = 0.0
 
     def counts(self) -> dict[str, Any]:
@@ -83,6 +86,7 @@ class RunSummary:
             "changed": self.changed, "unchanged": self.unchanged, "deleted": self.deleted,
             "chunksAdded": self.chunks_added, "chunksRemoved": self.chunks_removed,
             "embedded": self.embedded, "reused": self.reused, "errors": len(self.errors),
+            "warnings": len(self.warnings),
         }
 
 
@@ -139,6 +143,7 @@ def index_source(
     scanned = scan(root, spec, settings)
     summary.files_found = len(scanned.files)
     summary.skipped = {reason: len(paths) for reason, paths in scanned.skipped.items()}
+    summary.errors.extend(scanned.problems())
     report.scanned(summary.files_found, summary.skipped)
 
     source_id = _sql_value(
@@ -159,13 +164,17 @@ def index_source(
     except KeyboardInterrupt:
         status = "interrupted"
         raise
+    except Exception as exc:
+        summary.errors.append({"error": run_failure(exc)})  # the record says why it failed
+        raise
     finally:
         summary.status = status
         summary.seconds = time.monotonic() - started
         if not conn.closed:
             conn.execute(
                 "SELECT rag.finish_run(%s, %s, %s, %s)",
-                (summary.run_id, status, Jsonb(summary.counts()), Jsonb(summary.errors)),
+                (summary.run_id, status, Jsonb(summary.counts()),
+                 Jsonb(summary.errors + summary.warnings)),
             )
     summary.chunks_total = _sql_value(
         conn, "SELECT count(*) FROM rag.chunks WHERE source_id = %s", source_id
@@ -255,6 +264,7 @@ def _store_changed(
             )
             if chunked.error:
                 summary.errors.append({"path": scanned_file.path, "error": chunked.error})
+            summary.warnings.extend({"path": scanned_file.path, "warning": w} for w in chunked.warnings)
             batch.append((scanned_file, sha, chunked))
             chunk_count += len(chunked.chunks)
             files_chunked += 1
@@ -270,7 +280,7 @@ def _store_changed(
 
 def _read(scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] | None:
     try:
-        data = scanned_file.abs_path.read_bytes()
+        data = read_regular_file(scanned_file.abs_path)
     except OSError as exc:
         summary.errors.append({"path": scanned_file.path, "error": f"cannot read: {exc.strerror}"})
         return None
@@ -417,6 +427,17 @@ def _embed_missing(
 def _vector_literals(vectors: list[list[float]]) -> Iterator[str]:
     for vector in vectors:
         yield "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def run_failure(exc: BaseException) -> str:
+    """One line saying why a run stopped, fit for the run record (secrets masked)."""
+    if isinstance(exc, RagError):
+        text = str(exc)
+    elif isinstance(exc, psycopg.Error):
+        text = f"database: {exc.diag.message_primary or exc}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return mask_connection(text.strip().splitlines()[0])
 
 
 def _sql_value(conn: psycopg.Connection[dict[str, Any]], query: str, *params: Any) -> Any:
