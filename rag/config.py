@@ -221,7 +221,7 @@ def parse_config_file(path: Path) -> RagConfig:
     try:
         return RagConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {_describe(exc, unset)}") from None
+        raise ConfigError(f"{path}: {describe_validation_error(exc, unset)}") from None
 
 
 def _check_api_keys_are_env_refs(node: Any, path: Path, where: tuple[str, ...]) -> None:
@@ -265,13 +265,18 @@ def _substitute_env(
     return node
 
 
-def _describe(exc: ValidationError, unset: dict[tuple[str | int, ...], str]) -> str:
-    """One line per problem, joined: ``search.rrf.k: Input should be greater than 0``."""
+def describe_validation_error(
+    exc: ValidationError, unset: dict[tuple[str | int, ...], str] | None = None
+) -> str:
+    """One line per problem, joined: ``search.rrf.k: Input should be greater than 0``.
+
+    ``unset`` maps key paths whose lone ``${VAR}`` was unset to the variable.
+    """
     problems = []
     for err in exc.errors():
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
         message = err["msg"]
-        variable = unset.get(tuple(err["loc"]))
+        variable = (unset or {}).get(tuple(err["loc"]))
         if variable is not None:
             message = f"${{{variable}}} is not set (export {variable}, or write ${{{variable}:-default}})"
         elif err["type"] == "extra_forbidden":

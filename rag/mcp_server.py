@@ -25,13 +25,14 @@ from typing import Annotated, Any, Literal, cast
 
 import anyio.from_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import Tool, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from rag import __version__, mcp_tools
-from rag.config import load_config
+from rag.config import describe_validation_error, load_config
 from rag.errors import ConfigError, RagError
+from rag.mcp_stdio import serve_stdio
 from rag.mcp_tools import (
     IndexOutput,
     RagService,
@@ -78,6 +79,20 @@ class RagMCPServer(MCPServer[Any]):
             self.warm_up.name, self.warm_up.daemon = "rag-warm-up", True
             self.warm_up.start()
         return tools
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        """The SDK's call, with arguments that fail validation described on one line."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(
+                f"Error executing tool {name}: invalid arguments: {describe_validation_error(cause)}"
+            ) from cause
 
 
 @contextmanager
@@ -251,7 +266,7 @@ def serve(config_path: str | None = None) -> None:
     where = f"{loaded.path} ({loaded.origin})" if loaded.path else loaded.origin
     log.info("local-rag %s MCP server on stdio; config: %s", __version__, where)
     try:
-        server.run("stdio")
+        anyio.run(serve_stdio, server)
     except KeyboardInterrupt:
         pass
     finally:
