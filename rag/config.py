@@ -140,6 +140,8 @@ class IndexingConfig(_Section):
     git: GitIndexing = GitIndexing()
     chunk_size: ChunkSize = ChunkSize()
     max_file_size: int = Field(default=1_000_000, gt=0)
+    # Seconds the store phase and the embed phase of a run may each take; unset: no limit.
+    phase_timeout: float | None = Field(default=None, gt=0)
 
 
 class RagConfig(_Section):

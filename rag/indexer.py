@@ -58,6 +58,26 @@ class ChunkSettings:
     max_tokens: int = 256
     overlap: int = 32
     max_file_size: int = 1_000_000
+    phase_timeout: float | None = None  # seconds the store phase and the embed phase may each take
+
+
+class PhaseDeadline:
+    """Ends a run phase (storing files, embedding chunks) that outlives its limit.
+
+    Checked between units of work: a unit that never ends is bounded by its own
+    limit (a provider request's deadline, a non-blocking file open).
+    """
+
+    def __init__(self, phase: str, limit: float | None) -> None:
+        self.phase, self.limit = phase, limit
+        self._end = None if limit is None else time.monotonic() + limit
+
+    def check(self) -> None:
+        if self._end is not None and time.monotonic() > self._end:
+            raise IndexingError(
+                f"{self.phase} took longer than indexing.phaseTimeout ({self.limit:g} s); what was "
+                "stored is kept and the next run goes on from there; raise the limit for a large source"
+            )
 
 
 @dataclass
@@ -224,7 +244,7 @@ def _run(
         # of one would fetch its row too (Django's first searches: p95 36 -> 23 ms).
         db.vacuum_postings(conn)
     if embedder.dimensions:
-        _embed_missing(conn, source_id, embedder, summary, report)
+        _embed_missing(conn, source_id, embedder, summary, report, settings.phase_timeout)
 
 
 def _store_changed(
@@ -240,8 +260,10 @@ def _store_changed(
     touched: list[dict[str, Any]] = []
     batch: list[Batched] = []
     chunk_count = files_chunked = 0
+    deadline = PhaseDeadline("storing files", settings.phase_timeout)
     with _Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
+            deadline.check()
             read = _read(scanned_file, summary)
             if read is None:
                 continue
@@ -392,6 +414,7 @@ def _embed_missing(
     embedder: Embedder,
     summary: RunSummary,
     report: Reporter,
+    phase_timeout: float | None = None,
 ) -> None:
     """Embed every chunk text of the source that has no vector for this model yet.
 
@@ -406,7 +429,9 @@ def _embed_missing(
     if not missing:
         return
     report.embedding_started(missing)
+    deadline = PhaseDeadline("embedding", phase_timeout)
     while True:
+        deadline.check()
         rows = conn.execute(
             "SELECT content_hash, content FROM rag.chunks_without_embedding(%s, %s, %s)",
             (source_id, embedder.model_id, EMBED_BATCH),

@@ -47,7 +47,8 @@ def make_configured_reranker(config: RerankerConfig) -> "Reranker":
 
 def chunk_settings(config: RagConfig) -> ChunkSettings:
     size = config.indexing.chunk_size
-    return ChunkSettings(size.max_tokens, size.overlap, config.indexing.max_file_size)
+    return ChunkSettings(size.max_tokens, size.overlap, config.indexing.max_file_size,
+                         config.indexing.phase_timeout)
 
 
 def clone_dir(config: RagConfig) -> Path:

@@ -493,3 +493,26 @@ def test_a_run_whose_process_died_is_not_shown_as_running(rag_db: db.DatabaseTar
         assert rows(rag_db, "SELECT status FROM rag.last_runs(1)")[0]["status"] == "running"
     # The session (a killed indexer) is gone, its lock with it; no run of the source since.
     assert rows(rag_db, "SELECT status FROM rag.last_runs(1)")[0]["status"] == "interrupted"
+
+
+class _SlowEmbedder(HashEmbedder):
+    def embed_documents(self, texts: list[str], progress: Any = None) -> list[list[float]]:
+        time.sleep(0.3)
+        return super().embed_documents(texts, progress)
+
+
+def test_a_phase_that_outlives_its_deadline_fails_the_run_and_says_which(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag import indexer
+
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 2)  # several rounds, each 0.3 s
+    root = make_project(tmp_path / "p")
+    spec = SourceSpec("proj", "local", str(root))
+    settings = ChunkSettings(max_tokens=200, overlap=20, phase_timeout=0.5)
+    with connect(rag_db) as conn, pytest.raises(IndexingError) as err:
+        index_source(conn, spec, root, _SlowEmbedder(), settings)
+    assert str(err.value).startswith("embedding took longer than indexing.phaseTimeout (0.5 s)")
+    record = rows(rag_db, "SELECT status, errors FROM rag.last_runs(1)")[0]
+    assert record["status"] == "failed" and "phaseTimeout" in record["errors"][0]["error"]
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.files")[0]["n"] == 7, "what was stored is kept"
