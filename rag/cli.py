@@ -299,13 +299,16 @@ def _dry_run(spec: indexer.SourceSpec, root: Path, settings: indexer.ChunkSettin
     skipped = {reason: len(paths) for reason, paths in sorted(scanned.skipped.items())}
     if as_json:
         typer.echo(json.dumps({"source": spec.name, "root": str(root),
-                               "files": [f.path for f in scanned.files], "skipped": skipped}))
+                               "files": [f.path for f in scanned.files], "skipped": skipped,
+                               "fileErrors": scanned.problems()}))
         return
     for f in scanned.files:
         typer.echo(f.path)
     typer.echo(f"# {spec.name}: {len(scanned.files):,} files would be indexed from {root}", err=True)
     for reason, count in skipped.items():
         typer.echo(f"#   skipped ({reason}): {count:,}", err=True)
+    for problem in scanned.problems():
+        typer.echo(f"#   error: {problem['path']}: {problem['error']}", err=True)
 
 
 @app.command("list")

@@ -26,6 +26,9 @@ _KEY_VALUE_PASSWORD = re.compile(
     r"(?P<head>\b(?:ssl)?password\s*=\s*)(?P<password>'(?:[^'\\]|\\.)*'?|(?:[^\s&'\"]|&(?![A-Za-z_]+=))+)",
     re.IGNORECASE,
 )
+# libpq splits an unencoded "@" in a password at the first one and reports the
+# rest as the host: "failed to resolve host 'ss@w0rd@db.example'".
+_HOST_HOLDING_AT = re.compile(r"(?P<head>\bhost\s+[\"']?)[^\s\"']*@")
 _BEARER = re.compile(r"(?P<head>\bBearer\s+)[^\s\"',;})\]]+", re.IGNORECASE)
 _AUTHORIZATION = re.compile(
     r"(?P<head>\b(?:Proxy-)?Authorization\b[\"']?\s*[:=]\s*[\"']?)(?:Bearer\s+|Basic\s+|Token\s+)?[^\s\"',;})\]]+",
@@ -38,6 +41,7 @@ _MIN_SECRET_LENGTH = 6
 def mask_connection(text: str) -> str:
     """``text`` with the password of every connection string in it shown as ``****``."""
     masked = _URL_PASSWORD.sub(lambda m: f"{m['head']}{MASK}@", text)
+    masked = _HOST_HOLDING_AT.sub(lambda m: f"{m['head']}{MASK}@", masked)
     return _KEY_VALUE_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", masked)
 
 

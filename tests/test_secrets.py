@@ -19,6 +19,8 @@ from rag.secrets import mask_connection, scrub
         ("host=db.example password = x&y!z dbname=rag", "x&y!z"),
         ('missing "=" after "postgressql://app:pw123@h/db" in connection info string', "pw123"),
         ("sslpassword=keypass host=h", "keypass"),
+        # libpq's own message when an unencoded "@" split the password
+        ("failed to resolve host 'sign@pw@127.0.0.1': Name or service not known", "sign@pw"),
     ],
 )
 def test_mask_connection_hides_every_password_form(text: str, secret: str) -> None:
