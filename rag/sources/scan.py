@@ -8,10 +8,10 @@ the database to find what changed.
 
 A path is checked in this order, the first failing check naming its reason:
 its name (not UTF-8, or over ``MAX_PATH_BYTES``: the database could not key
-it), built-in exclusions and ignore files (see ``rag.sources.ignore``), the source's
-``exclude`` globs, its ``include`` globs, symlinks, secret-bearing files, size,
-binary content, readability. Directories are checked by the first three and, when excluded, not
-descended into; their skipped entry ends with "/".
+it), built-in exclusions and ignore files (see ``rag.sources.ignore``), the
+source's ``exclude`` globs, its ``include`` globs, symlinks, secret-bearing
+files, size, binary content, readability. Directories are checked by the first
+four and, when excluded, not descended into; their skipped entry ends with "/".
 
 Symlinks are never followed: one pointing outside the root is skipped as
 "symlink outside root", one pointing inside it as "symlink inside root" (its
