@@ -44,7 +44,9 @@ class _FriendlyErrors(TyperGroup):
             message = _one_line(exc)
             if message is None or (state is not None and state.debug):
                 raise
-            typer.echo(f"error: {message}", err=True)
+            from rag.secrets import mask_connection
+
+            typer.echo(f"error: {mask_connection(message)}", err=True)
             raise typer.Exit(1) from None
 
 
@@ -287,6 +289,8 @@ def _dry_run(service: RagService, spec: SourceSpec, as_json: bool) -> None:
     typer.echo(f"# {spec.name}: {len(out.files):,} files would be indexed from {out.root}", err=True)
     for reason, count in out.skipped.items():
         typer.echo(f"#   skipped ({reason}): {count:,}", err=True)
+    for problem in out.file_errors:
+        typer.echo(f"#   error: {problem.path}: {problem.error}", err=True)
 
 
 @app.command("list")

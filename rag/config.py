@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 from pydantic.alias_generators import to_camel
 
 from rag.errors import ConfigError
+from rag.secrets import mask_connection
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -44,6 +45,7 @@ class JinaEmbeddings(_Section):
     model: str = "jina-embeddings-v3"
     dimensions: int = Field(default=1024, gt=0)
     base_url: str = "https://api.jina.ai/v1"
+    timeout: float = Field(default=60.0, gt=0)  # seconds per request, every retry included
 
 
 class OpenAIEmbeddings(_Section):
@@ -51,6 +53,7 @@ class OpenAIEmbeddings(_Section):
     model: str = "text-embedding-3-small"
     dimensions: int | None = Field(default=1536, gt=0)
     base_url: str = "https://api.openai.com/v1"
+    timeout: float = Field(default=60.0, gt=0)  # seconds per request, every retry included
 
 
 class LocalEmbeddings(_Section):
@@ -72,6 +75,7 @@ class JinaReranker(_Section):
     base_url: str = "https://api.jina.ai/v1"
     api: Literal["jina", "tei"] = "jina"  # request shape: Jina/Cohere/Infinity/vLLM, or HF TEI
     top_k: int = Field(default=10, gt=0)
+    timeout: float = Field(default=60.0, gt=0)  # seconds per request, every retry included
 
 
 class LocalReranker(_Section):
@@ -147,6 +151,7 @@ class ChunkSettings:
     max_tokens: int = 256
     overlap: int = 32
     max_file_size: int = 1_000_000
+    phase_timeout: float | None = None  # seconds the store phase and the embed phase may each take
 
 
 class GitIndexing(_Section):
@@ -164,6 +169,8 @@ class IndexingConfig(_Section):
     git: GitIndexing = GitIndexing()
     chunk_size: ChunkSize = ChunkSize()
     max_file_size: int = Field(default=1_000_000, gt=0)
+    # Seconds the store phase and the embed phase of a run may each take; unset: no limit.
+    phase_timeout: float | None = Field(default=None, gt=0)
 
 
 class RagConfig(_Section):
@@ -184,7 +191,8 @@ class RagConfig(_Section):
 
     def chunk_settings(self) -> ChunkSettings:
         size = self.indexing.chunk_size
-        return ChunkSettings(size.max_tokens, size.overlap, self.indexing.max_file_size)
+        return ChunkSettings(size.max_tokens, size.overlap, self.indexing.max_file_size,
+                             self.indexing.phase_timeout)
 
 
 @dataclass(frozen=True)
@@ -244,11 +252,12 @@ def parse_config_file(path: Path) -> RagConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections")
     _check_api_keys_are_env_refs(raw, path, ())
-    data = _substitute_env(raw)
+    unset: dict[tuple[str | int, ...], str] = {}
+    data = _substitute_env(raw, (), unset)
     try:
         return RagConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {_describe(exc)}") from None
+        raise ConfigError(f"{path}: {describe_validation_error(exc, unset)}") from None
 
 
 def _check_api_keys_are_env_refs(node: Any, path: Path, where: tuple[str, ...]) -> None:
@@ -269,28 +278,44 @@ def _check_api_keys_are_env_refs(node: Any, path: Path, where: tuple[str, ...]) 
             _check_api_keys_are_env_refs(item, path, (*where, f"[{i}]"))
 
 
-def _substitute_env(node: Any) -> Any:
-    """Replace ``${VAR}`` / ``${VAR:-default}`` in every string; unset and no default: empty."""
+def _substitute_env(
+    node: Any, where: tuple[str | int, ...], unset: dict[tuple[str | int, ...], str]
+) -> Any:
+    """Replace ``${VAR}`` / ``${VAR:-default}`` in every string; unset and no default: empty.
+
+    Keys whose lone reference named an unset variable are noted in ``unset``
+    (key path -> variable), so a validation error there can name the variable.
+    """
     if isinstance(node, dict):
-        return {k: _substitute_env(v) for k, v in node.items()}
+        return {k: _substitute_env(v, (*where, k), unset) for k, v in node.items()}
     if isinstance(node, list):
-        return [_substitute_env(v) for v in node]
+        return [_substitute_env(v, (*where, i), unset) for i, v in enumerate(node)]
     if isinstance(node, str):
         whole = _ENV_REF.fullmatch(node.strip())
         if whole:  # a lone reference to an unset variable means "not set", not ""
             value = os.environ.get(whole.group(1)) or whole.group(2)
+            if not value:
+                unset[where] = whole.group(1)
             return value if value else None
         return _ENV_REF.sub(lambda m: os.environ.get(m.group(1)) or m.group(2) or "", node)
     return node
 
 
-def _describe(exc: ValidationError) -> str:
-    """One line per problem, joined: ``search.rrf.k: Input should be greater than 0``."""
+def describe_validation_error(
+    exc: ValidationError, unset: dict[tuple[str | int, ...], str] | None = None
+) -> str:
+    """One line per problem, joined: ``search.rrf.k: Input should be greater than 0``.
+
+    ``unset`` maps key paths whose lone ``${VAR}`` was unset to the variable.
+    """
     problems = []
     for err in exc.errors():
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
         message = err["msg"]
-        if err["type"] == "extra_forbidden":
+        variable = (unset or {}).get(tuple(err["loc"]))
+        if variable is not None:
+            message = f"${{{variable}}} is not set (export {variable}, or write ${{{variable}:-default}})"
+        elif err["type"] == "extra_forbidden":
             message = "unknown key (check the spelling; keys are camelCase)"
         elif message.startswith("Value error, "):
             message = message.removeprefix("Value error, ")
@@ -311,12 +336,8 @@ def _mask(node: Any) -> Any:
         return [_mask(v) for v in node]
     if isinstance(node, SecretStr):
         return "****" if node.get_secret_value() else None
-    if isinstance(node, str) and "://" in node:
-        return mask_url_password(node)
+    if isinstance(node, str):
+        return mask_connection(node)
     return node
 
-
-def mask_url_password(url: str) -> str:
-    """``postgresql://u:secret@h/db`` -> ``postgresql://u:****@h/db``."""
-    return re.sub(r"(://[^:/@]*:)[^@/]+@", r"\1****@", url)
 

@@ -18,8 +18,9 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
 from rag import embedded
-from rag.config import DatabaseConfig, mask_url_password
+from rag.config import DatabaseConfig
 from rag.errors import DatabaseError, SchemaMissingError, UnexpectedDatabaseError, first_line
+from rag.secrets import mask_connection
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
@@ -38,7 +39,7 @@ class DatabaseTarget:
 
     @property
     def masked_url(self) -> str:
-        return mask_url_password(self.url)
+        return mask_connection(self.url)
 
 
 def resolve_target(config: DatabaseConfig) -> DatabaseTarget:
@@ -66,6 +67,7 @@ def connect(target: DatabaseTarget, *, autocommit: bool = True) -> psycopg.Conne
         )
     except psycopg.OperationalError as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        reason = mask_connection(reason)
         hint = (
             "unset it to use the embedded server, or start one with `docker compose up -d`"
             if target.origin != "embedded"
@@ -75,7 +77,10 @@ def connect(target: DatabaseTarget, *, autocommit: bool = True) -> psycopg.Conne
             f"cannot connect to {target.masked_url} (from {target.origin}): {reason}; {hint}"
         ) from None
     except psycopg.ProgrammingError as exc:
-        raise DatabaseError(f"invalid database URL (from {target.origin}): {exc}") from None
+        raise DatabaseError(
+            f"invalid database URL (from {target.origin}): {mask_connection(str(exc).strip())}; "
+            "write postgresql://user:password@host:5432/dbname or host=... dbname=... pairs"
+        ) from None
 
 
 @dataclass(frozen=True)

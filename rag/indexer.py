@@ -23,8 +23,10 @@ from psycopg.types.json import Jsonb
 
 from rag import db
 from rag.config import ChunkSettings, SourceSpec
-from rag.errors import IndexingError
+from rag.errors import IndexingError, RagError
 from rag.providers import Embedder, vector_literal
+from rag.secrets import mask_connection
+from rag.sources.reading import read_regular_file
 from rag.sources.scan import ScannedFile, ScanResult, scan_source
 
 if TYPE_CHECKING:
@@ -40,6 +42,25 @@ EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
 # without their key and builds it at the end (rag.begin_bulk_load); for fewer
 # files the saving is under a second.
 BULK_MIN_FILES = 1000
+
+
+class PhaseDeadline:
+    """Ends a run phase (storing files, embedding chunks) that outlives its limit.
+
+    Checked between units of work: a unit that never ends is bounded by its own
+    limit (a provider request's deadline, a non-blocking file open).
+    """
+
+    def __init__(self, phase: str, limit: float | None) -> None:
+        self.phase, self.limit = phase, limit
+        self._end = None if limit is None else time.monotonic() + limit
+
+    def check(self) -> None:
+        if self._end is not None and time.monotonic() > self._end:
+            raise IndexingError(
+                f"{self.phase} took longer than indexing.phaseTimeout ({self.limit:g} s); what was "
+                "stored is kept and the next run goes on from there; raise the limit for a large source"
+            )
 
 
 @dataclass
@@ -59,6 +80,7 @@ class RunSummary:
     embedded: int = 0
     reused: int = 0
     errors: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[dict[str, str]] = field(default_factory=list)  # {"path", "warning"}
     seconds: float = 0.0
 
     def counts(self) -> dict[str, Any]:
@@ -67,6 +89,7 @@ class RunSummary:
             "changed": self.changed, "unchanged": self.unchanged, "deleted": self.deleted,
             "chunksAdded": self.chunks_added, "chunksRemoved": self.chunks_removed,
             "embedded": self.embedded, "reused": self.reused, "errors": len(self.errors),
+            "warnings": len(self.warnings),
         }
 
 
@@ -123,6 +146,7 @@ def index_source(
     scanned = scan(root, spec, settings)
     summary.files_found = len(scanned.files)
     summary.skipped = {reason: len(paths) for reason, paths in scanned.skipped.items()}
+    summary.errors.extend(scanned.problems())
     report.scanned(summary.files_found, summary.skipped)
 
     source_id = _sql_value(
@@ -143,13 +167,16 @@ def index_source(
     except KeyboardInterrupt:
         status = "interrupted"
         raise
+    except Exception as exc:
+        summary.errors.append({"error": run_failure(exc)})  # the record says why it failed
+        raise
     finally:
         summary.status = status
         summary.seconds = time.monotonic() - started
         if not conn.closed:
             summary.chunks_total = _sql_value(
                 conn, "SELECT rag.finish_run(%s, %s, %s, %s)",
-                summary.run_id, status, Jsonb(summary.counts()), Jsonb(summary.errors),
+                summary.run_id, status, Jsonb(summary.counts()), Jsonb(summary.errors + summary.warnings),
             )
     return summary
 
@@ -196,7 +223,7 @@ def _run(
         # of one would fetch its row too (Django's first searches: p95 36 -> 23 ms).
         db.vacuum_postings(conn)
     if embedder.dimensions:
-        _embed_missing(conn, source_id, embedder, summary, report)
+        _embed_missing(conn, source_id, embedder, summary, report, settings.phase_timeout)
 
 
 def _store_changed(
@@ -212,8 +239,10 @@ def _store_changed(
     touched: list[dict[str, Any]] = []
     batch: list[Batched] = []
     chunk_count = files_chunked = 0
+    deadline = PhaseDeadline("storing files", settings.phase_timeout)
     with _Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
+            deadline.check()
             read = _read(scanned_file, summary)
             if read is None:
                 continue
@@ -236,6 +265,7 @@ def _store_changed(
             )
             if chunked.error:
                 summary.errors.append({"path": scanned_file.path, "error": chunked.error})
+            summary.warnings.extend({"path": scanned_file.path, "warning": w} for w in chunked.warnings)
             batch.append((scanned_file, sha, chunked))
             chunk_count += len(chunked.chunks)
             files_chunked += 1
@@ -251,7 +281,7 @@ def _store_changed(
 
 def _read(scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] | None:
     try:
-        data = scanned_file.abs_path.read_bytes()
+        data = read_regular_file(scanned_file.abs_path)
     except OSError as exc:
         summary.errors.append({"path": scanned_file.path, "error": f"cannot read: {exc.strerror}"})
         return None
@@ -363,6 +393,7 @@ def _embed_missing(
     embedder: Embedder,
     summary: RunSummary,
     report: Reporter,
+    phase_timeout: float | None = None,
 ) -> None:
     """Embed every chunk text of the source that has no vector for this model yet.
 
@@ -377,7 +408,9 @@ def _embed_missing(
     if not missing:
         return
     report.embedding_started(missing)
+    deadline = PhaseDeadline("embedding", phase_timeout)
     while True:
+        deadline.check()
         rows = conn.execute(
             "SELECT content_hash, content FROM rag.chunks_without_embedding(%s, %s, %s)",
             (source_id, embedder.model_id, EMBED_BATCH),
@@ -398,6 +431,17 @@ def _embed_missing(
 def _vector_literals(vectors: list[list[float]]) -> Iterator[str]:
     for vector in vectors:
         yield vector_literal(vector)
+
+
+def run_failure(exc: BaseException) -> str:
+    """One line saying why a run stopped, fit for the run record (secrets masked)."""
+    if isinstance(exc, RagError):
+        text = str(exc)
+    elif isinstance(exc, psycopg.Error):
+        text = f"database: {exc.diag.message_primary or exc}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return mask_connection(text.strip().splitlines()[0])
 
 
 def _sql_value(conn: psycopg.Connection[dict[str, Any]], query: str, *params: Any) -> Any:

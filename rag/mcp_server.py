@@ -27,13 +27,14 @@ from typing import Annotated, Any, Literal, cast
 
 import anyio.from_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import Tool, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from rag import __version__
-from rag.config import SourceSpec, load_config
+from rag.config import SourceSpec, describe_validation_error, load_config
 from rag.errors import ConfigError, RagError, first_line
+from rag.mcp_stdio import serve_stdio
 from rag.schemas import (
     IndexOutput,
     RemoveOutput,
@@ -43,6 +44,7 @@ from rag.schemas import (
     SourceType,
     StatusOutput,
 )
+from rag.secrets import mask_connection
 from rag.service import RagService
 
 log = logging.getLogger("rag.mcp")
@@ -94,6 +96,20 @@ class RagMCPServer(MCPServer[RagService]):
             self.warm_up.start()
         return tools
 
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        """The SDK's call, with arguments that fail validation described on one line."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(
+                f"Error executing tool {name}: invalid arguments: {describe_validation_error(cause)}"
+            ) from cause
+
 
 @contextmanager
 def _tool_errors() -> Iterator[None]:
@@ -104,10 +120,10 @@ def _tool_errors() -> Iterator[None]:
         raise
     except Exception as exc:
         if isinstance(exc, RagError):
-            raise ToolError(str(exc)) from None
+            raise ToolError(mask_connection(str(exc))) from None
         log.exception("tool crashed")  # the SDK logs the other failures at INFO
-        raise ToolError(f"internal error ({type(exc).__name__}: {first_line(exc)}); "
-                        "the server log has the traceback") from None
+        raise ToolError(mask_connection(f"internal error ({type(exc).__name__}: {first_line(exc)}); "
+                                        "the server log has the traceback")) from None
 
 
 def _listed(value: str | list[str] | None) -> list[str] | None:
@@ -338,7 +354,7 @@ def serve(config_path: str | None = None) -> None:
     where = f"{loaded.path} ({loaded.origin})" if loaded.path else loaded.origin
     log.info("local-rag %s MCP server on stdio; config: %s", __version__, where)
     with suppress(KeyboardInterrupt):
-        server.run("stdio")
+        anyio.run(serve_stdio, server)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -91,4 +91,6 @@ class TerminalReporter:
         )
         for error in summary.file_errors:
             self._say(f"  Error: {error.path}: {error.error}")
+        for warning in summary.file_warnings:
+            self._say(f"  Warning: {warning.path}: {warning.warning}")
         self._say(f"  Time: {summary.seconds:.1f}s")

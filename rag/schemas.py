@@ -154,6 +154,11 @@ class FileError(_Out):
     error: str
 
 
+class FileWarning(_Out):
+    path: str
+    warning: str
+
+
 class IndexOutput(_Out):
     source: str
     location: str
@@ -173,6 +178,7 @@ class IndexOutput(_Out):
     reused: int
     errors: int
     file_errors: list[FileError]
+    file_warnings: list[FileWarning]
 
 
 class RemoveOutput(_Out):
@@ -198,3 +204,4 @@ class DryRunOutput(_Out):
     root: str
     files: list[str]
     skipped: dict[str, int]
+    file_errors: list[FileError]

@@ -32,6 +32,7 @@ from rag.schemas import (
     DatabaseInfo,
     DryRunOutput,
     FileError,
+    FileWarning,
     GcOutput,
     IndexingInfo,
     IndexOutput,
@@ -403,7 +404,8 @@ class RagService:
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         return DryRunOutput(source=spec.name, root=str(root), files=[f.path for f in scanned.files],
-                            skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())})
+                            skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
+                            file_errors=[FileError(**problem) for problem in scanned.problems()])
 
     def index(self, spec: SourceSpec, *, force: bool = False,
               reporter: Reporter | None = None) -> IndexOutput:
@@ -425,6 +427,7 @@ class RagService:
             chunks_total=summary.chunks_total, embedded=summary.embedded, reused=summary.reused,
             errors=len(summary.errors), file_errors=[FileError(path=e["path"], error=e["error"])
                                                      for e in summary.errors],
+            file_warnings=[FileWarning(**w) for w in summary.warnings],
         )
 
 
@@ -443,7 +446,7 @@ def default_source_name(location: str) -> str:
     last = location.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", last).strip("-._")
     if not name:
-        raise RagError(f"cannot derive a source name from {location!r}; pass a name")
+        raise RagError(f"cannot derive a source name from {location!r}; pass --name")
     return name
 
 

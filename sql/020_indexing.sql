@@ -494,6 +494,27 @@ COMMENT ON FUNCTION rag.embedding_coverage() IS
     'Per embedding model: how many chunks have a vector for it, out of all chunks.';
 
 -- ---------------------------------------------------------------------------
+-- _source_lock_held: is some session indexing this source right now?
+CREATE OR REPLACE FUNCTION rag._source_lock_held(
+    held_source_id bigint
+)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- rag._source_lock_key split as pg_locks shows a bigint advisory key.
+    SELECT EXISTS (
+        SELECT 1 FROM pg_locks l
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+          AND l.classid = (rag._source_lock_key(held_source_id) >> 32)::oid
+          AND l.objid = (rag._source_lock_key(held_source_id) & x'FFFFFFFF'::bigint)::oid
+          AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database()))
+$$;
+COMMENT ON FUNCTION rag._source_lock_held(bigint) IS
+    'Private: true while a session holds the source''s index lock, i.e. a run of it is alive.';
+
+-- ---------------------------------------------------------------------------
 -- last_runs
 CREATE OR REPLACE FUNCTION rag.last_runs(
     max_rows integer DEFAULT 5
@@ -511,11 +532,16 @@ LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    SELECT r.id, r.source_name, r.status, r.started_at, r.finished_at, r.counts, r.errors
+    -- A run still marked running whose source lock nobody holds was killed:
+    -- it is shown as interrupted (begin_run records it so on the next run).
+    SELECT r.id, r.source_name,
+           CASE WHEN r.status = 'running' AND (r.source_id IS NULL OR NOT rag._source_lock_held(r.source_id))
+                THEN 'interrupted' ELSE r.status END,
+           r.started_at, r.finished_at, r.counts, r.errors
     FROM rag.index_runs r ORDER BY r.started_at DESC, r.id DESC LIMIT greatest(max_rows, 1)
 $$;
 COMMENT ON FUNCTION rag.last_runs(integer) IS
-    'The newest index runs with status, counts and per-file errors.';
+    'The newest index runs with status, counts and per-file errors; a run whose process died shows as interrupted.';
 
 -- ---------------------------------------------------------------------------
 -- chunks_without_embedding

@@ -96,3 +96,24 @@ def test_commands_before_init_say_run_init(
     last = err.strip().splitlines()[-1]
     assert code == 1 and last.startswith("error: database: ") and "run `rag init`" in last, err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("database", "secret"),
+    [
+        ("  url: 'host=db.example user=app password=kv-s3cret dbname=rag'\n", "kv-s3cret"),
+        ("  url: 'postgres://app:p@ss@w0rd@db.example/rag'\n", "ss@w0rd"),  # all of it
+        ("  url: 'postgressql://app:typo-s3cret@db.example/rag'\n", "typo-s3cret"),
+        ("  host: 127.0.0.1\n  port: 1\n  user: app\n  password: 'parts s3cret'\n", "parts s3cret"),
+    ],
+)
+def test_config_and_status_never_show_a_database_password(
+    tmp_path: Path, database: str, secret: str
+) -> None:
+    cfg = tmp_path / "rag.yaml"
+    cfg.write_text("database:\n" + database, encoding="utf-8")
+    code, out, _ = rag("--config", str(cfg), "config")
+    assert code == 0 and secret not in out and "****" in out
+    code, out, err = rag("--config", str(cfg), "status")  # nothing listens there: an error
+    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1
+    assert secret not in out + err

@@ -91,6 +91,14 @@ def test_unset_variable_means_not_set(tmp_path: Path) -> None:
             "source names must be unique; repeated: a",
         ),
         ("colour: blue\n", "colour: unknown key"),
+        (
+            "search:\n  rrf:\n    k: ${RRF_K_NOT_SET}\n",
+            "search.rrf.k: ${RRF_K_NOT_SET} is not set (export RRF_K_NOT_SET, or write ${RRF_K_NOT_SET:-default})",
+        ),
+        (
+            "embeddings:\n  openai:\n    timeout: ${OPENAI_TIMEOUT_NOT_SET}\n",
+            "embeddings.openai.timeout: ${OPENAI_TIMEOUT_NOT_SET} is not set",
+        ),
         ("- just\n- a list\n", "the top level must be a mapping"),
         ("search: [unclosed\n", "invalid YAML at line 2"),
         (

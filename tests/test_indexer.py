@@ -121,14 +121,16 @@ def test_a_bad_file_is_recorded_and_does_not_stop_the_run(
 ) -> None:
     root = make_project(tmp_path / "p")
     (root / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
-    real_read = Path.read_bytes
+    from rag import indexer
 
-    def read_bytes(self: Path) -> bytes:
-        if self.name == "mod3.py":
+    real_read = indexer.read_regular_file
+
+    def read_bytes(path: Path) -> bytes:
+        if path.name == "mod3.py":
             raise PermissionError(13, "Permission denied")
-        return real_read(self)
+        return real_read(path)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(indexer, "read_regular_file", read_bytes)
     summary = run(rag_db, root)
     assert summary.status == "succeeded"
     errors = {e["path"]: e["error"] for e in summary.errors}
@@ -396,3 +398,122 @@ def test_a_killed_bulk_load_leaves_the_key_to_the_next_run(rag_db: db.DatabaseTa
         assert conn.execute("SELECT rag.begin_bulk_load() AS b").fetchone() == {"b": False}
         assert conn.execute("SELECT rag.ensure_postings_key() AS e").fetchone() == {"e": False}
     assert postings_key(rag_db)
+
+
+# Hostile trees and failures: what the run record and the summary say.
+
+
+def test_bad_names_are_per_file_errors_and_their_siblings_are_indexed(
+    rag_db: db.DatabaseTarget, tmp_path: Path
+) -> None:
+    root = make_project(tmp_path / "p")
+    open(os.path.join(bytes(root), b"caf\xe9.py"), "wb").close()
+    deep = root
+    for _ in range(12):
+        deep = deep / ("d" * 199)
+    deep.mkdir(parents=True)
+    (deep / "long.py").write_text("x = 1\n")
+    summary = run(rag_db, root)
+    assert summary.status == "succeeded" and summary.new == 7
+    errors = {e["path"]: e["error"] for e in summary.errors}
+    assert "not valid UTF-8" in errors["caf\\xe9.py"]
+    assert any("longer than 2048 bytes" in e for e in errors.values())
+    recorded = rows(rag_db, "SELECT errors FROM rag.last_runs(1)")[0]["errors"]
+    assert {e["path"] for e in recorded} == set(errors)
+    again = run(rag_db, root)  # and on every run after
+    assert again.status == "succeeded" and again.unchanged == 7
+
+
+class _SwapToFifo:
+    """Between the scan and the reading, replaces a scanned file by a FIFO."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def scanned(self, found: int, skipped: dict[str, int]) -> None:
+        self.path.unlink()
+        os.mkfifo(self.path)
+
+    def planned(self, to_index: int, unchanged: int, deleted: int) -> None: ...
+    def chunked(self, chunks: int, files: int) -> None: ...
+    def embedding_started(self, total: int) -> None: ...
+    def embedded(self, count: int) -> None: ...
+
+
+def test_a_fifo_swapped_in_after_the_scan_is_an_error_not_a_hang(
+    rag_db: db.DatabaseTarget, tmp_path: Path
+) -> None:
+    root = make_project(tmp_path / "p")
+    signal.alarm(60)  # before the fix, reading the FIFO blocked forever
+    try:
+        summary = run(rag_db, root, reporter=_SwapToFifo(root / "mod1.py"))
+    finally:
+        signal.alarm(0)
+    assert summary.status == "succeeded" and summary.new == 6
+    assert summary.errors == [
+        {"path": "mod1.py", "error": "cannot read: no longer a regular file (replaced since the scan)"}
+    ]
+
+
+class _FailingEmbedder(HashEmbedder):
+    def embed_documents(self, texts: list[str], progress: Any = None) -> list[list[float]]:
+        from rag.errors import ProviderError
+
+        raise ProviderError("openai: no answer within the 60 s deadline after 1 attempt")
+
+
+def test_a_failed_run_records_why(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    from rag.errors import ProviderError
+
+    with pytest.raises(ProviderError):
+        run(rag_db, make_project(tmp_path / "p"), _FailingEmbedder())
+    record = rows(rag_db, "SELECT status, errors FROM rag.last_runs(1)")[0]
+    assert record["status"] == "failed"
+    assert record["errors"] == [{"error": "openai: no answer within the 60 s deadline after 1 attempt"}]
+
+
+def test_invalid_utf8_content_is_a_warning_in_the_summary_and_the_record(
+    rag_db: db.DatabaseTarget, tmp_path: Path
+) -> None:
+    root = make_project(tmp_path / "p")
+    (root / "latin1.txt").write_bytes(b"caf\xe9 au lait\n")
+    summary = run(rag_db, root)
+    assert summary.warnings == [
+        {"path": "latin1.txt", "warning": "invalid UTF-8 decoded with replacement characters"}
+    ]
+    record = rows(rag_db, "SELECT errors, counts FROM rag.last_runs(1)")[0]
+    assert {"path": "latin1.txt", "warning": "invalid UTF-8 decoded with replacement characters"} in record["errors"]
+    assert record["counts"]["warnings"] == 1 and record["counts"]["errors"] == 0
+
+
+def test_a_run_whose_process_died_is_not_shown_as_running(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    run(rag_db, make_project(tmp_path / "p"))
+    with connect(rag_db) as holder:
+        source_id = holder.execute("SELECT id FROM rag.sources WHERE name = 'proj'").fetchone()["id"]  # type: ignore[index]
+        holder.execute("SELECT rag.begin_run(%s)", (source_id,))
+        assert rows(rag_db, "SELECT status FROM rag.last_runs(1)")[0]["status"] == "running"
+    # The session (a killed indexer) is gone, its lock with it; no run of the source since.
+    assert rows(rag_db, "SELECT status FROM rag.last_runs(1)")[0]["status"] == "interrupted"
+
+
+class _SlowEmbedder(HashEmbedder):
+    def embed_documents(self, texts: list[str], progress: Any = None) -> list[list[float]]:
+        time.sleep(0.3)
+        return super().embed_documents(texts, progress)
+
+
+def test_a_phase_that_outlives_its_deadline_fails_the_run_and_says_which(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag import indexer
+
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 2)  # several rounds, each 0.3 s
+    root = make_project(tmp_path / "p")
+    spec = SourceSpec("proj", "local", str(root))
+    settings = ChunkSettings(max_tokens=200, overlap=20, phase_timeout=0.5)
+    with connect(rag_db) as conn, pytest.raises(IndexingError) as err:
+        index_source(conn, spec, root, _SlowEmbedder(), settings)
+    assert str(err.value).startswith("embedding took longer than indexing.phaseTimeout (0.5 s)")
+    record = rows(rag_db, "SELECT status, errors FROM rag.last_runs(1)")[0]
+    assert record["status"] == "failed" and "phaseTimeout" in record["errors"][0]["error"]
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.files")[0]["n"] == 7, "what was stored is kept"

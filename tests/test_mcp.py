@@ -190,6 +190,23 @@ def test_search_bad_input_is_a_tool_error(harness: Harness, args: dict[str, Any]
     assert message in harness.error("search", args)
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"query": "x", "topK": 0}, "invalid arguments: topK: Input should be greater than or equal to 1"),
+        ({"query": "x", "topK": "many", "sourceType": "video"},
+         "invalid arguments: topK: Input should be a valid integer"),
+        ({}, "invalid arguments: query: Field required"),
+    ],
+)
+def test_invalid_arguments_are_one_line_without_links(
+    harness: Harness, args: dict[str, Any], message: str
+) -> None:
+    text = harness.error("search", args)
+    assert text.startswith(message)
+    assert "\n" not in text and "errors.pydantic.dev" not in text and "input_value" not in text
+
+
 # ---------------------------------------------------------------------------
 # read_source
 

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +165,33 @@ def test_stdout_carries_protocol_only_and_logs_go_to_stderr(indexed: Path) -> No
     assert "is not a directory" in by_id[5]["result"]["content"][0]["text"]
     assert "local-rag 0.1.0 MCP server on stdio; config: " + str(indexed) in stderr
     assert "Traceback" not in stderr
+
+
+def test_a_lone_surrogate_escape_still_gets_a_reply(indexed: Path) -> None:
+    # json.dumps writes the lone surrogate as the escape "\\ud800", as a client in JavaScript would.
+    call = rpc("tools/call", {"name": "search", "arguments": {"query": "combine\ud800Latest"}}, 3)
+    assert "\\ud800" in call
+    proc = subprocess.Popen([RAG, "mcp", "--config", str(indexed)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdin and proc.stdout
+    watchdog = threading.Timer(120, proc.kill)  # before the fix no reply came: fail, do not hang
+    watchdog.start()
+    try:
+        proc.stdin.write(INITIALIZE + rpc("notifications/initialized") + call + rpc("tools/list", {}, 4))
+        proc.stdin.flush()
+        replies: dict[int, dict[str, Any]] = {}
+        while not {3, 4} <= replies.keys():
+            line = proc.stdout.readline()
+            assert line, f"the server closed stdout after replying to {sorted(replies)}"
+            reply = json.loads(line)
+            replies[reply.get("id")] = reply
+        assert not replies[3]["result"]["isError"]
+    finally:
+        watchdog.cancel()
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
 
 
 def test_missing_config_named_by_env_stops_the_server(tmp_path: Path) -> None:

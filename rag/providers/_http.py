@@ -1,9 +1,11 @@
 """One JSON POST to a hosted embedding API, made reliable and explained.
 
 Owns the retry policy (429, 5xx, timeouts and connection errors, with exponential
-backoff, jitter and ``Retry-After``) and turning HTTP failures into ProviderError
-messages a user can act on. The API key lives only in the client's headers: it is
-never logged or put into a message.
+backoff, jitter and ``Retry-After``), the deadline of one request (all its attempts
+and waits together: a server that accepts connections and never answers fails
+within it), and turning HTTP failures into ProviderError messages a user can act
+on. The API key lives only in the client's headers; a server's error text passes
+through ``rag.secrets.scrub`` first, since some echo the key or the header back.
 """
 
 import datetime
@@ -18,11 +20,14 @@ from typing import Any
 import httpx
 
 from rag.errors import ProviderError
+from rag.secrets import scrub
 
 log = logging.getLogger(__name__)
 
-# Embedding a large batch can take a while server-side; connecting should not.
-DEFAULT_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
+CONNECT_TIMEOUT = 10.0
+# One request, all attempts and waits included: a dead endpoint fails within
+# about a minute. Configurable per provider section (``timeout``).
+DEFAULT_DEADLINE = 60.0
 _SERVER_MESSAGE_LIMIT = 300
 _MODEL_NOT_FOUND_PHRASES = (
     "not found",
@@ -42,6 +47,7 @@ class RetryPolicy:
     max_delay: float = 30.0
     # A longer Retry-After means a quota window, not a blip: fail now rather than hang.
     max_retry_after: float = 120.0
+    deadline: float = DEFAULT_DEADLINE  # seconds for one request, every attempt included
 
     def backoff(self, attempt: int) -> float:
         """Delay before retry number ``attempt`` (1-based): exponential, with jitter."""
@@ -65,19 +71,20 @@ class JsonApi:
         transport: httpx.BaseTransport | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.provider = provider
         self._api_key_env = api_key_env
-        self._has_key = bool(api_key)
+        self._api_key = api_key
         self._retry = retry
         self._sleep = sleep
+        self._clock = clock
         self._base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
             base_url=self._base_url,
             headers=headers,
             transport=transport,
-            timeout=DEFAULT_TIMEOUT,
         )
 
     def close(self) -> None:
@@ -86,22 +93,32 @@ class JsonApi:
     def post(self, path: str, body: dict[str, Any]) -> Any:
         """The decoded JSON answer; ProviderError once retrying no longer makes sense."""
         url = f"{self._base_url}{path}"
+        deadline = self._clock() + self._retry.deadline
         for attempt in range(1, self._retry.max_attempts + 1):
+            left = max(deadline - self._clock(), 0.001)
             try:
-                response = self._client.post(path, json=body)
+                response = self._client.post(
+                    path, json=body, timeout=httpx.Timeout(left, connect=min(CONNECT_TIMEOUT, left))
+                )
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                failure = f"cannot reach {url} ({type(exc).__name__}: {exc})"
+                failure = f"cannot reach {url} ({type(exc).__name__}: {self._scrub(str(exc))})"
                 delay = self._retry.backoff(attempt)
             else:
                 if response.is_success:
                     return self._decode(response, url)
                 if not _is_retryable(response):
                     raise self._rejection(response, body, url)
-                failure = f"HTTP {response.status_code}: {_server_message(response)}"
+                failure = f"HTTP {response.status_code}: {self._server_message(response)}"
                 delay = self._delay_for(response, attempt)
             if attempt == self._retry.max_attempts:
                 raise ProviderError(
                     f"{self.provider}: giving up after {attempt} attempts; last error: {failure}"
+                )
+            if self._clock() + delay >= deadline:
+                raise ProviderError(
+                    f"{self.provider}: no answer within the {self._retry.deadline:g} s deadline "
+                    f"after {attempt} attempt{'s' if attempt > 1 else ''}; last error: {failure}; "
+                    "check the server, or raise the provider's timeout setting"
                 )
             log.warning(
                 "%s: %s; retrying in %.1f s (attempt %d of %d)",
@@ -140,9 +157,9 @@ class JsonApi:
         provider = self.provider
         if status in (401, 403):
             # The server's own text may echo part of the key, so it is left out.
-            problem = "API key rejected" if self._has_key else "API key required"
+            problem = "API key rejected" if self._api_key else "API key required"
             return ProviderError(f"{provider}: {problem} (HTTP {status}); set {self._api_key_env}")
-        message = _server_message(response)
+        message = self._server_message(response)
         model = str(body.get("model", ""))
         lowered = message.lower()
         if status == 402 or _is_quota_exhausted(response):
@@ -161,6 +178,14 @@ class JsonApi:
                 return ProviderError(f"{provider}: {url} not found (HTTP 404): {message}; check base_url")
             return ProviderError(f"{provider}: request rejected (HTTP {status}): {message}")
         return ProviderError(f"{provider}: request failed (HTTP {status}): {message}")
+
+
+    def _server_message(self, response: httpx.Response) -> str:
+        # Scrubbed before it is cut: a cut could leave half a key unrecognised.
+        return self._scrub(_server_message(response))[:_SERVER_MESSAGE_LIMIT]
+
+    def _scrub(self, text: str) -> str:
+        return scrub(text, [self._api_key] if self._api_key else [])
 
 
 def _is_retryable(response: httpx.Response) -> bool:
@@ -206,7 +231,7 @@ def _server_message(response: httpx.Response) -> str:
         text = response.text.strip() or response.reason_phrase
     else:
         text = _message_in(payload)
-    return text[:_SERVER_MESSAGE_LIMIT]
+    return text
 
 
 def _message_in(payload: Any) -> str:

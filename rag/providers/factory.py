@@ -23,11 +23,13 @@ def make_embedder(
     base_url: str | None = None,
     batch_size: int | None = None,
     device: str | None = None,
+    timeout: float | None = None,
 ) -> Embedder:
     """The embedder for ``provider``; settings left as None take the provider's default.
 
     Settings a provider has no use for (a device for Jina, a key for local) are ignored.
     Without ``api_key``, hosted providers read JINA_API_KEY / OPENAI_API_KEY.
+    ``timeout`` is a hosted provider's deadline for one request, retries included.
     """
     name = provider.strip().lower()
     if name == "none":
@@ -38,12 +40,14 @@ def make_embedder(
         return LocalEmbedder(**_given(model=model, device=device, batch_size=batch_size))
     if name not in ("jina", "openai"):
         raise ProviderError(f"unknown embedding provider '{provider}'; choose one of: {', '.join(PROVIDERS)}")
+    from rag.providers._http import DEFAULT_RETRY, RetryPolicy
     from rag.providers.jina import JinaEmbedder  # httpx: imported when a hosted provider is used
     from rag.providers.openai import OpenAIEmbedder
 
     remote = JinaEmbedder if name == "jina" else OpenAIEmbedder
     key = api_key if api_key is not None else os.environ.get(remote.api_key_env, "")
-    return remote(key, model, dimensions, base_url, **_given(batch_size=batch_size))
+    retry = RetryPolicy(deadline=timeout) if timeout is not None else DEFAULT_RETRY
+    return remote(key, model, dimensions, base_url, **_given(batch_size=batch_size), retry=retry)
 
 
 def configured_embedder(config: EmbeddingsConfig) -> Embedder:
@@ -56,7 +60,7 @@ def configured_embedder(config: EmbeddingsConfig) -> Embedder:
         remote = config.jina if provider == "jina" else config.openai
         key = remote.api_key.get_secret_value() if remote.api_key else None
         return make_embedder(provider, model=remote.model, dimensions=remote.dimensions,
-                             api_key=key, base_url=remote.base_url)
+                             api_key=key, base_url=remote.base_url, timeout=remote.timeout)
     return make_embedder("none")
 
 

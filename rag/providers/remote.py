@@ -2,10 +2,11 @@
 
 Owns splitting texts into request-sized batches, sending a few of them at once
 while keeping results in order, reading the ``data[i].embedding`` answer and
-checking every vector has the expected size. Subclasses only say what a
+checking every vector has the expected size and finite numbers. Subclasses only say what a
 request body looks like.
 """
 
+import math
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -179,6 +180,11 @@ class RemoteEmbedder(ABC):
             ) from None
         if len(vectors) != expected:
             raise ProviderError(f"{self.provider}: asked for {expected} embeddings but got {len(vectors)}")
+        if not all(math.isfinite(x) for vector in vectors for x in vector):
+            raise ProviderError(
+                f"{self.provider}: model '{self.model}' returned a vector holding NaN or infinity; "
+                "the server is misbehaving: try again, or use another model or server"
+            )
         return vectors
 
     def _check_size(self, size: int) -> None:

@@ -9,6 +9,7 @@ import os
 
 from rag.config import RerankerConfig
 from rag.errors import ProviderError
+from rag.providers._http import DEFAULT_RETRY, RetryPolicy
 from rag.providers.factory import _given
 from rag.providers.rerank_base import NoReranker, Reranker, RerankResult, best_first
 from rag.providers.rerank_http import (
@@ -49,6 +50,7 @@ def make_reranker(
     device: str | None = None,
     batch_size: int | None = None,
     max_length: int | None = None,
+    timeout: float | None = None,
 ) -> Reranker:
     """The reranker for ``provider``; settings left as None take the provider's default.
 
@@ -69,8 +71,9 @@ def make_reranker(
         key = api_key
         if key is None:
             key = os.environ.get("JINA_API_KEY", "") if url == JINA_RERANK_URL else ""
+        retry = RetryPolicy(deadline=timeout) if timeout is not None else DEFAULT_RETRY
         return JinaCompatibleReranker(
-            key, **_given(model=model, base_url=url, api=api, batch_size=batch_size))
+            key, **_given(model=model, base_url=url, api=api, batch_size=batch_size), retry=retry)
     choices = ", ".join(RERANK_PROVIDERS)
     raise ProviderError(f"unknown reranker provider '{provider}'; choose one of: {choices}")
 
@@ -80,7 +83,8 @@ def configured_reranker(config: RerankerConfig) -> Reranker:
     if config.provider == "jina":
         jina = config.jina
         key = jina.api_key.get_secret_value() if jina.api_key else None
-        return make_reranker("jina", model=jina.model, api_key=key, base_url=jina.base_url, api=jina.api)
+        return make_reranker("jina", model=jina.model, api_key=key, base_url=jina.base_url, api=jina.api,
+                             timeout=jina.timeout)
     if config.provider == "local":
         return make_reranker("local", model=config.local.model, device=config.local.device)
     return make_reranker("none")

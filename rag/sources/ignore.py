@@ -10,8 +10,15 @@ Built-in exclusions (final: no ignore file can re-include them)
       Cargo.toml/pom.xml/build.sbt. Elsewhere these names are often real source
       (Go's ``build/`` packaging scripts, Vue 2's ``build/`` webpack config), so a
       ``build/`` without a manifest is kept; ``out/`` is never excluded;
-    * lock files (``LOCK_FILES``), minified bundles and source maps;
-    * ``.env`` and ``.env.*`` files (secrets), except templates like ``.env.example``.
+    * lock files (``LOCK_FILES``), minified bundles and source maps.
+
+Secret-bearing files (skipped as "secret"; a ``.ragignore`` negation naming one,
+e.g. ``!deploy/test.env``, indexes it on purpose)
+    * dotenv files ``.env``, ``.env.*``, ``*.env`` and ``.envrc``, except
+      templates such as ``.env.example``; ``.netrc``/``_netrc``;
+    * ``.npmrc`` and ``.pypirc`` holding a token or password;
+    * private keys: ``id_rsa``, ``id_dsa``, ``id_ecdsa``, ``id_ed25519`` and any
+      ``*.pem``/``*.key`` holding a ``PRIVATE KEY`` block.
 
 Ignore files
     ``.gitignore`` and ``.ragignore`` files at every level, both with gitignore
@@ -44,6 +51,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pathspec import GitIgnoreSpec
+
+from rag.sources.reading import open_regular, read_regular_file
 
 if TYPE_CHECKING:
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
@@ -106,9 +115,20 @@ LOCK_FILES = frozenset(
     }
 )
 GENERATED_FILE_SUFFIXES = (".min.js", ".min.css", ".map")
-# dotenv files hold secrets that must not reach an index agents can query;
-# their documented templates are worth indexing.
+# Secrets must not reach an index agents can query; documented templates of
+# dotenv files are worth indexing.
 DOTENV_TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist")
+SECRET_FILES = frozenset(
+    {".envrc", ".netrc", "_netrc", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"}
+)
+# Secret only when their text holds one: (file name or suffix, what gives it away).
+_SECRET_CONTENT = (
+    (".npmrc", re.compile(rb"_authToken|_auth\s*=|_password\s*=", re.IGNORECASE)),
+    (".pypirc", re.compile(rb"^\s*password\s*[=:]", re.IGNORECASE | re.MULTILINE)),
+    (".pem", re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")),
+    (".key", re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")),
+)
+_SECRET_SNIFF_BYTES = 65536
 
 
 def is_builtin_skipped_dir(name: str, sibling_names: Collection[str]) -> bool:
@@ -125,14 +145,28 @@ def is_virtualenv(child_names: Collection[str]) -> bool:
 
 
 def is_builtin_skipped_file(name: str) -> bool:
-    """True for lock files, minified bundles, source maps and dotenv secrets."""
-    return name in LOCK_FILES or name.endswith(GENERATED_FILE_SUFFIXES) or _is_dotenv(name)
+    """True for lock files, minified bundles and source maps."""
+    return name in LOCK_FILES or name.endswith(GENERATED_FILE_SUFFIXES)
+
+
+def is_secret_file(name: str, path: str) -> bool:
+    """True for a file that holds credentials, judged by its name and, for a few kinds, its text."""
+    if name in SECRET_FILES or _is_dotenv(name):
+        return True
+    pattern = next((p for suffix, p in _SECRET_CONTENT if name.endswith(suffix)), None)
+    if pattern is None:
+        return False
+    try:
+        with open(open_regular(path), "rb") as f:
+            return pattern.search(f.read(_SECRET_SNIFF_BYTES)) is not None
+    except OSError:
+        return False  # the scan's own read check will name it unreadable
 
 
 def _is_dotenv(name: str) -> bool:
-    if name == ".env":
-        return True
-    return name.startswith(".env.") and not name.endswith(DOTENV_TEMPLATE_SUFFIXES)
+    if name.endswith(DOTENV_TEMPLATE_SUFFIXES):
+        return False
+    return name.startswith(".env.") or name.endswith(".env")
 
 
 @dataclass(frozen=True)
@@ -166,14 +200,23 @@ class IgnoreRules:
             return None
         return "gitignore" if result.index < len(self.gitignore) else "ragignore"
 
+    def reincluded(self, rel_path: str) -> bool:
+        """True if a ``.ragignore`` negation (``!path``) is the last pattern matching the path."""
+        if self._spec is None:
+            return False
+        result = self._spec.check_file(rel_path)
+        return result.include is False and result.index is not None and (
+            result.index >= len(self.gitignore)
+        )
+
 
 def _read_ignore_file(abs_dir: str, file_name: str, rel_dir: str) -> list[GitIgnoreSpecPattern]:
     """The file's patterns rebased onto the scan root; none if it cannot be read."""
     try:
-        with open(os.path.join(abs_dir, file_name), encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
+        data = read_regular_file(os.path.join(abs_dir, file_name), follow_symlinks=True)
     except OSError:
         return []  # like git, an unreadable ignore file is no ignore file
+    lines = data.decode("utf-8", errors="replace").splitlines()
     rebased = (rebase_pattern(line, rel_dir) for line in lines)
     return compile_patterns(line for line in rebased if line is not None)
 

@@ -7,15 +7,23 @@ changes nothing stays cheap; the indexer compares (path, size, mtime_ns) with
 the database to find what changed.
 
 A path is checked in this order, the first failing check naming its reason:
-built-in exclusions and ignore files (see ``rag.sources.ignore``), the source's
-``exclude`` globs, its ``include`` globs, symlinks, size, binary content,
-readability. Directories are checked by the first three and, when excluded, not
-descended into; their skipped entry ends with "/".
+its name (not UTF-8, or over ``MAX_PATH_BYTES``: the database could not key
+it), built-in exclusions and ignore files (see ``rag.sources.ignore``), the
+source's ``exclude`` globs, its ``include`` globs, symlinks, secret-bearing
+files, size, binary content, readability. Directories are checked by the first
+four and, when excluded, not descended into; their skipped entry ends with "/".
 
 Symlinks are never followed: one pointing outside the root is skipped as
 "symlink outside root", one pointing inside it as "symlink inside root" (its
 target is indexed under its own path, so following it would only duplicate
 content and risk cycles), a dangling one as "broken symlink".
+
+Nothing in a tree stops a scan: any ``OSError`` met on one entry (``/proc``
+entries vanish and refuse ``realpath``) makes it skipped as "unreadable", and
+files are opened without blocking and re-checked as regular files after
+opening, so a FIFO swapped in after the walk cannot hang the run
+(``read_regular_file``). ``ScanResult.problems`` names the skips a user should
+hear about as per-file errors.
 """
 
 from __future__ import annotations
@@ -33,8 +41,10 @@ from rag.sources.ignore import (
     IgnoreRules,
     is_builtin_skipped_dir,
     is_builtin_skipped_file,
+    is_secret_file,
     is_virtualenv,
 )
+from rag.sources.reading import open_regular
 
 
 @dataclass(frozen=True)
@@ -51,10 +61,39 @@ class ScannedFile:
         return self.root / self.path
 
 
+# The longest relative path stored: rag.files is keyed by (source_id, path) in
+# a btree, whose entries PostgreSQL caps at 2704 bytes.
+MAX_PATH_BYTES = 2048
+NOT_UTF8 = "name not UTF-8"
+TOO_LONG = "path too long"
+# Skips that are faults of the tree, not choices: reported as per-file errors too.
+_PROBLEMS = {
+    NOT_UTF8: "the file name is not valid UTF-8; rename it to index it",
+    TOO_LONG: f"the path is longer than {MAX_PATH_BYTES} bytes; shorten it to index it",
+}
+_SHOWN_PATH_CHARS = 200
+
+
 @dataclass
 class ScanResult:
     files: list[ScannedFile]  # sorted by path
     skipped: dict[str, list[str]] = field(default_factory=dict)  # reason -> sorted paths
+
+    def problems(self) -> list[dict[str, str]]:
+        """The skipped paths a user must fix, as ``{"path", "error"}`` with a printable path."""
+        return [
+            {"path": printable_path(path), "error": message}
+            for reason, message in _PROBLEMS.items()
+            for path in self.skipped.get(reason, ())
+        ]
+
+
+def printable_path(path: str) -> str:
+    """A path fit for a terminal and JSON: undecodable bytes as ``\\xe9``, long ones cut."""
+    shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if len(shown) > _SHOWN_PATH_CHARS:
+        return shown[: _SHOWN_PATH_CHARS // 2] + "…" + shown[-_SHOWN_PATH_CHARS // 2 :]
+    return shown
 
 
 # Indexed as text or as documents (pdf, docx) without looking inside.
@@ -165,14 +204,31 @@ class _Scan:
             rules = parent_rules.descend(rel_dir, abs_dir, names)
             for entry in entries:
                 rel_path = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    reason = self._dir_reason(entry.name, rel_path, names, rules)
-                    if reason is None:
-                        pending.append((rel_path, entry.path, rules))
-                    else:
-                        self.skipped[reason].append(rel_path + "/")
-                else:
-                    self._consider_file(entry, rel_path, rules)
+                try:
+                    self._consider(entry, rel_path, names, rules, pending)
+                except OSError:
+                    self.skipped["unreadable"].append(rel_path)
+
+    def _consider(
+        self,
+        entry: os.DirEntry[str],
+        rel_path: str,
+        sibling_names: set[str],
+        rules: IgnoreRules,
+        pending: list[tuple[str, str, IgnoreRules]],
+    ) -> None:
+        is_dir = entry.is_dir(follow_symlinks=False)
+        shown = rel_path + "/" if is_dir else rel_path
+        reason = _name_reason(rel_path)
+        if reason is None and is_dir:
+            reason = self._dir_reason(entry.name, rel_path, sibling_names, rules)
+            if reason is None:
+                pending.append((rel_path, entry.path, rules))
+                return
+        if reason is not None:
+            self.skipped[reason].append(shown)
+        else:
+            self._consider_file(entry, rel_path, rules)
 
     def result(self) -> ScanResult:
         self.files.sort(key=lambda f: f.path)
@@ -204,6 +260,8 @@ class _Scan:
         self, entry: os.DirEntry[str], rel_path: str, rules: IgnoreRules
     ) -> None:
         reason = self._path_reason(entry.name, rel_path, rules) or self._kind_reason(entry)
+        if reason is None and is_secret_file(entry.name, entry.path) and not rules.reincluded(rel_path):
+            reason = "secret"
         if reason is None:
             try:
                 stat = entry.stat(follow_symlinks=False)
@@ -238,7 +296,10 @@ class _Scan:
         return None
 
     def _symlink_reason(self, link_path: str) -> str:
-        target = os.path.realpath(link_path)
+        try:
+            target = os.path.realpath(link_path)
+        except OSError:  # /proc/<pid>/exe and friends
+            return "broken symlink"
         if not os.path.exists(target):
             return "broken symlink"
         root = str(self.root)
@@ -257,6 +318,14 @@ class _Scan:
         return _sniff(entry.path)
 
 
+def _name_reason(rel_path: str) -> str | None:
+    try:
+        size = len(rel_path.encode("utf-8"))
+    except UnicodeEncodeError:  # os.scandir's surrogate escapes for undecodable bytes
+        return NOT_UTF8
+    return TOO_LONG if size > MAX_PATH_BYTES else None
+
+
 def _extension(name: str) -> str:
     _, dot, extension = name.rpartition(".")
     return extension.lower() if dot else ""
@@ -265,7 +334,7 @@ def _extension(name: str) -> str:
 def _sniff(path: str) -> str | None:
     """Return "binary" or "unreadable" judged from the first bytes, None for text."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_regular(path)
         try:
             sample = os.read(fd, SNIFF_BYTES)
         finally:

@@ -69,3 +69,16 @@ def test_importing_providers_and_the_indexer_imports_nothing_heavy():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
     assert result.stdout.strip() == "[]"
+
+
+def test_the_configured_timeout_is_each_request_deadline() -> None:
+    from rag.config import EmbeddingsConfig, RerankerConfig
+    from rag.providers import configured_embedder
+    from rag.providers.rerankers import configured_reranker
+
+    embedder = configured_embedder(EmbeddingsConfig.model_validate(
+        {"provider": "openai", "openai": {"apiKey": "sk-x", "timeout": 7.5}}))
+    reranker = configured_reranker(RerankerConfig.model_validate(
+        {"provider": "jina", "jina": {"apiKey": "j-x", "timeout": 4}}))
+    assert embedder._api._retry.deadline == 7.5  # type: ignore[attr-defined]
+    assert reranker._api._retry.deadline == 4  # type: ignore[attr-defined]

@@ -2,12 +2,14 @@
 
 import email.utils
 import logging
+import socket
 import time
 
 import httpx
 import pytest
 
 from rag.providers import ProviderError
+from rag.providers._http import RetryPolicy
 from rag.providers.jina import JinaEmbedder
 from rag.providers.openai import OpenAIEmbedder
 
@@ -206,4 +208,69 @@ def test_wrong_base_url_is_suggested_on_404(api, sleeps):
     embedder = OpenAIEmbedder(base_url="http://localhost:1234", dimensions=8, transport=api.transport)
 
     with pytest.raises(ProviderError, match=r"http://localhost:1234/embeddings not found .*base_url"):
+        embedder.embed_query("q")
+
+
+def test_an_error_body_echoing_the_key_is_scrubbed(api, sleeps, openai):
+    api.script = [openai_error(400, f"bad request from Bearer {OPENAI_KEY} (Authorization: Bearer {OPENAI_KEY})")]
+
+    with pytest.raises(ProviderError) as error:
+        openai.embed_query("q")
+
+    assert OPENAI_KEY not in str(error.value)
+    assert str(error.value) == (
+        "openai: request rejected (HTTP 400): bad request from Bearer **** (Authorization: ****)"
+    )
+
+
+def test_a_retried_error_body_is_scrubbed_too(api, sleeps, jina):
+    api.script = [httpx.Response(503, text=f"upstream refused token {JINA_KEY}")] * 6
+
+    with pytest.raises(ProviderError) as error:
+        jina.embed_query("q")
+
+    assert JINA_KEY not in str(error.value) and "token ****" in str(error.value)
+
+
+def test_each_attempt_gets_only_what_is_left_of_the_deadline(api, sleeps):
+    timeouts: list[dict[str, float]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        timeouts.append(request.extensions["timeout"])
+        raise httpx.ReadTimeout("no answer")
+
+    embedder = OpenAIEmbedder(OPENAI_KEY, dimensions=8, transport=httpx.MockTransport(answer),
+                              retry=RetryPolicy(deadline=5.0, base_delay=1.0), sleep=sleeps.append)
+    with pytest.raises(ProviderError) as error:
+        embedder.embed_query("q")
+
+    assert all(t["read"] <= 5.0 and t["connect"] <= 5.0 for t in timeouts)
+    assert str(error.value).startswith(f"openai: no answer within the 5 s deadline after {len(timeouts)} attempt")
+    assert "last error: cannot reach https://api.openai.com/v1/embeddings (ReadTimeout: no answer)" in str(error.value)
+
+
+def test_a_server_that_never_answers_fails_within_the_deadline():
+    with socket.socket() as server:  # accepts connections (the kernel's backlog), never answers
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        port = server.getsockname()[1]
+        embedder = OpenAIEmbedder(base_url=f"http://127.0.0.1:{port}/v1", dimensions=8,
+                                  retry=RetryPolicy(deadline=1.5))
+        started = time.monotonic()
+        with pytest.raises(ProviderError, match=r"no answer within the 1.5 s deadline after \d+ attempts?"):
+            embedder.embed_query("q")
+        assert time.monotonic() - started < 3.0
+
+
+def test_the_default_deadline_is_about_a_minute():
+    assert 30 <= RetryPolicy().deadline <= 90
+
+
+@pytest.mark.parametrize("bad", ["NaN", "Infinity"])
+def test_a_nan_vector_is_a_provider_error(bad):
+    def answer(request: httpx.Request) -> httpx.Response:  # Python's json reads NaN as servers write it
+        return httpx.Response(200, content=f'{{"data": [{{"index": 0, "embedding": [0.1, {bad}, 0.3]}}]}}')
+
+    embedder = OpenAIEmbedder(OPENAI_KEY, dimensions=3, transport=httpx.MockTransport(answer))
+    with pytest.raises(ProviderError, match="openai: model 'text-embedding-3-small' returned a vector holding NaN"):
         embedder.embed_query("q")

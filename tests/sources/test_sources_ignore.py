@@ -13,7 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag.sources import scan_source
-from rag.sources.ignore import is_builtin_skipped_dir, is_builtin_skipped_file, rebase_pattern
+from rag.sources.ignore import (
+    is_builtin_skipped_dir,
+    is_builtin_skipped_file,
+    is_secret_file,
+    rebase_pattern,
+)
 
 
 @pytest.mark.parametrize(
@@ -75,14 +80,56 @@ def test_builtin_directories(name: str, siblings: list[str], skipped: bool) -> N
         ("vendor.min.js", True),
         ("main.js", False),
         ("style.css.map", True),
-        (".env", True),
-        (".env.production", True),
-        (".env.example", False),
         ("env.py", False),
     ],
 )
 def test_builtin_files(name: str, skipped: bool) -> None:
     assert is_builtin_skipped_file(name) is skipped
+
+
+PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----\n"
+CERTIFICATE = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "secret"),
+    [
+        (".env", "A=1", True),
+        (".env.production", "A=1", True),
+        ("prod.env", "DB_PASSWORD=x", True),
+        (".envrc", "export TOKEN=x", True),
+        (".netrc", "machine h login u password p", True),
+        ("id_rsa", PRIVATE_KEY, True),
+        ("id_ed25519", PRIVATE_KEY, True),
+        ("server.pem", PRIVATE_KEY, True),
+        ("tls.key", "-----BEGIN RSA PRIVATE KEY-----\nMII=\n", True),
+        (".npmrc", "//registry.npmjs.org/:_authToken=npm_abc\n", True),
+        (".pypirc", "[pypi]\nusername = __token__\npassword = pypi-abc\n", True),
+        (".env.example", "A=", False),
+        ("prod.env.sample", "A=", False),
+        ("id_rsa.pub", "ssh-rsa AAAA", False),
+        ("ca.pem", CERTIFICATE, False),
+        ("music.key", "C major", False),
+        (".npmrc", "save-exact=true\n", False),
+        (".pypirc", "[distutils]\nindex-servers = pypi\n", False),
+        ("environment.py", "", False),
+    ],
+)
+def test_secret_files(tmp_path: Path, name: str, content: str, secret: bool) -> None:
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    assert is_secret_file(name, str(tmp_path / name)) is secret
+    result = scan_source(tmp_path)
+    assert (name in result.skipped.get("secret", [])) is secret
+
+
+def test_a_ragignore_negation_indexes_a_secret_file_on_purpose(tmp_path: Path) -> None:
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "test.env").write_text("FAKE=1", encoding="utf-8")
+    (tmp_path / "deploy" / "prod.env").write_text("REAL=1", encoding="utf-8")
+    (tmp_path / ".ragignore").write_text("!deploy/test.env\n", encoding="utf-8")
+    result = scan_source(tmp_path)
+    assert [f.path for f in result.files] == [".ragignore", "deploy/test.env"]
+    assert result.skipped["secret"] == ["deploy/prod.env"]
 
 
 # Trees whose .gitignore files git must judge exactly as the scan does.

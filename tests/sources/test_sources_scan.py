@@ -86,8 +86,8 @@ CASES: list[tuple[str, Tree, dict[str, Any], set[str], dict[str, str]]] = [
             "go.sum": "builtin",
             "static/app.min.js": "builtin",
             "static/app.js.map": "builtin",
-            ".env": "builtin",
-            ".env.local": "builtin",
+            ".env": "secret",
+            ".env.local": "secret",
         },
     ),
     (
@@ -517,3 +517,66 @@ def test_invalid_glob_is_a_source_error(tmp_path: Path, option: str) -> None:
     globs = {option: ["*.md", "src/\\"]}
     with pytest.raises(SourceError, match=rf"invalid {option} glob 'src/\\\\'"):
         scan_source(tmp_path, include=globs.get("include"), exclude=globs.get("exclude"))
+
+
+# Hostile trees: one bad entry is skipped with its reason, its siblings are kept.
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_named(tmp_path: Path) -> None:
+    os.makedirs(os.path.join(bytes(tmp_path), b"d\xff"))
+    open(os.path.join(bytes(tmp_path), b"d\xff", b"x.py"), "wb").close()
+    open(os.path.join(bytes(tmp_path), b"caf\xe9.py"), "wb").close()
+    (tmp_path / "ok.py").write_text("x = 1\n", encoding="utf-8")
+    result = scan_source(tmp_path)
+    assert kept(result) == {"ok.py"}
+    assert len(result.skipped["name not UTF-8"]) == 2
+    assert {p["path"] for p in result.problems()} == {"caf\\xe9.py", "d\\xff/"}
+    assert all("not valid UTF-8" in p["error"] for p in result.problems())
+    json.dumps(result.problems()).encode("utf-8")  # printable anywhere
+
+
+def test_a_path_over_the_key_limit_is_skipped_and_named(tmp_path: Path) -> None:
+    deep = tmp_path
+    for _ in range(12):  # 12 x 200 bytes: over MAX_PATH_BYTES, within the OS's PATH_MAX
+        deep = deep / ("d" * 199)
+    deep.mkdir(parents=True)
+    (deep / "long.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "ok.py").write_text("x = 1\n", encoding="utf-8")
+    result = scan_source(tmp_path)
+    assert kept(result) == {"ok.py"}
+    assert len(result.skipped["path too long"]) == 1
+    [problem] = result.problems()
+    assert "longer than 2048 bytes" in problem["error"]
+    assert len(problem["path"]) < 250
+
+
+def test_an_oserror_on_one_entry_skips_only_that_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ok.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "target.py").write_text("x = 1\n", encoding="utf-8")
+    os.symlink("target.py", tmp_path / "exe")
+    real = os.path.realpath
+
+    def realpath_like_proc(path: Any, **kwargs: Any) -> str:
+        if str(path).endswith("exe"):  # what /proc/<pid>/exe does for a vanished process
+            raise FileNotFoundError(2, "No such file or directory")
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(os.path, "realpath", realpath_like_proc)
+    result = scan_source(tmp_path)
+    assert kept(result) == {"ok.py", "target.py"}
+    assert reason_of(result, "exe") == "broken symlink"
+
+
+def test_proc_scans_without_an_error() -> None:
+    result = scan_source(Path("/proc/self"))
+    assert result.skipped  # fds, links, pseudo files: each skipped with a reason
+
+
+def test_a_fifo_is_never_opened_by_the_scan(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")  # no extension: the scan would sniff a regular file
+    (tmp_path / "ok").write_text("text\n", encoding="utf-8")
+    result = scan_source(tmp_path)
+    assert kept(result) == {"ok"}
+    assert reason_of(result, "pipe") == "not a regular file"
