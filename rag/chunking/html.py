@@ -1,0 +1,170 @@
+"""HTML chunking (.html, .htm): the text of a page by its headings, through
+the Markdown section chunker.
+
+``html.parser`` reads the page (entities decoded, broken markup tolerated).
+Scripts, styles, navigation, templates, SVG and the page title are dropped;
+``h1``..``h6`` become ``#`` header lines, block elements (paragraphs, list
+items, table rows, …) lines of their text with whitespace collapsed, and
+``pre`` a code fence keeping its lines. Chunk contents are that rendered text;
+startLine/endLine are lines of the HTML file.
+"""
+
+import re
+from html.parser import HTMLParser
+
+from rag.chunking.markdown import Block
+from rag.chunking.model import Chunk
+from rag.chunking.rendered import Rendering
+from rag.errors import ChunkingError
+
+_DROPPED = frozenset(
+    {"script", "style", "nav", "noscript", "template", "svg", "math", "title", "iframe", "canvas"}
+)
+_BACKTICKS = re.compile("`+")
+_HEADINGS = {f"h{level}": level for level in range(1, 7)}
+# Elements whose start and end break the line of text.
+_BREAKING = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "div",
+        "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "header", "hr", "li",
+        "main", "ol", "p", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead",
+        "tr", "ul",
+    }
+)
+# Elements whose end is also a paragraph break (where chunks prefer to end).
+_PARAGRAPH_ENDS = frozenset(
+    {
+        "article", "aside", "blockquote", "details", "div", "dl", "figure", "footer", "header",
+        "hr", "main", "ol", "p", "section", "table", "ul",
+    }
+)
+
+
+def chunk_html(text: str, path: str, *, max_tokens: int, overlap: int) -> list[Chunk]:
+    """Chunks of an HTML page's text, each with headerPath and headerLevel."""
+    parser = _PageText()
+    try:
+        parser.feed(text)
+        parser.close()
+    except Exception as error:  # html.parser is lenient, but one page must not stop a run
+        raise ChunkingError(f"unreadable HTML: {type(error).__name__}: {error}") from error
+    parser.finish()
+    return parser.rendering.chunks(
+        path, source_type="text", language="html", max_tokens=max_tokens, overlap=overlap
+    )
+
+
+class _PageText(HTMLParser):
+    """Renders the page's text into a ``Rendering`` while it is parsed."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rendering = Rendering()
+        self._dropped_depth = 0
+        self._words: list[str] = []
+        self._span = (0, 0)  # original lines of the words collected
+        self._heading: tuple[int, int] | None = None  # (level, line) of an open h1..h6
+        self._pre: list[tuple[str, int]] | None = None  # lines of an open <pre>, with origins
+        self._pre_depth = 0
+        self._list_item = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _DROPPED:
+            self._dropped_depth += 1
+        if self._dropped_depth:
+            return
+        line = self.getpos()[0]
+        if tag == "pre":
+            self._pre_depth += 1
+            if self._pre is None:
+                self._flush()
+                self._pre = [("", line)]
+        elif self._pre is not None:
+            return
+        elif tag in _HEADINGS:
+            self._flush()
+            self._heading = (_HEADINGS[tag], line)
+        elif tag in _BREAKING:
+            self._flush()
+            self._list_item = self._list_item or tag == "li"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _DROPPED:
+            self._dropped_depth = max(0, self._dropped_depth - 1)
+            return
+        if self._dropped_depth:
+            return
+        if tag == "pre" and self._pre is not None:
+            self._pre_depth -= 1
+            if self._pre_depth == 0:
+                self._end_pre(self.getpos()[0])
+        elif self._pre is not None:
+            return
+        elif tag in _HEADINGS and self._heading is not None:
+            level, first = self._heading
+            title = " ".join(self._words)
+            if title:
+                self.rendering.add_header(level, title, first, self.getpos()[0])
+            self._words = []
+            self._heading = None
+        elif tag in _BREAKING:
+            self._flush()
+            self._list_item = False
+            if tag in _PARAGRAPH_ENDS:
+                self.rendering.add_blank()
+
+    def handle_data(self, data: str) -> None:
+        if self._dropped_depth:
+            return
+        line = self.getpos()[0]
+        if self._pre is not None:
+            for number, part in enumerate(data.split("\n")):
+                if number:
+                    self._pre.append(("", line + number))
+                text, origin = self._pre[-1]
+                self._pre[-1] = (text + part, origin)
+            return
+        words = data.split()
+        if not words:
+            return
+        first = line + data[: len(data) - len(data.lstrip())].count("\n")
+        last = line + data[: len(data.rstrip())].count("\n")
+        self._span = (first, last) if not self._words else (self._span[0], last)
+        if self._list_item and not self._words and self._heading is None:
+            words.insert(0, "-")  # the first line of a list item
+            self._list_item = False
+        self._words.extend(words)
+
+    def finish(self) -> None:
+        """Render what an unclosed element left open at the end of the page."""
+        if self._pre is not None:
+            self._end_pre(self._pre[-1][1])
+        if self._heading is not None:
+            self._heading = None  # its words become a line of text
+        self._flush()
+
+    def _flush(self) -> None:
+        if self._words and self._heading is None:
+            self.rendering.add_line(" ".join(self._words), *self._span)
+            self._words = []
+
+    def _end_pre(self, closing_line: int) -> None:
+        pre_lines, self._pre, self._pre_depth = self._pre or [], None, 0
+        if pre_lines and not pre_lines[0][0].strip():
+            del pre_lines[0]  # the newline right after <pre> is not content
+        while pre_lines and not pre_lines[-1][0].strip():
+            pre_lines.pop()
+        if not pre_lines:
+            return
+        longest = max(_backtick_run(text) for text, _ in pre_lines)
+        fence = "`" * max(3, longest + 1)
+        first = self.rendering.append(fence, pre_lines[0][1], pre_lines[0][1])
+        for text, origin in pre_lines:
+            self.rendering.append(text.rstrip(), origin, origin)
+        self.rendering.append(fence, closing_line, closing_line)
+        self.rendering.sections.add(Block(first, first + len(pre_lines) + 2, "fence"))
+        self.rendering.add_blank()
+
+
+def _backtick_run(text: str) -> int:
+    return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
