@@ -15,7 +15,7 @@ legacy two-line (underlined) titles are not recognised.
 import re
 
 from rag.chunking.lines import Lines
-from rag.chunking.markdown import Block, Section, SectionBuilder, chunk_sections
+from rag.chunking.markdown import Block, Section, SectionBuilder, chunk_by_sections
 from rag.chunking.model import Chunk
 
 _TITLE = re.compile(r"(={1,6}|#{1,6})[ \t]+(\S.*?)(?:[ \t]+\1)?[ \t]*")
@@ -28,15 +28,8 @@ _BLOCK_PREAMBLE = re.compile(r"\[[^\]]*\][ \t]*|\.[^.\s].*")
 
 def chunk_asciidoc(text: str, path: str, *, max_tokens: int, overlap: int) -> list[Chunk]:
     """Chunks of an AsciiDoc document, each with headerPath and headerLevel."""
-    lines = Lines(text)
-    return chunk_sections(
-        lines,
-        parse_asciidoc(lines),
-        path,
-        source_type="text",
-        language="asciidoc",
-        max_tokens=max_tokens,
-        overlap=overlap,
+    return chunk_by_sections(
+        text, path, parse_asciidoc, "text", "asciidoc", max_tokens=max_tokens, overlap=overlap
     )
 
 

@@ -17,6 +17,7 @@ section when that one is nested under it, so "# API" directly followed by
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -114,13 +115,29 @@ def _body_is_blank(lines: Lines, section: Section) -> bool:
 
 def chunk_markdown(text: str, path: str, *, max_tokens: int, overlap: int) -> list[Chunk]:
     """Chunks of a Markdown document, each with headerPath and headerLevel."""
+    return chunk_by_sections(
+        text, path, parse_markdown, "markdown", "markdown", max_tokens=max_tokens, overlap=overlap
+    )
+
+
+def chunk_by_sections(
+    text: str,
+    path: str,
+    parse: Callable[[Lines], list[Section]],
+    source_type: str,
+    language: str,
+    *,
+    max_tokens: int,
+    overlap: int,
+) -> list[Chunk]:
+    """Chunks of a document chunked as it is stored, at the sections ``parse`` finds."""
     lines = Lines(text)
     return chunk_sections(
         lines,
-        parse_markdown(lines),
+        parse(lines),
         path,
-        source_type="markdown",
-        language="markdown",
+        source_type=source_type,
+        language=language,
         max_tokens=max_tokens,
         overlap=overlap,
     )

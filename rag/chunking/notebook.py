@@ -91,9 +91,7 @@ def _load(text: str) -> Any:
     try:
         return _LocatingDecoder().decode(text)
     except json.JSONDecodeError as error:
-        raise ChunkingError(
-            f"invalid notebook JSON at line {error.lineno} column {error.colno}: {error.msg}"
-        ) from error
+        raise ChunkingError(f"invalid notebook JSON: {error}") from error
     except RecursionError as error:
         raise ChunkingError("invalid notebook JSON: nested too deeply") from error
 

@@ -17,7 +17,7 @@ indented literal block, are each one block: never split while they fit.
 import re
 
 from rag.chunking.lines import Lines
-from rag.chunking.markdown import Block, Section, SectionBuilder, chunk_sections
+from rag.chunking.markdown import Block, Section, SectionBuilder, chunk_by_sections
 from rag.chunking.model import Chunk
 
 # One punctuation character (any of docutils' adornment characters) repeated.
@@ -31,15 +31,8 @@ Style = tuple[str, bool]  # the adornment character, whether it has an overline
 
 def chunk_rst(text: str, path: str, *, max_tokens: int, overlap: int) -> list[Chunk]:
     """Chunks of a reST document, each with headerPath and headerLevel."""
-    lines = Lines(text)
-    return chunk_sections(
-        lines,
-        parse_rst(lines),
-        path,
-        source_type="text",
-        language="rst",
-        max_tokens=max_tokens,
-        overlap=overlap,
+    return chunk_by_sections(
+        text, path, parse_rst, "text", "rst", max_tokens=max_tokens, overlap=overlap
     )
 
 

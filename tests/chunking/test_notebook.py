@@ -91,7 +91,7 @@ def test_empty_notebooks_give_no_chunks() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ((STRUCTURED / "broken.ipynb").read_text(), "invalid notebook JSON at line 20"),
+        ((STRUCTURED / "broken.ipynb").read_text(), "invalid notebook JSON: .* line 20 column 6"),
         ("[1, 2]", 'no "cells" list'),
         ('{"cells": {}}', 'no "cells" list'),
         ('{"cells": [{"cell_type": "code", "source": 3}]}', "cell 1: source must be"),
