@@ -29,6 +29,7 @@ from rag.chunking.rendered import Rendering
 from rag.errors import ChunkingError
 
 _BACKTICKS = re.compile("`+")
+_NEWLINE = re.compile("\n")
 
 
 class _Located(str):
@@ -61,7 +62,7 @@ def chunk_notebook(text: str, path: str, *, max_tokens: int, overlap: int) -> li
     if not isinstance(cells, list):
         raise ChunkingError('not a Jupyter notebook: no "cells" list (nbformat 4 is read)')
     language = _language(notebook)
-    newlines = [offset for offset, char in enumerate(text) if char == "\n"]
+    newlines = [match.start() for match in _NEWLINE.finditer(text)]
     rendering = Rendering()
     for number, cell in enumerate(cells):
         if not isinstance(cell, dict) or cell.get("cell_type") not in ("markdown", "code"):
