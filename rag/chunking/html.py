@@ -2,7 +2,8 @@
 the Markdown section chunker.
 
 ``html.parser`` reads the page (entities decoded, broken markup tolerated).
-Scripts, styles, navigation, templates, SVG and the page title are dropped;
+Scripts, styles, navigation (``nav``, ``role="navigation"``), buttons,
+templates, SVG and the page title are dropped;
 ``h1``..``h6`` become ``#`` header lines, block elements (paragraphs, list
 items, table rows, …) lines of their text with whitespace collapsed, and
 ``pre`` a code fence keeping its lines. Chunk contents are that rendered text;
@@ -18,7 +19,16 @@ from rag.chunking.rendered import Rendering
 from rag.errors import ChunkingError
 
 _DROPPED = frozenset(
-    {"script", "style", "nav", "noscript", "template", "svg", "math", "title", "iframe", "canvas"}
+    {
+        "button", "canvas", "iframe", "math", "nav", "noscript", "script", "select", "style",
+        "svg", "template", "title",
+    }
+)
+# Sidebars and search boxes marked up as <div role="navigation">, as Sphinx does.
+_DROPPED_ROLES = frozenset({"navigation", "search"})
+# Elements without an end tag: they never start a dropped run.
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 )
 _BACKTICKS = re.compile("`+")
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
@@ -60,7 +70,7 @@ class _PageText(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.rendering = Rendering()
-        self._dropped_depth = 0
+        self._dropped: tuple[str, int] | None = None  # the dropped element open, and its nesting
         self._words: list[str] = []
         self._span = (0, 0)  # original lines of the words collected
         self._heading: tuple[int, int] | None = None  # (level, line) of an open h1..h6
@@ -69,9 +79,14 @@ class _PageText(HTMLParser):
         self._list_item = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _DROPPED:
-            self._dropped_depth += 1
-        if self._dropped_depth:
+        if self._dropped is not None:
+            dropped, depth = self._dropped
+            self._dropped = (dropped, depth + 1) if tag == dropped else self._dropped
+            return
+        if tag not in _VOID and (tag in _DROPPED or _DROPPED_ROLES.intersection(
+            value for name, value in attrs if name == "role" and value
+        )):
+            self._dropped = (tag, 1)
             return
         line = self.getpos()[0]
         if tag == "pre":
@@ -89,10 +104,10 @@ class _PageText(HTMLParser):
             self._list_item = self._list_item or tag == "li"
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in _DROPPED:
-            self._dropped_depth = max(0, self._dropped_depth - 1)
-            return
-        if self._dropped_depth:
+        if self._dropped is not None:
+            dropped, depth = self._dropped
+            if tag == dropped:
+                self._dropped = (dropped, depth - 1) if depth > 1 else None
             return
         if tag == "pre" and self._pre is not None:
             self._pre_depth -= 1
@@ -114,7 +129,7 @@ class _PageText(HTMLParser):
                 self.rendering.add_blank()
 
     def handle_data(self, data: str) -> None:
-        if self._dropped_depth:
+        if self._dropped is not None:
             return
         line = self.getpos()[0]
         if self._pre is not None:

@@ -67,3 +67,14 @@ def test_broken_and_odd_markup_is_tolerated() -> None:
     assert "x = 1" in "".join(c.content for c in chunks)
     text = "".join(c.content for c in chunk("<p>a &zzz; b &#0; c</p><h3></h3><p>d</p>"))
     assert "a &zzz; b" in text and "d" in text
+
+
+def test_navigation_roles_and_controls_are_dropped_with_what_they_hold() -> None:
+    page = (
+        '<div role="navigation"><div><h2>Contents</h2><p>menu</p></div><p>more menu</p></div>\n'
+        '<input role="search" name="q">\n'
+        "<h1>Body</h1><p>kept <button>Copy</button>text</p>\n"
+        '<select><option>Theme</option></select><div role="search"><p>find</p></div><p>end</p>\n'
+    )
+    chunks = chunk(page)
+    assert [(c.metadata["headerPath"], c.content) for c in chunks] == [("# Body", "# Body\nkept text\n\nend\n")]
