@@ -18,12 +18,12 @@ from rag.chunking.lines import Lines
 from rag.chunking.markdown import Block, Section, SectionBuilder, chunk_by_sections
 from rag.chunking.model import Chunk
 
-_TITLE = re.compile(r"(={1,6}|#{1,6})[ \t]+(\S.*?)(?:[ \t]+\1)?[ \t]*")
+_TITLE = re.compile(r"(={1,6}|#{1,6})[ \t]+(\S.*?)(?:[ \t]+\1)?\s*")
 _DELIMITER = re.compile(
-    r"(-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,}|[|,:!]={3,}|--)[ \t]*|(`{3,}).*"
+    r"(-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,}|[|,:!]={3,}|--)\s*|(`{3,}).*"
 )
 # Lines that belong to the block below them: [attributes] and .Block titles.
-_BLOCK_PREAMBLE = re.compile(r"\[[^\]]*\][ \t]*|\.[^.\s].*")
+_BLOCK_PREAMBLE = re.compile(r"\[[^\]]*\]\s*|\.[^.\s].*")
 
 
 def chunk_asciidoc(text: str, path: str, *, max_tokens: int, overlap: int) -> list[Chunk]:

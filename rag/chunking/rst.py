@@ -21,10 +21,13 @@ from rag.chunking.markdown import Block, Section, SectionBuilder, chunk_by_secti
 from rag.chunking.model import Chunk
 
 # One punctuation character (any of docutils' adornment characters) repeated.
-_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1+[ \t]*")
-_EXPLICIT_MARKUP = re.compile(r"([ \t]*)\.\.(?:[ \t]|$)")
-_DIRECTIVE = re.compile(r"[ \t]*\.\. [\w.:+-]+::")
-_ROLE_OR_LITERAL = re.compile(r":[\w.+-]+:`[^`]+`|``[^`]+``|`[^`]+`_")
+_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1+\s*")
+_EXPLICIT_MARKUP = re.compile(r"([ \t]*)\.\.(?:\s|$)")
+_ADORNMENT_CHARS = frozenset(r"""!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~""")
+_RST_MARKUP = re.compile(
+    r"^[ \t]*\.\. [\w.:+-]+::|\S::[ \t\r]*$|:[\w.+-]+:`[^`\n]+`|``[^`\n]+``|`[^`\n]+`_",
+    re.MULTILINE,
+)
 
 Style = tuple[str, bool]  # the adornment character, whether it has an overline
 
@@ -38,24 +41,16 @@ def chunk_rst(text: str, path: str, *, max_tokens: int, overlap: int) -> list[Ch
 
 def looks_like_rst(text: str) -> bool:
     """Whether a .txt file is reST: it has a section title, and a second one
-    or some reST markup (a directive, a ``::`` literal block, a role or
-    ``inline literal``)."""
+    or some reST markup (a directive, a ``::`` literal block, a role, a
+    ``literal`` or a `link`_)."""
     strings = text.split("\n")
     titles = 0
-    markup = False
-    for index, line in enumerate(strings):
+    for index in range(len(strings)):
         if _title_at(strings, index) is not None:
             titles += 1
-        elif not markup:
-            stripped = line.rstrip()
-            markup = (
-                _DIRECTIVE.match(line) is not None
-                or (stripped.endswith("::") and len(stripped) > 2)
-                or _ROLE_OR_LITERAL.search(line) is not None
-            )
-        if titles >= 2 or (titles and markup):
-            return True
-    return False
+            if titles == 2:
+                return True
+    return titles == 1 and _RST_MARKUP.search(text) is not None
 
 
 def parse_rst(lines: Lines) -> list[Section]:
@@ -83,10 +78,11 @@ def parse_rst(lines: Lines) -> list[Section]:
 
 def _title_at(strings: list[str], index: int) -> tuple[Style, int, int] | None:
     """(style, the title's line, the line after it) when a title starts at ``index``."""
-    if index > 0 and strings[index - 1].strip():
-        return None
     line = strings[index]
-    if not line.strip():
+    following = strings[index + 1][:1] if index + 1 < len(strings) else ""
+    if line[:1] not in _ADORNMENT_CHARS and following not in _ADORNMENT_CHARS:
+        return None  # neither an overline here nor an underline next: the common case, fast
+    if not line.strip() or (index > 0 and strings[index - 1].strip()):
         return None
     over = _ADORNMENT.fullmatch(line)
     if over is not None:  # an overline: the title is the next line, then the underline

@@ -50,3 +50,10 @@ def test_a_delimited_block_is_kept_whole_while_it_fits() -> None:
     chunks = chunk(text, max_tokens=80, overlap=10)
     assert len(chunks) > 1
     assert any(listing in c.content for c in chunks)
+
+
+def test_crlf_files_have_the_same_sections() -> None:
+    text = MANUAL.read_text()
+    def spans(chunks: list[Chunk]) -> list[tuple[int, int, str]]:
+        return [(c.metadata["startLine"], c.metadata["endLine"], c.metadata["headerPath"]) for c in chunks]
+    assert spans(chunk(text.replace("\n", "\r\n"))) == spans(chunk(text))

@@ -111,3 +111,10 @@ def test_txt_detection_needs_a_title_and_more(text: str, is_rst: bool) -> None:
 def test_empty_and_blank_documents_give_no_chunks() -> None:
     assert chunk("") == []
     assert chunk("\n\n   \n") == []
+
+
+def test_crlf_files_have_the_same_sections() -> None:
+    text = (STRUCTURED / "guide.rst").read_text()
+    crlf = text.replace("\n", "\r\n")
+    assert spans(chunk(crlf)) == spans(chunk(text))
+    assert looks_like_rst(crlf)
