@@ -37,8 +37,7 @@ _BREAKING = frozenset(
     {
         "address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "div",
         "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "header", "hr", "li",
-        "main", "ol", "p", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead",
-        "tr", "ul",
+        "main", "ol", "p", "section", "summary", "table", "tbody", "tfoot", "thead", "tr", "ul",
     }
 )
 # Elements whose end is also a paragraph break (where chunks prefer to end).
@@ -77,6 +76,7 @@ class _PageText(HTMLParser):
         self._pre: list[tuple[str, int]] | None = None  # lines of an open <pre>, with origins
         self._pre_depth = 0
         self._list_item = False
+        self._glued = False  # the last text ended inside a word: "foo<b>bar</b>" is one word
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self._dropped is not None:
@@ -89,6 +89,8 @@ class _PageText(HTMLParser):
             self._dropped = (tag, 1)
             return
         line = self.getpos()[0]
+        if tag in ("td", "th"):
+            self._glued = False  # a row is one line, its cells apart
         if tag == "pre":
             self._pre_depth += 1
             if self._pre is None:
@@ -140,8 +142,13 @@ class _PageText(HTMLParser):
                 self._pre[-1] = (text + part, origin)
             return
         words = data.split()
+        glue, self._glued = self._glued, bool(words) and not data[-1].isspace()
         if not words:
             return
+        if glue and not data[0].isspace() and self._words:
+            self._words[-1] += words.pop(0)
+            if not words:
+                return
         first = line + data[: len(data) - len(data.lstrip())].count("\n")
         last = line + data[: len(data.rstrip())].count("\n")
         self._span = (first, last) if not self._words else (self._span[0], last)
@@ -159,6 +166,7 @@ class _PageText(HTMLParser):
         self._flush()
 
     def _flush(self) -> None:
+        self._glued = False
         if self._words and self._heading is None:
             self.rendering.add_line(" ".join(self._words), *self._span)
             self._words = []

@@ -78,3 +78,11 @@ def test_navigation_roles_and_controls_are_dropped_with_what_they_hold() -> None
     )
     chunks = chunk(page)
     assert [(c.metadata["headerPath"], c.content) for c in chunks] == [("# Body", "# Body\nkept text\n\nend\n")]
+
+
+def test_inline_markup_keeps_words_whole_and_table_rows_on_one_line() -> None:
+    page = (
+        "<p>re<b>try</b>ing <code>fetch()</code>, then <i>stop</i>.</p>\n"
+        "<table><tr><th>name</th><th>value</th></tr>\n<tr><td>retries</td><td>3</td></tr></table>\n"
+    )
+    assert chunk(page)[0].content == "retrying fetch(), then stop.\n\nname value\nretries 3\n"
