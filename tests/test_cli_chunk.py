@@ -52,3 +52,20 @@ def test_chunk_reports_bad_files_and_arguments(tmp_path: Path) -> None:
     assert result.exit_code == 1 and result.stderr == "error: missing.py: no such file or folder\n"
     result = runner.invoke(app, ["chunk", "bad.pdf", "--max-tokens", "10", "--overlap", "10"])
     assert result.exit_code == 1 and "--overlap" in result.stderr
+
+
+def test_chunk_shows_document_sections(tmp_path: Path) -> None:
+    fixtures = Path(__file__).parent / "chunking" / "fixtures" / "structured"
+    for name in ("guide.rst", "manual.adoc", "page.html", "train.ipynb", "broken.ipynb"):
+        (tmp_path / name).write_bytes((fixtures / name).read_bytes())
+    names = ["guide.rst", "manual.adoc", "page.html", "train.ipynb", "broken.ipynb"]
+    result = runner.invoke(app, ["chunk", *names], catch_exceptions=False)
+    assert result.exit_code == 0
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert ["guide.rst:27-36", "text", "42", "tok", "#", "User", "Guide", ">", "##", "Installation",
+            ">", "###", "Configuration"] in rows
+    assert ["manual.adoc:18-20", "text", "9", "tok", "#", "Tool", "Manual", ">", "##", "Installing",
+            ">", "###", "From", "source"] in rows
+    assert ["page.html:21-22", "text", "6", "tok", "#", "Tool", "&", "Friends", ">", "##", "Searching"] in rows
+    assert ["train.ipynb:7-29", "code", "35", "tok", "#", "Training"] in rows
+    assert result.stderr.startswith("error: broken.ipynb: invalid notebook JSON: ")

@@ -2,35 +2,57 @@
 and turning whatever is wrong with a file's content into a result, never an
 exception.
 
-Documents go by extension: .md/.mdx/.markdown → markdown, .pdf → pdf,
-.docx → docx. Any other file is code when ``detect_language`` knows its name
-or extension or sees a shebang, and text otherwise (language "csv" for
-.csv/.tsv, "log", "rst", else "text").
+Documents go by extension: .md/.mdx/.markdown → markdown, .rst → reST,
+.adoc/.asciidoc → AsciiDoc, .html/.htm → HTML, .ipynb → notebook, .pdf →
+pdf, .docx → docx; a .txt file whose content reads as reST (``looks_like_rst``)
+→ reST. Any other file is code when ``detect_language`` knows its name or
+extension or sees a shebang, and text otherwise (language "csv" for
+.csv/.tsv, "log", else "text").
 
 Content problems end up in ``FileChunks``: NUL bytes in the first 8 KB →
 error "binary file"; an empty or blank file → no chunks; undecodable bytes →
-U+FFFD and a warning; a PDF or .docx that cannot be read → error.
+U+FFFD and a warning; a PDF, .docx, notebook or HTML page that cannot be read
+→ error.
 """
 
 import codecs
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
+from rag.chunking.asciidoc import chunk_asciidoc
 from rag.chunking.code import chunk_code
+from rag.chunking.html import chunk_html
 from rag.chunking.languages import detect_language
 from rag.chunking.lines import make_storable
 from rag.chunking.markdown import chunk_markdown
 from rag.chunking.model import Chunk
+from rag.chunking.notebook import chunk_notebook
+from rag.chunking.rst import chunk_rst, looks_like_rst
 from rag.chunking.text import chunk_text
 from rag.errors import ChunkingError
 
 _BINARY_SNIFF_BYTES = 8192
-_MARKDOWN_SUFFIXES = frozenset({".md", ".mdx", ".markdown"})
+
+class _DocumentChunker(Protocol):
+    def __call__(self, text: str, path: str, *, max_tokens: int, overlap: int) -> list[Chunk]: ...
+
+
+_DOCUMENT_CHUNKERS: dict[str, _DocumentChunker] = {
+    ".md": chunk_markdown,
+    ".mdx": chunk_markdown,
+    ".markdown": chunk_markdown,
+    ".rst": chunk_rst,
+    ".adoc": chunk_asciidoc,
+    ".asciidoc": chunk_asciidoc,
+    ".html": chunk_html,
+    ".htm": chunk_html,
+    ".ipynb": chunk_notebook,
+}
 _TEXT_LANGUAGES = {
     ".csv": "csv",
     ".tsv": "csv",
     ".log": "log",
-    ".rst": "rst",
 }
 # Longest first: the UTF-32 LE mark begins with the UTF-16 LE one.
 _BYTE_ORDER_MARKS = (
@@ -93,7 +115,10 @@ def chunk_bytes(
     text, warnings = decoded
     if not text.strip():
         return FileChunks(text, [], warnings)
-    chunks = _chunk_decoded(text, rel_path, suffix, max_tokens, overlap, warnings)
+    try:
+        chunks = _chunk_decoded(text, rel_path, suffix, max_tokens, overlap, warnings)
+    except ChunkingError as error:  # a notebook that is not JSON, …
+        return FileChunks(text, [], warnings, error=str(error))
     return FileChunks(text, chunks, warnings)
 
 
@@ -117,8 +142,11 @@ def _decode(data: bytes) -> tuple[str, list[str]] | None:
 def _chunk_decoded(
     text: str, rel_path: str, suffix: str, max_tokens: int, overlap: int, warnings: list[str]
 ) -> list[Chunk]:
-    if suffix in _MARKDOWN_SUFFIXES:
-        return chunk_markdown(text, rel_path, max_tokens=max_tokens, overlap=overlap)
+    document_chunker = _DOCUMENT_CHUNKERS.get(suffix)
+    if document_chunker is None and suffix == ".txt" and looks_like_rst(text):
+        document_chunker = chunk_rst
+    if document_chunker is not None:
+        return document_chunker(text, rel_path, max_tokens=max_tokens, overlap=overlap)
     code_language = detect_language(rel_path, text)
     if code_language is not None:
         try:

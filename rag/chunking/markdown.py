@@ -1,4 +1,6 @@
-"""Markdown chunking (.md, .mdx), and the section chunker .docx reuses.
+"""Markdown chunking (.md, .mdx), and the section chunker the other
+structured documents reuse (reST, AsciiDoc, HTML, notebooks, .docx): they
+build their sections with ``SectionBuilder`` and call ``chunk_sections``.
 
 A document becomes sections, one per header (ATX ``#`` or setext underline),
 plus the text before the first header (headerPath ""). A section is a list of
@@ -15,13 +17,16 @@ section when that one is nested under it, so "# API" directly followed by
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from rag.chunking.lines import Lines, line_spans, pack
 from rag.chunking.model import Chunk, count_tokens
 
-BlockKind = Literal["line", "header", "fence", "table"]
+# "literal": lines kept together while they fit and cut at lines otherwise
+# (a reST directive or literal block, an AsciiDoc delimited block).
+BlockKind = Literal["line", "header", "fence", "table", "literal"]
 
 _ATX_HEADER = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?\s*")
 # Fences inside list items are indented, so any indentation opens one.
@@ -110,13 +115,29 @@ def _body_is_blank(lines: Lines, section: Section) -> bool:
 
 def chunk_markdown(text: str, path: str, *, max_tokens: int, overlap: int) -> list[Chunk]:
     """Chunks of a Markdown document, each with headerPath and headerLevel."""
+    return chunk_by_sections(
+        text, path, parse_markdown, "markdown", "markdown", max_tokens=max_tokens, overlap=overlap
+    )
+
+
+def chunk_by_sections(
+    text: str,
+    path: str,
+    parse: Callable[[Lines], list[Section]],
+    source_type: str,
+    language: str,
+    *,
+    max_tokens: int,
+    overlap: int,
+) -> list[Chunk]:
+    """Chunks of a document chunked as it is stored, at the sections ``parse`` finds."""
     lines = Lines(text)
     return chunk_sections(
         lines,
-        parse_markdown(lines),
+        parse(lines),
         path,
-        source_type="markdown",
-        language="markdown",
+        source_type=source_type,
+        language=language,
         max_tokens=max_tokens,
         overlap=overlap,
     )
@@ -129,27 +150,34 @@ def parse_markdown(lines: Lines) -> list[Section]:
     index = _front_matter_end(strings)
     for front_matter_line in range(index):
         builder.add(Block(front_matter_line, front_matter_line + 1))
-    while index < len(strings):
+    add_markdown_blocks(builder, strings, index, len(strings))
+    return builder.sections(lines)
+
+
+def add_markdown_blocks(builder: SectionBuilder, strings: list[str], first: int, end: int) -> None:
+    """Add the blocks and headers of Markdown lines ``first`` .. ``end - 1`` to
+    ``builder``; no block reaches past ``end`` (a notebook's cell)."""
+    index = first
+    while index < end:
         line = strings[index]
         marker = line.lstrip()[:1]
         if marker in ("`", "~") and (fence := _fence_marker(line)):
-            block = Block(index, _fence_end(strings, index, fence), "fence")
+            block = Block(index, _fence_end(strings, index, end, fence), "fence")
             builder.add(block)
         elif marker == "#" and (atx := _ATX_HEADER.fullmatch(line)):
             block = Block(index, index + 1, "header")
             builder.add_header(block, len(atx.group(1)), (atx.group(2) or "").strip())
-        elif _is_setext_header(strings, index):
+        elif index + 1 < end and _is_setext_header(strings, index):
             block = Block(index, index + 2, "header")
             level = 1 if strings[index + 1].lstrip()[0] == "=" else 2
             builder.add_header(block, level, line.strip())
-        elif "|" in line and index + 1 < len(strings) and _is_table_delimiter(strings[index + 1]):
-            block = Block(index, _table_end(strings, index + 2), "table")
+        elif "|" in line and index + 1 < end and _is_table_delimiter(strings[index + 1]):
+            block = Block(index, _table_end(strings, index + 2, end), "table")
             builder.add(block)
         else:
             block = Block(index, index + 1)
             builder.add(block)
         index = block.end
-    return builder.sections(lines)
 
 
 def _front_matter_end(strings: list[str]) -> int:
@@ -171,13 +199,13 @@ def _fence_marker(line: str) -> str | None:
     return match.group(1)
 
 
-def _fence_end(strings: list[str], first: int, marker: str) -> int:
-    """The line after the fence opened at ``first`` closes (the end of the
-    document when it never does, as CommonMark says)."""
-    for index in range(first + 1, len(strings)):
+def _fence_end(strings: list[str], first: int, end: int, marker: str) -> int:
+    """The line after the fence opened at ``first`` closes (``end`` when it
+    never does, as CommonMark says)."""
+    for index in range(first + 1, end):
         if _closes_fence(strings[index], marker):
             return index + 1
-    return len(strings)
+    return end
 
 
 def _closes_fence(line: str, marker: str) -> bool:
@@ -204,8 +232,8 @@ def _is_table_delimiter(line: str) -> bool:
     return all(_TABLE_DELIMITER_CELL.fullmatch(cell) for cell in cells)
 
 
-def _table_end(strings: list[str], index: int) -> int:
-    while index < len(strings) and "|" in strings[index] and not strings[index].isspace():
+def _table_end(strings: list[str], index: int, end: int) -> int:
+    while index < end and "|" in strings[index] and not strings[index].isspace():
         index += 1
     return index
 

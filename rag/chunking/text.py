@@ -1,4 +1,4 @@
-"""Plain-text chunking (.txt, .csv, .log, .rst and any text that is not code):
+"""Plain-text chunking (.txt, .csv, .log and any text that is not code):
 windows of whole lines under the token bound, with overlap, ending at a blank
 line when one is close; a line is cut only when it alone is over the bound.
 

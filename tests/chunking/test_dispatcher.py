@@ -14,6 +14,7 @@ from rag.chunking import dispatcher
 from rag.chunking.dispatcher import FileChunks, chunk_bytes, chunk_file
 
 DOCS = Path(__file__).parent / "fixtures" / "docs"
+STRUCTURED = Path(__file__).parent / "fixtures" / "structured"
 
 
 def source_types(result: FileChunks) -> set[tuple[str, str]]:
@@ -36,6 +37,47 @@ def test_fixture_documents_are_routed_by_extension(name: str, expected: tuple[st
     assert source_types(result) == {expected}
     assert {c.metadata["path"] for c in result.chunks} == {f"docs/{name}"}
     assert_chunk_invariants(result.text, result.chunks, 200, unsplit_line_tokens=30)
+
+
+@pytest.mark.parametrize(
+    ("name", "rel_path", "expected"),
+    [
+        ("guide.rst", "docs/guide.rst", ("text", "rst")),
+        ("notes_rst.txt", "NEWS.txt", ("text", "rst")),  # .txt that reads as reST
+        ("manual.adoc", "docs/manual.adoc", ("text", "asciidoc")),
+        ("manual.adoc", "docs/manual.asciidoc", ("text", "asciidoc")),
+        ("page.html", "site/page.html", ("text", "html")),
+        ("page.html", "site/page.HTM", ("text", "html")),
+        ("train.ipynb", "nb/train.ipynb", ("code", "python")),
+    ],
+)
+def test_structured_documents_get_sections(name: str, rel_path: str, expected: tuple[str, str]) -> None:
+    data = (STRUCTURED / name).read_bytes()
+    result = chunk_bytes(data, rel_path, max_tokens=200, overlap=20)
+    assert (result.error, result.warnings) == (None, [])
+    assert result.text == data.decode()  # stored as on disk: chunk lines point into it
+    assert source_types(result) == {expected}
+    assert all(c.metadata["headerPath"].startswith("# ") for c in result.chunks)
+
+
+def test_plain_txt_stays_text() -> None:
+    result = chunk_file(STRUCTURED / "notes_plain.txt", "notes.txt", max_tokens=200, overlap=20)
+    assert source_types(result) == {("text", "text")}
+    assert all("headerPath" not in c.metadata for c in result.chunks)
+
+
+def test_a_broken_notebook_is_a_file_error_with_its_text_kept() -> None:
+    data = (STRUCTURED / "broken.ipynb").read_bytes()
+    result = chunk_bytes(data, "nb/broken.ipynb")
+    assert result.chunks == []
+    assert result.error == "invalid notebook JSON: Unterminated string starting at: line 20 column 6 (char 296)"
+    assert result.text == data.decode()
+
+
+@pytest.mark.parametrize("rel_path", ["a.rst", "a.txt", "a.adoc", "a.html", "a.ipynb"])
+def test_empty_structured_documents_give_no_chunks_and_no_error(rel_path: str) -> None:
+    for data in (b"", b"\n  \n"):
+        assert chunk_bytes(data, rel_path) == FileChunks(data.decode(), [], [])
 
 
 @pytest.mark.parametrize(
