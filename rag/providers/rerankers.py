@@ -1,7 +1,7 @@
 """Rerankers: reordering search candidates by how well each answers the query.
 
 ``make_reranker`` builds one from plain settings. Importing this module is cheap:
-the local reranker imports torch only when it first reranks something.
+the local reranker imports ONNX Runtime (or torch) only when it first reranks something.
 """
 
 import os
