@@ -262,3 +262,14 @@ def test_a_folder_without_modules_json_is_not_a_sentence_transformers_model(tmp_
 
     with pytest.raises(ProviderError, match=r"is not a sentence-transformers model \(no modules.json\)"):
         LocalEmbedder(str(folder)).embed_query("q")
+
+
+def test_prepare_exports_ahead_and_says_where_the_model_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_HOME", str(tmp_path / "home-prepare"))
+    embedder = LocalEmbedder()
+
+    where = embedder.prepare()
+
+    [stored] = models_dir().glob("*/embedding.onnx")
+    assert where == f"ONNX Runtime, {stored}"
+    assert embedder.embed_query("ready") and stored.is_file()
