@@ -9,6 +9,8 @@ built once and reused. Then, interleaved, ``--runs`` times each:
 Prints the medians, their ratio (goal: search ≤ 1.0 s on a quiet machine and
 ≤ 0.25 × the import), whether the search process imported torch, the first-ever
 start (the ONNX export included), and the load average, since the machine is shared.
+Last, in this process: a query's latency alone and while document batches keep
+every core busy in another thread (an MCP server indexing while it searches).
 
     .venv/bin/python tests/bench/bench_cold.py [--runs 5]
 """
@@ -96,7 +98,44 @@ def main() -> None:
     print(f"ratio search / torch import: {s_med / i_med:.2f} (goal <= 0.25)")
     print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs")
     subprocess.run([RAG, "db", "stop"], env=env(), capture_output=True)
+    query_beside_batches(rng)
     print(speed_line())
+
+
+def query_beside_batches(rng: random.Random, queries: int = 30) -> None:
+    import threading
+
+    from rag.providers import LocalEmbedder
+
+    os.environ["RAG_HOME"] = str(HOME)
+    embedder = LocalEmbedder()
+    embedder.embed_documents(["warm up the batch session"])
+
+    def latencies() -> list[float]:
+        values = []
+        for _ in range(queries):
+            started = time.perf_counter()
+            embedder.embed_query(unseen_query(rng))
+            values.append(time.perf_counter() - started)
+        return values
+
+    alone = latencies()
+    stop = threading.Event()
+    texts = [" ".join(rng.choices(WORDS, k=180)) for _ in range(64)]
+
+    def index_run() -> None:
+        while not stop.is_set():
+            embedder.embed_documents(texts)
+
+    worker = threading.Thread(target=index_run, daemon=True)
+    worker.start()
+    time.sleep(0.5)
+    busy = latencies()
+    stop.set()
+    worker.join()
+    print(f"query embedding alone: p50 {statistics.median(alone) * 1000:.0f} ms, max {max(alone) * 1000:.0f} ms; "
+          f"while document batches run: p50 {statistics.median(busy) * 1000:.0f} ms, max {max(busy) * 1000:.0f} ms "
+          f"({queries} queries each)")
 
 
 if __name__ == "__main__":
