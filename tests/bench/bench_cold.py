@@ -5,7 +5,9 @@ built once and reused. Then, interleaved, ``--runs`` times each:
   - ``rag search "<a query never seen before>"``: a new process end to end (Python
     start, imports, the database, loading the ONNX model, embedding the query, search);
   - ``python -c "import torch, sentence_transformers"``: what the torch path paid
-    before it could even load the model.
+    before it could even load the model;
+  - ``rag search`` with ``embeddings.provider: none`` (keyword-only, no model): what
+    the process costs without any model, so the model's own share shows.
 Prints the medians, their ratio (goal: search ≤ 1.0 s on a quiet machine and
 ≤ 0.25 × the import), whether the search process imported torch, the first-ever
 start (the ONNX export included), and the load average, since the machine is shared.
@@ -35,14 +37,14 @@ WORDS = ("server", "vector", "search", "chunk", "index", "model", "query", "sour
          "embedded", "rank", "fusion", "config", "provider", "database", "schema", "keyword", "path")
 
 
-def env() -> dict[str, str]:
+def env(config: str = "cold.yaml") -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
-    return {**clean, "RAG_HOME": str(HOME), "RAG_CONFIG": str(HOME / "cold.yaml")}
+    return {**clean, "RAG_HOME": str(HOME), "RAG_CONFIG": str(HOME / config)}
 
 
-def timed(command: list[str]) -> tuple[float, str]:
+def timed(command: list[str], config: str = "cold.yaml") -> tuple[float, str]:
     started = time.perf_counter()
-    out = subprocess.run(command, env=env(), capture_output=True, text=True, check=True)
+    out = subprocess.run(command, env=env(config), capture_output=True, text=True, check=True)
     return time.perf_counter() - started, out.stdout
 
 
@@ -56,6 +58,7 @@ def build_index(fresh: bool) -> None:
         shutil.rmtree(HOME, ignore_errors=True)
     HOME.mkdir(parents=True, exist_ok=True)
     (HOME / "cold.yaml").write_text("embeddings: {provider: local}\n")
+    (HOME / "none.yaml").write_text("embeddings: {provider: none}\n")
     subprocess.run([RAG, "init"], env=env(), check=True, capture_output=True)
     subprocess.run([RAG, "index", "--path", str(ROOT / "rag"), "--name", "rag-code"], env=env(), check=True,
                    capture_output=True)
@@ -81,21 +84,25 @@ def main() -> None:
                          text=True, check=True)
     print(f"search process: {out.stderr.strip().splitlines()[-1]}")
 
-    search, imports = [], []
+    search, imports, keyword = [], [], []
     for _ in range(args.runs + 1):  # the first round warms the disk cache and is not counted
         s, stdout = timed([RAG, "search", unseen_query(rng), "--json", "-k", "3"])
         results = json.loads(stdout)
         assert results, "the small index returned nothing"
         i, _ = timed([sys.executable, "-c", "import torch, sentence_transformers"])
+        k, _ = timed([RAG, "search", unseen_query(rng), "--json", "-k", "3"], "none.yaml")
         search.append(s)
         imports.append(i)
-    search, imports = search[1:], imports[1:]
+        keyword.append(k)
+    search, imports, keyword = search[1:], imports[1:], keyword[1:]
     s_med, i_med = statistics.median(search), statistics.median(imports)
     print(f"cold `rag search` (new process, unseen query, default model): {s_med:.2f} s median of {args.runs} "
           f"({', '.join(f'{v:.2f}' for v in search)}); goal <= 1.0 s on a quiet machine")
     print(f"`import torch, sentence_transformers` in the same run: {i_med:.2f} s median of {args.runs} "
           f"({', '.join(f'{v:.2f}' for v in imports)})")
     print(f"ratio search / torch import: {s_med / i_med:.2f} (goal <= 0.25)")
+    print(f"`rag search` with no model (provider none) in the same run: {statistics.median(keyword):.2f} s median "
+          f"({', '.join(f'{v:.2f}' for v in keyword)}): the model's share is the difference")
     print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs")
     subprocess.run([RAG, "db", "stop"], env=env(), capture_output=True)
     query_beside_batches(rng)
