@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint demo up down bench bench-chunk bench-index bench-search bench-mcp eval
+.PHONY: install test lint demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold eval
 
 install: $(STAMP)
 
@@ -30,19 +30,23 @@ demo: install
 	$(BIN)/rag search "where is the embedded database server started" --top-k 3
 	$(BIN)/rag search "combine keyword and vector rankings" --top-k 3
 
-bench: bench-chunk bench-index bench-search bench-mcp
+bench: bench-chunk bench-index bench-search bench-mcp bench-cold
 
 bench-chunk: install
 	$(BIN)/python tests/bench/bench_chunk.py
 
 bench-index: install
-	$(BIN)/python tests/bench/bench_index.py
+	$(BIN)/python tests/bench/bench_index.py $(BENCH_ARGS)
 
 bench-search: install
 	$(BIN)/python tests/bench/bench_search.py
 
 bench-mcp: install
 	$(BIN)/python tests/bench/bench_mcp.py
+
+# A new `rag search` process with the default model, next to importing torch.
+bench-cold: install
+	$(BIN)/python tests/bench/bench_cold.py
 
 # Retrieval quality of every search mode on evaluation sets built at run time.
 eval: install

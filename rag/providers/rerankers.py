@@ -1,8 +1,8 @@
 """Rerankers: reordering search candidates by how well each answers the query.
 
 ``make_reranker`` builds one from plain settings, ``configured_reranker`` from the
-config's ``reranker`` section. Importing this module is cheap:
-the local reranker imports torch only when it first reranks something.
+config's ``reranker`` section. Importing this module is cheap: the local reranker
+imports ONNX Runtime (or torch) only when it first reranks something.
 """
 
 import os

@@ -72,3 +72,14 @@ def api() -> FakeEmbeddingsApi:
 def sleeps() -> list[float]:
     """Pass ``sleep=sleeps.append`` so retries are recorded instead of slept."""
     return []
+
+
+@pytest.fixture(scope="session")
+def models_home(tmp_path_factory: pytest.TempPathFactory):
+    """One RAG_HOME for the local models' exported ONNX files, so the suite exports each model once."""
+    return tmp_path_factory.mktemp("models-home")
+
+
+@pytest.fixture(autouse=True)
+def _shared_models_home(monkeypatch: pytest.MonkeyPatch, models_home) -> None:
+    monkeypatch.setenv("RAG_HOME", str(models_home))

