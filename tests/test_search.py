@@ -235,6 +235,20 @@ def test_bm25_completes_candidates_beyond_the_first_batch(rag_db: db.DatabaseTar
     assert rows(rag_db, "SELECT content FROM rag.chunks WHERE id = %s", top[0]["chunk_id"])[0]["content"] == texts[100]
 
 
+def test_bm25_formulas_are_inlined(rag_db: db.DatabaseTarget) -> None:
+    """The weight, idf and heads floor are written once as SQL functions, at no cost per posting."""
+    plan = rows(rag_db, "EXPLAIN (VERBOSE) SELECT rag._bm25_weight(p.tf, p.term_count, rag._bm25_idf(3, 10), 1.2,"
+                        " 0.75, 100) FROM rag.postings p WHERE rag.posting_impact(p.tf, p.term_count, 64)"
+                        " >= rag._heads_floor()")
+    text = "\n".join(r["QUERY PLAN"] for r in plan)
+    assert "_bm25" not in text and "_heads_floor" not in text and ">= 800000" in text, text
+    # The strategy for few filtered chunks is one statement, inlined into bm25_search's.
+    plan = rows(rag_db, "EXPLAIN SELECT * FROM rag._bm25_score_all(ARRAY[1, 2]::bigint[], ARRAY['a'],"
+                        " ARRAY[1.0]::float8[], 10, 1.2, 0.75, 100)")
+    text = "\n".join(r["QUERY PLAN"] for r in plan)
+    assert "Function Scan on _bm25_score_all" not in text and "postings" in text, text
+
+
 POSTINGS_READ = (
     # Rows this transaction read from rag.postings: sequential scans of the table plus
     # entries read from each of its indexes (the statistics pending for the transaction).
