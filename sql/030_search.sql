@@ -238,25 +238,28 @@ RETURNS TABLE (
     score    double precision,
     rank     integer
 )
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
--- A SQL-standard body and no SET clause: inlined into bm25_search's statement
--- (a plpgsql call cost ~0.2 ms per search, a fifth of a 1% source filter's p50).
-BEGIN ATOMIC
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+BEGIN
     -- One index scan over every (term, chunk) pair in key order: the chunks
     -- of a source or folder have close ids, far cheaper than a probe per pair
     -- (which rag._exact_scores makes for scattered candidates). The ids are
     -- hidden from the planner by a subquery (sql/README.md, pitfalls).
-    SELECT e.id, e.s, (row_number() OVER (ORDER BY e.s DESC, e.id))::integer
-    FROM (
-        SELECT p.chunk_id AS id, sum(rag._bm25_weight(p.tf, p.term_count, q.idf, k1, b, avg_length)) AS s
-        FROM rag.postings p
-        JOIN unnest(query_terms, query_idfs) AS q(term, idf) ON q.term = p.term
-        WHERE p.term = ANY (query_terms) AND p.chunk_id = ANY ((SELECT allowed)::bigint[])
-        GROUP BY p.chunk_id) e
-    ORDER BY e.s DESC, e.id
-    LIMIT top_n;
-END;
+    RETURN QUERY
+        SELECT e.id, e.s, (row_number() OVER (ORDER BY e.s DESC, e.id))::integer
+        FROM (
+            SELECT p.chunk_id AS id, sum(rag._bm25_weight(p.tf, p.term_count, q.idf, k1, b, avg_length)) AS s
+            FROM rag.postings p
+            JOIN unnest(query_terms, query_idfs) AS q(term, idf) ON q.term = p.term
+            WHERE p.term = ANY (query_terms) AND p.chunk_id = ANY ((SELECT allowed)::bigint[])
+            GROUP BY p.chunk_id) e
+        ORDER BY e.s DESC, e.id
+        LIMIT top_n;
+END
+$$;
 COMMENT ON FUNCTION rag._bm25_score_all(bigint[], text[], double precision[], integer, double precision, double precision, double precision) IS
     'Private: bm25_search''s top_n when few chunks pass the filters: all of them scored.';
 

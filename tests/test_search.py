@@ -242,11 +242,6 @@ def test_bm25_formulas_are_inlined(rag_db: db.DatabaseTarget) -> None:
                         " >= rag._heads_floor()")
     text = "\n".join(r["QUERY PLAN"] for r in plan)
     assert "_bm25" not in text and "_heads_floor" not in text and ">= 800000" in text, text
-    # The strategy for few filtered chunks is one statement, inlined into bm25_search's.
-    plan = rows(rag_db, "EXPLAIN SELECT * FROM rag._bm25_score_all(ARRAY[1, 2]::bigint[], ARRAY['a'],"
-                        " ARRAY[1.0]::float8[], 10, 1.2, 0.75, 100)")
-    text = "\n".join(r["QUERY PLAN"] for r in plan)
-    assert "Function Scan on _bm25_score_all" not in text and "postings" in text, text
 
 
 POSTINGS_READ = (
