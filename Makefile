@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold eval
+.PHONY: install test lint freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold eval
 
 install: $(STAMP)
 
@@ -21,6 +21,11 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+# At release time only: records the version, the commit (COMMIT, default HEAD) and the
+# sha256 of its migrations in migrations/RELEASED, which tests/test_db.py then holds them to.
+freeze: install
+	$(BIN)/python tests/releases.py "$(VERSION)" $(COMMIT)
 
 # Nothing configured: embedded PostgreSQL, the bundled local model, this repository.
 demo: install

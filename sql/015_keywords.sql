@@ -47,6 +47,57 @@ COMMENT ON FUNCTION rag.term_frequencies(text) IS
     'The BM25 tokenizer, shared by chunks and queries: lowercased identifier parts plus whole compound identifiers, with their counts.';
 
 -- ---------------------------------------------------------------------------
+-- The BM25 formulas and the heads' floor, each written once. SQL-standard
+-- bodies without SET clauses: bound when created, so they need no
+-- search_path, and inlined into the calling queries (no per-row call). The
+-- same weight for k1 1.2 and b 0.75 is the heads index's key,
+-- rag.posting_impact, which migration 0002 defines.
+
+-- _bm25_idf: Lucene's non-negative inverse document frequency
+CREATE OR REPLACE FUNCTION rag._bm25_idf(
+    df     integer,
+    n_docs double precision
+)
+RETURNS double precision
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+RETURN ln(1 + (n_docs - df + 0.5) / (df + 0.5));
+COMMENT ON FUNCTION rag._bm25_idf(integer, double precision) IS
+    'Private: a term''s BM25 inverse document frequency, ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.';
+
+-- _bm25_weight: one posting's share of a chunk's score
+CREATE OR REPLACE FUNCTION rag._bm25_weight(
+    tf         integer,
+    term_count integer,
+    idf        double precision,
+    k1         double precision,
+    b          double precision,
+    avg_length double precision
+)
+RETURNS double precision
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- Always below idf * (k1 + 1), the bound bm25_search prunes with.
+RETURN idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * term_count / avg_length));
+COMMENT ON FUNCTION rag._bm25_weight(integer, integer, double precision, double precision, double precision, double precision) IS
+    'Private: the Okapi BM25 weight of a term occurring tf times in a chunk of term_count terms: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * term_count / avg_length)).';
+
+-- _heads_floor: the lightest weight key rag.postings_heads_idx holds
+CREATE OR REPLACE FUNCTION rag._heads_floor()
+RETURNS integer
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- About an eighth of all postings weigh this much or more. Written into the
+-- index's predicate and bm25_search's heads query as a literal, so that the
+-- planner can match the two.
+RETURN 800000;
+COMMENT ON FUNCTION rag._heads_floor() IS
+    'Private: the posting_impact key from which postings are in rag.postings_heads_idx; every posting left out weighs less.';
+
+-- ---------------------------------------------------------------------------
 -- _delete_chunks
 CREATE OR REPLACE FUNCTION rag._delete_chunks(
     target_source_id bigint,
@@ -179,12 +230,12 @@ BEGIN
     END IF;
     wanted := (2 ^ round(log(2, greatest(average, 1)::numeric)))::integer;
     DROP INDEX IF EXISTS rag.postings_heads_idx;
-    -- Only postings whose key is at least 800000 (about an eighth of them):
-    -- every posting missing here weighs less than that, which bounds them all.
+    -- Only postings whose key reaches the floor: every posting missing here
+    -- weighs less than that, which bounds them all.
     EXECUTE format(
         'CREATE INDEX postings_heads_idx ON rag.postings'
         ' (term, rag.posting_impact(tf, term_count, %1$s) DESC, chunk_id) INCLUDE (tf, term_count)'
-        ' WHERE rag.posting_impact(tf, term_count, %1$s) >= 800000', wanted);
+        ' WHERE rag.posting_impact(tf, term_count, %1$s) >= %2$s', wanted, rag._heads_floor());
     UPDATE rag.corpus_stats SET heads_length = wanted;
     RETURN wanted;
 END

@@ -85,7 +85,34 @@ COMMENT ON FUNCTION rag._filtered_chunks(bigint[], bigint[], integer) IS
     'Private: ids of the chunks passing resolved source/file filters, at most max_rows + 1 of them.';
 
 -- ---------------------------------------------------------------------------
--- bm25_search
+-- bm25_search: the exact Okapi BM25 top_n, by one of three strategies
+--
+-- Each strategy returns what rag._bm25_exhaustive (every matching chunk
+-- scored; the tests' oracle) ranks first, ties by chunk id. They rest on:
+--   * A chunk's score is the sum, over the query terms it holds, of
+--     rag._bm25_weight, which is below idf * (k1 + 1): the upper bound of a
+--     term's posting not read (MaxScore's `bounds`). Below the postings read
+--     from the heads index, a posting's weight is bounded by the weight key
+--     (rag.posting_impact) where reading stopped, or by rag._heads_floor()
+--     when the index held no more of the term's postings.
+--   * `threshold` never exceeds the final top_n-th score: it is the top_n-th
+--     best of some chunks' scores, complete or partial (a partial score is
+--     at most the chunk's final one). So a candidate whose upper bound is
+--     below it can be dropped, and terms whose bounds sum (`tail`) below it
+--     cannot bring in a chunk that no posting read has shown.
+--   * Filters apply before ranking: only chunks passing them are scored.
+-- The strategies:
+--   _bm25_score_all  when filters leave at most score_all_below chunks: every
+--                    one of them scored, in one index scan.
+--   _bm25_heads      when every query term is common (more postings than a
+--                    first MaxScore round reads) and rag.postings_heads_idx
+--                    exists for the default k1 and b: each term's heaviest
+--                    postings, then the candidates' exact scores.
+--   _bm25_maxscore   otherwise, or when the heads leave chunks unseen above
+--                    the threshold (it goes on from the threshold they found).
+-- Statements whose best plan depends on the filters are planned per call
+-- (plan_cache_mode): see "Pitfalls" in sql/README.md, with the measurements
+-- behind each choice under "bm25_search".
 CREATE OR REPLACE FUNCTION rag.bm25_search(
     query        text,
     top_n        integer DEFAULT 50,
@@ -117,30 +144,14 @@ DECLARE
     n_docs        double precision;
     avg_length    double precision;
     heads_length  integer;
-    query_terms   text[];
+    query_terms   text[];             -- rarest first
     query_dfs     integer[];
     query_idfs    double precision[];
-    bounds        double precision[];
-    n_terms       integer;
-    tail          double precision;
-    unseen        double precision;   -- the most a chunk no posting read leads to can score
-    known         double precision := 0;  -- a lower bound of the final top_n-th score
+    plan_mode     text;               -- plan_cache_mode to restore after a filtered search
+    settled       boolean := false;   -- the heads found the top_n
     threshold     double precision := 0;
-    ids           bigint[];           -- candidates: highest upper bound first (heads), in no order (MaxScore)
-    scores        double precision[]; -- their scores over the terms counted (heads) or read (MaxScore)
-    uppers        double precision[]; -- the most each can score
-    counted       integer;
-    best_ids      bigint[];           -- completed candidates, the top_n best
+    best_ids      bigint[];
     best_scores   double precision[];
-    done          integer;
-    batch         integer;
-    head_depth    integer := greatest(4 * top_n, 200);
-    heads_first   boolean;
-    plan_mode     text;               -- plan_cache_mode to restore (filtered: at the end; else after a MaxScore round)
-    essential     integer := 0;       -- MaxScore: the terms read whole so far
-    wanted        integer;            -- MaxScore: the terms to read whole for the threshold
-    reading       integer;            -- MaxScore: the terms a round reads
-    budget        double precision;   -- MaxScore: the postings a round may read
     first_round   CONSTANT integer := 4096;  -- the postings a first MaxScore round reads
 BEGIN
     IF top_n IS NULL OR top_n < 1 OR top_n > 1000 THEN
@@ -166,65 +177,141 @@ BEGIN
     END IF;
     SELECT cs.chunks, cs.total_terms::double precision / greatest(cs.chunks, 1), cs.heads_length
       INTO n_docs, avg_length, heads_length FROM rag.corpus_stats cs;
-    -- Query terms, rarest first, with Lucene's non-negative IDF. (ANY over an
-    -- array, not a join, so term_stats is read by its index.)
+    -- (ANY over an array, not a join, so term_stats is read by its index)
     SELECT array_agg(s.term ORDER BY s.df, s.term), array_agg(s.df ORDER BY s.df, s.term),
-           array_agg(ln(1 + (n_docs - s.df + 0.5) / (s.df + 0.5)) ORDER BY s.df, s.term)
+           array_agg(rag._bm25_idf(s.df, n_docs) ORDER BY s.df, s.term)
       INTO query_terms, query_dfs, query_idfs
     FROM rag.term_stats s
     WHERE s.term = ANY (ARRAY(SELECT t.term FROM rag.term_frequencies(coalesce(query, '')) t))
       AND s.df > 0;
-    n_terms := coalesce(cardinality(query_terms), 0);
-    IF n_terms = 0 OR n_docs = 0 THEN
+    IF coalesce(cardinality(query_terms), 0) = 0 OR n_docs = 0 THEN
         RETURN;
     END IF;
 
     IF filtered THEN
         allowed := rag._filtered_chunks(source_filter, file_filter, 10 * score_all_below);
         IF cardinality(allowed) <= score_all_below THEN
-            -- Few chunks pass the filters: score each of them, in one index
-            -- scan over every (term, chunk) pair in key order (the chunks of
-            -- a source or folder have close ids: far cheaper than a probe per
-            -- pair, which rag._exact_scores makes for scattered candidates).
             RETURN QUERY
-                SELECT e.id, e.s, (row_number() OVER (ORDER BY e.s DESC, e.id))::integer
-                FROM (
-                    SELECT p.chunk_id AS id,
-                           sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
-                    FROM rag.postings p
-                    JOIN unnest(query_terms, query_idfs) AS q(term, idf) ON q.term = p.term
-                    WHERE p.term = ANY (query_terms) AND p.chunk_id = ANY ((SELECT allowed)::bigint[])
-                    GROUP BY p.chunk_id) e
-                ORDER BY e.s DESC, e.id
-                LIMIT top_n;
+                SELECT * FROM rag._bm25_score_all(allowed, query_terms, query_idfs, top_n, k1, b, avg_length);
             RETURN;
         ELSIF cardinality(allowed) > 10 * score_all_below THEN
             allowed := NULL;  -- too many to hold: postings are checked against their chunks
         END IF;
-        -- Filtered statements are planned per call: a plan cached for one
-        -- filter (or none) read whole lists for another (path 10%: 3x slower);
-        -- unfiltered searches keep their cached plans (planning each cost more).
+        -- A plan cached for one filter (or none) read whole lists for another.
         plan_mode := current_setting('plan_cache_mode');
         PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
     END IF;
+    IF heads_length IS NOT NULL AND k1 = 1.2 AND b = 0.75 AND query_dfs[1] > first_round THEN
+        SELECT h.settled, h.threshold, h.best_ids, h.best_scores INTO settled, threshold, best_ids, best_scores
+        FROM rag._bm25_heads(query_terms, query_dfs, query_idfs, top_n, k1, b, avg_length, heads_length,
+                             filtered, source_filter, file_filter, allowed) h;
+    END IF;
+    IF NOT settled THEN
+        SELECT m.best_ids, m.best_scores INTO best_ids, best_scores
+        FROM rag._bm25_maxscore(query_terms, query_dfs, query_idfs, n_docs, top_n, k1, b, avg_length,
+                                filtered, source_filter, file_filter, allowed, threshold, first_round) m;
+    END IF;
+    IF plan_mode IS NOT NULL THEN
+        PERFORM set_config('plan_cache_mode', plan_mode, true);
+    END IF;
+    RETURN QUERY
+        SELECT u.id, u.s, u.r::integer
+        FROM unnest(best_ids, best_scores) WITH ORDINALITY AS u(id, s, r);
+END
+$$;
+COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer) IS
+    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore when they do not settle it, or every chunk scored when filters leave at most score_all_below.';
 
-    -- Heads first when every query term is common (more postings than a
-    -- first MaxScore round reads: rarer terms give MaxScore a threshold
-    -- cheaply, and heads that do not settle the query are wasted, Django's
-    -- keyword p95 halved), rag.postings_heads_idx exists and its keys are for
-    -- this k1 and b; then MaxScore if the heads do not settle the top_n.
-    heads_first := heads_length IS NOT NULL AND k1 = 1.2 AND b = 0.75 AND query_dfs[1] > first_round;
-    WHILE heads_first LOOP
-        -- Every posting of the rare terms, the first head_depth heads of
-        -- the others. An unread posting of a term weighs at most its
-        -- bound, from the key where reading stopped (or the heads' floor,
-        -- 800000, if they ran out), so a chunk seen nowhere scores at
-        -- most `unseen`, the bounds' sum; a chunk seen scores at most its
-        -- partial score plus the bounds of the terms it was not seen in.
+-- ---------------------------------------------------------------------------
+-- _bm25_score_all: bm25_search's strategy for few filtered chunks
+CREATE OR REPLACE FUNCTION rag._bm25_score_all(
+    allowed     bigint[],
+    query_terms text[],
+    query_idfs  double precision[],
+    top_n       integer,
+    k1          double precision,
+    b           double precision,
+    avg_length  double precision
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    score    double precision,
+    rank     integer
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+BEGIN
+    -- One index scan over every (term, chunk) pair in key order: the chunks
+    -- of a source or folder have close ids, far cheaper than a probe per pair
+    -- (which rag._exact_scores makes for scattered candidates). The ids are
+    -- hidden from the planner by a subquery (sql/README.md, pitfalls).
+    RETURN QUERY
+        SELECT e.id, e.s, (row_number() OVER (ORDER BY e.s DESC, e.id))::integer
+        FROM (
+            SELECT p.chunk_id AS id, sum(rag._bm25_weight(p.tf, p.term_count, q.idf, k1, b, avg_length)) AS s
+            FROM rag.postings p
+            JOIN unnest(query_terms, query_idfs) AS q(term, idf) ON q.term = p.term
+            WHERE p.term = ANY (query_terms) AND p.chunk_id = ANY ((SELECT allowed)::bigint[])
+            GROUP BY p.chunk_id) e
+        ORDER BY e.s DESC, e.id
+        LIMIT top_n;
+END
+$$;
+COMMENT ON FUNCTION rag._bm25_score_all(bigint[], text[], double precision[], integer, double precision, double precision, double precision) IS
+    'Private: bm25_search''s top_n when few chunks pass the filters: all of them scored.';
+
+-- ---------------------------------------------------------------------------
+-- _bm25_heads: bm25_search's strategy for common terms
+CREATE OR REPLACE FUNCTION rag._bm25_heads(
+    query_terms   text[],
+    query_dfs     integer[],
+    query_idfs    double precision[],
+    top_n         integer,
+    k1            double precision,
+    b             double precision,
+    avg_length    double precision,
+    heads_length  integer,
+    filtered      boolean,
+    source_filter bigint[],
+    file_filter   bigint[],
+    allowed       bigint[],
+    OUT settled     boolean,            -- best_ids are the top_n; else MaxScore goes on from threshold
+    OUT threshold   double precision,
+    OUT best_ids    bigint[],
+    OUT best_scores double precision[]
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    n_terms    integer := cardinality(query_terms);
+    head_depth integer := greatest(4 * top_n, 200);
+    unseen     double precision;   -- the most a chunk no posting read shows can score
+    ids        bigint[];           -- candidates, highest upper bound first
+    scores     double precision[]; -- their scores over the terms counted
+    uppers     double precision[]; -- the most each can score
+    counted    integer;            -- the terms (rarest first) read whole, so in `scores`
+    done       integer;
+    batch      integer;
+BEGIN
+    threshold := 0;
+    LOOP
+        -- Every posting of the rare terms, the first head_depth heads of the
+        -- others. An unread posting of a term weighs at most its bound, from
+        -- the key where reading stopped (or the heads' floor if they ran
+        -- out), so a chunk seen nowhere scores at most `unseen`, the bounds'
+        -- sum; a chunk seen scores at most its partial score plus the bounds
+        -- of the terms it was not seen in. The heads index's reference length
+        -- and floor are literals in its definition (rag.ensure_heads_index),
+        -- hence EXECUTE.
         EXECUTE format($heads$
             WITH heads AS MATERIALIZED (
-                SELECT q.i, h.chunk_id, h.impact,
-                       q.idf * h.tf * ($7 + 1) / (h.tf + $7 * (1 - $8 + $8 * h.term_count / $9)) AS w
+                SELECT q.i, h.chunk_id, h.impact, rag._bm25_weight(h.tf, h.term_count, q.idf, $7, $8, $9) AS w
                 FROM unnest($1::text[], $2::integer[], $3::double precision[]) WITH ORDINALITY AS q(term, df, idf, i)
                 CROSS JOIN LATERAL (
                     SELECT p.chunk_id, p.tf, p.term_count, NULL::integer AS impact
@@ -232,7 +319,7 @@ BEGIN
                     UNION ALL
                     (SELECT p.chunk_id, p.tf, p.term_count, rag.posting_impact(p.tf, p.term_count, %1$s)
                      FROM rag.postings p
-                     WHERE q.df > $4 AND p.term = q.term AND rag.posting_impact(p.tf, p.term_count, %1$s) >= 800000
+                     WHERE q.df > $4 AND p.term = q.term AND rag.posting_impact(p.tf, p.term_count, %1$s) >= %2$s
                      ORDER BY rag.posting_impact(p.tf, p.term_count, %1$s) DESC, p.chunk_id
                      LIMIT $4)
                 ) h
@@ -241,7 +328,7 @@ BEGIN
                 -- pure arithmetic: the most an unread posting can weigh
                 SELECT q.i, CASE WHEN q.df <= $4 THEN 0
                                  ELSE (1 + 1e-9) * q.idf * ($7 + 1)
-                                      / (1 + (1e6 / CASE WHEN count(h.i) < $4 THEN 800000 ELSE min(h.impact) END - 1)
+                                      / (1 + (1e6 / CASE WHEN count(h.i) < $4 THEN %2$s ELSE min(h.impact) END - 1)
                                              * least(1, %1$s / $9))
                             END AS bound
                 FROM unnest($2::integer[], $3::double precision[]) WITH ORDINALITY AS q(df, idf, i)
@@ -264,18 +351,17 @@ BEGIN
                    coalesce((SELECT array_agg(m.id ORDER BY m.upper DESC, m.id) FROM seen m), '{}'),
                    coalesce((SELECT array_agg(m.s ORDER BY m.upper DESC, m.id) FROM seen m), '{}'),
                    coalesce((SELECT array_agg(m.upper ORDER BY m.upper DESC, m.id) FROM seen m), '{}')
-            $heads$, heads_length)
+            $heads$, heads_length, rag._heads_floor())
           INTO unseen, ids, scores, uppers
           USING query_terms, query_dfs, query_idfs, head_depth, source_filter, file_filter,
                 k1, b, avg_length, filtered, allowed;
-        -- The rare terms (read whole) are counted in `scores`; completion adds the others.
         counted := (SELECT count(*) FROM unnest(query_dfs) AS d WHERE d <= head_depth);
 
-        -- Complete the candidates (the scores of the terms not counted yet,
-        -- by index probes), highest upper bound first, in growing batches;
-        -- every batch can raise the threshold and so end the work early. Heads
-        -- that leave chunks unseen above the threshold are given up after a
-        -- few batches: MaxScore then starts from the threshold they found.
+        -- Complete the candidates (the scores of the terms not counted, by
+        -- index probes), highest upper bound first, in growing batches; each
+        -- batch can raise the threshold and so end the work early. Heads that
+        -- leave chunks unseen above the threshold are given up after a few
+        -- batches.
         best_ids := '{}';
         best_scores := '{}';
         done := 0;
@@ -302,156 +388,159 @@ BEGIN
             done := done + batch;
             batch := batch * 2;
         END LOOP;
-        EXIT WHEN unseen = 0 OR unseen < threshold;
-        known := threshold;
-        -- Read deeper heads only when close and few: far above the threshold
-        -- they rarely settle the query, and many terms' heads make many
-        -- candidates to complete.
-        IF unseen > 2 * known OR 4 * head_depth * (n_terms - counted) > 10000 THEN
-            heads_first := false;
-        ELSE
-            head_depth := head_depth * 4;
-        END IF;
+        settled := unseen = 0 OR unseen < threshold;
+        -- Deeper heads only when close and few: far above the threshold they
+        -- rarely settle the query, and many terms' heads make many candidates.
+        EXIT WHEN settled OR unseen > 2 * threshold OR 4 * head_depth * (n_terms - counted) > 10000;
+        head_depth := head_depth * 4;
     END LOOP;
-
-    IF NOT heads_first THEN
-        -- MaxScore, rarest terms first. A chunk can score at most the sum of
-        -- the bounds idf * (k1 + 1) of the terms it holds, so once the
-        -- threshold (a lower bound of the final top_n-th score: the top_n-th
-        -- partial score over the terms read, or what the heads found) exceeds
-        -- `tail`, the bounds' sum of the commonest terms, those terms cannot
-        -- bring a new chunk into the top_n: only the rarer, "essential" terms
-        -- are read whole, and the commonest are looked up for the candidates.
-        -- The essential postings are summed per chunk in one grouping (three
-        -- times cheaper per posting than joining each term's list to the
-        -- candidates), in rounds over growing prefixes of the terms: a round
-        -- over the rarest raises the threshold, which can spare the next
-        -- round whole lists; each round reads its prefix afresh.
-        bounds := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
-        threshold := known;
-        budget := first_round;
-        LOOP
-            -- the essential terms for this threshold
-            wanted := n_terms;
-            tail := 0;
-            WHILE wanted > 1 AND tail + bounds[wanted] < threshold LOOP
-                tail := tail + bounds[wanted];
-                wanted := wanted - 1;
-            END LOOP;
-            EXIT WHEN wanted <= essential;
-            -- this round: the terms within the budget (counting the postings
-            -- that pass the filters), at least one more, at most the essential
-            reading := (SELECT count(*) FROM (
-                            SELECT sum(d * coalesce(cardinality(allowed) / n_docs, 1)) OVER (ORDER BY i) AS c
-                            FROM unnest(query_dfs) WITH ORDINALITY AS u(d, i)) s
-                        WHERE s.c <= budget);
-            reading := least(wanted, greatest(reading, essential + 1));
-            budget := budget * 4;
-            tail := (SELECT coalesce(sum(u), 0) FROM unnest(bounds[reading + 1:n_terms]) AS u);
-            IF NOT filtered THEN
-                -- Planned per call unfiltered too: filtered calls share this
-                -- statement's cached plan and raise its average custom cost,
-                -- and the generic plan that then took over made the unfiltered
-                -- hybrid p95 at 100k 43 -> 55 ms after a series of path searches.
-                plan_mode := current_setting('plan_cache_mode');
-                PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
-            END IF;
-            WITH term_postings AS (
-                -- Only the branch for the filters given runs (`filtered` and
-                -- `allowed` are constants of the statement), so the filters
-                -- cost a walk of the allowed ids, or a join when there are
-                -- too many, only when there are filters.
-                SELECT q.idf, p.chunk_id, p.tf, p.term_count
-                FROM unnest(query_terms[1:reading], query_idfs[1:reading]) AS q(term, idf)
-                JOIN rag.postings p ON p.term = q.term
-                WHERE NOT filtered
-                UNION ALL
-                -- Each term's postings and the sorted allowed ids are walked
-                -- together in one index scan (1-2 ms per term for 10k ids; a
-                -- hashed set of them cost 4 ms to build). The ids are hidden
-                -- from the planner by a subquery: estimating `= ANY` of a
-                -- constant array costs ~0.5 us per element, 5 ms for 10k.
-                SELECT query_idfs[array_position(query_terms, p.term)], p.chunk_id, p.tf, p.term_count
-                FROM rag.postings p
-                WHERE filtered AND allowed IS NOT NULL
-                  AND p.term = ANY (query_terms[1:reading]) AND p.chunk_id = ANY ((SELECT allowed)::bigint[])
-                UNION ALL
-                SELECT q.idf, p.chunk_id, p.tf, p.term_count
-                FROM unnest(query_terms[1:reading], query_idfs[1:reading]) AS q(term, idf)
-                JOIN rag.postings p ON p.term = q.term
-                JOIN rag.chunks c ON c.id = p.chunk_id
-                WHERE filtered AND allowed IS NULL
-                  AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
-                  AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
-            ),
-            partial AS MATERIALIZED (
-                -- (each posting's idf from a join to the terms: looking it up
-                -- by array_position cost a third of an unfiltered round; the
-                -- walk of the allowed ids keeps one scan over all the terms)
-                SELECT p.chunk_id AS id,
-                       sum(p.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS s
-                FROM term_postings p
-                GROUP BY p.chunk_id
-            ),
-            floor AS MATERIALIZED (
-                SELECT greatest(threshold,
-                                (SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1)) AS v
-            )
-            -- the candidates: those the terms not read can still lift to the threshold
-            SELECT f.v, coalesce(array_agg(m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
-                   coalesce(array_agg(m.s) FILTER (WHERE m.id IS NOT NULL), '{}')
-              INTO threshold, ids, scores
-            FROM floor f LEFT JOIN partial m ON m.s + tail >= f.v
-            GROUP BY f.v;
-            IF NOT filtered THEN
-                PERFORM set_config('plan_cache_mode', plan_mode, true);
-            END IF;
-            essential := reading;
-        END LOOP;
-
-        -- The other terms, a statement each, rarest first, looked up for the
-        -- candidates (they passed the filters); after each, the candidates
-        -- the rest cannot lift to the threshold are dropped.
-        FOR term_no IN essential + 1 .. n_terms LOOP
-            tail := (SELECT coalesce(sum(u), 0) FROM unnest(bounds[term_no + 1:n_terms]) AS u);
-            WITH partial AS MATERIALIZED (
-                -- (a FULL JOIN can only be hashed or merged: a nested loop,
-                -- the generic plan's pick for "a few" candidates, took seconds)
-                SELECT k.id, k.s + coalesce(query_idfs[term_no] * p.tf * (k1 + 1)
-                                            / (p.tf + k1 * (1 - b + b * p.term_count / avg_length)), 0) AS s
-                FROM unnest(ids, scores) AS k(id, s)
-                FULL JOIN (SELECT p.chunk_id, p.tf, p.term_count
-                           FROM rag.postings p
-                           -- (the ids hidden from the planner, as above)
-                           WHERE p.term = query_terms[term_no] AND p.chunk_id = ANY ((SELECT ids)::bigint[])) p
-                          ON p.chunk_id = k.id
-            ),
-            floor AS MATERIALIZED (
-                SELECT greatest(threshold,
-                                (SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1)) AS v
-            )
-            SELECT f.v, coalesce(array_agg(m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
-                   coalesce(array_agg(m.s) FILTER (WHERE m.id IS NOT NULL), '{}')
-              INTO threshold, ids, scores
-            FROM floor f LEFT JOIN partial m ON m.s + tail >= f.v
-            GROUP BY f.v;
-        END LOOP;
-        SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
-               coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
-          INTO best_ids, best_scores
-        FROM (SELECT u.id, u.s FROM unnest(ids, scores) AS u(id, s) ORDER BY u.s DESC, u.id LIMIT top_n) r;
-    END IF;
-
-    IF plan_mode IS NOT NULL THEN
-        PERFORM set_config('plan_cache_mode', plan_mode, true);
-    END IF;
-    RETURN QUERY
-        SELECT u.id, u.s, u.r::integer
-        FROM unnest(best_ids, best_scores) WITH ORDINALITY AS u(id, s, r);
 END
 $$;
-COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer) IS
-    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore when they do not settle it, or every chunk scored when filters leave at most score_all_below.';
+COMMENT ON FUNCTION rag._bm25_heads(text[], integer[], double precision[], integer, double precision, double precision, double precision, integer, boolean, bigint[], bigint[], bigint[]) IS
+    'Private: bm25_search''s top_n from the heaviest postings of common terms (rag.postings_heads_idx), or the threshold they reached when chunks they did not see may still score above it.';
+
+-- ---------------------------------------------------------------------------
+-- _bm25_maxscore: bm25_search's general strategy
+CREATE OR REPLACE FUNCTION rag._bm25_maxscore(
+    query_terms   text[],
+    query_dfs     integer[],
+    query_idfs    double precision[],
+    n_docs        double precision,
+    top_n         integer,
+    k1            double precision,
+    b             double precision,
+    avg_length    double precision,
+    filtered      boolean,
+    source_filter bigint[],
+    file_filter   bigint[],
+    allowed       bigint[],
+    threshold     double precision,  -- a lower bound of the final top_n-th score already known
+    first_round   integer,           -- the postings the first round may read
+    OUT best_ids    bigint[],
+    OUT best_scores double precision[]
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    n_terms   integer := cardinality(query_terms);
+    bounds    double precision[] := ARRAY(SELECT i * (k1 + 1) FROM unnest(query_idfs) AS i);
+    tail      double precision;   -- the bounds' sum of the terms not read whole
+    ids       bigint[];           -- candidates, in no order
+    scores    double precision[]; -- their scores over the terms read
+    essential integer := 0;       -- the terms read whole so far
+    wanted    integer;            -- the terms to read whole for the threshold
+    reading   integer;            -- the terms a round reads
+    budget    double precision := first_round;  -- the postings a round may read
+    plan_mode text;
+BEGIN
+    -- Rarest terms first. Once the threshold exceeds `tail`, the commonest
+    -- terms cannot bring a new chunk into the top_n: only the rarer,
+    -- "essential" terms are read whole, the others looked up for the
+    -- candidates. The essential postings are summed per chunk in one
+    -- grouping, in rounds over growing prefixes of the terms: a round over
+    -- the rarest raises the threshold, which can spare the next round whole
+    -- lists; each round reads its prefix afresh.
+    LOOP
+        wanted := n_terms;
+        tail := 0;
+        WHILE wanted > 1 AND tail + bounds[wanted] < threshold LOOP
+            tail := tail + bounds[wanted];
+            wanted := wanted - 1;
+        END LOOP;
+        EXIT WHEN wanted <= essential;
+        -- this round: the terms within the budget (counting the postings
+        -- that pass the filters), at least one more, at most the essential
+        reading := (SELECT count(*) FROM (
+                        SELECT sum(d * coalesce(cardinality(allowed) / n_docs, 1)) OVER (ORDER BY i) AS c
+                        FROM unnest(query_dfs) WITH ORDINALITY AS u(d, i)) s
+                    WHERE s.c <= budget);
+        reading := least(wanted, greatest(reading, essential + 1));
+        budget := budget * 4;
+        tail := (SELECT coalesce(sum(u), 0) FROM unnest(bounds[reading + 1:n_terms]) AS u);
+        IF NOT filtered THEN
+            -- Filtered calls (planned per call by bm25_search) share this
+            -- statement's cached plan; planned per call unfiltered too, or
+            -- their costs can switch unfiltered calls to a slow generic plan.
+            plan_mode := current_setting('plan_cache_mode');
+            PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
+        END IF;
+        WITH term_postings AS (
+            -- Only the branch for the filters given runs (`filtered` and
+            -- `allowed` are constants of the statement).
+            SELECT q.idf, p.chunk_id, p.tf, p.term_count
+            FROM unnest(query_terms[1:reading], query_idfs[1:reading]) AS q(term, idf)
+            JOIN rag.postings p ON p.term = q.term
+            WHERE NOT filtered
+            UNION ALL
+            -- Each term's postings and the sorted allowed ids walked together
+            -- in one index scan, the ids hidden from the planner.
+            SELECT query_idfs[array_position(query_terms, p.term)], p.chunk_id, p.tf, p.term_count
+            FROM rag.postings p
+            WHERE filtered AND allowed IS NOT NULL
+              AND p.term = ANY (query_terms[1:reading]) AND p.chunk_id = ANY ((SELECT allowed)::bigint[])
+            UNION ALL
+            SELECT q.idf, p.chunk_id, p.tf, p.term_count
+            FROM unnest(query_terms[1:reading], query_idfs[1:reading]) AS q(term, idf)
+            JOIN rag.postings p ON p.term = q.term
+            JOIN rag.chunks c ON c.id = p.chunk_id
+            WHERE filtered AND allowed IS NULL
+              AND (source_filter IS NULL OR c.source_id = ANY (source_filter))
+              AND (file_filter IS NULL OR c.file_id IN (SELECT unnest(file_filter)))
+        ),
+        partial AS MATERIALIZED (
+            SELECT p.chunk_id AS id, sum(rag._bm25_weight(p.tf, p.term_count, p.idf, k1, b, avg_length)) AS s
+            FROM term_postings p
+            GROUP BY p.chunk_id
+        ),
+        floor AS MATERIALIZED (
+            SELECT greatest(threshold, (SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1)) AS v
+        )
+        -- the candidates: those the terms not read can still lift to the threshold
+        SELECT f.v, coalesce(array_agg(m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
+               coalesce(array_agg(m.s) FILTER (WHERE m.id IS NOT NULL), '{}')
+          INTO threshold, ids, scores
+        FROM floor f LEFT JOIN partial m ON m.s + tail >= f.v
+        GROUP BY f.v;
+        IF NOT filtered THEN
+            PERFORM set_config('plan_cache_mode', plan_mode, true);
+        END IF;
+        essential := reading;
+    END LOOP;
+
+    -- The other terms, a statement each, rarest first, looked up for the
+    -- candidates (they passed the filters); after each, the candidates the
+    -- rest cannot lift to the threshold are dropped.
+    FOR term_no IN essential + 1 .. n_terms LOOP
+        tail := (SELECT coalesce(sum(u), 0) FROM unnest(bounds[term_no + 1:n_terms]) AS u);
+        WITH partial AS MATERIALIZED (
+            -- (a FULL JOIN can only be hashed or merged, never a nested loop)
+            SELECT k.id, k.s + coalesce(rag._bm25_weight(p.tf, p.term_count, query_idfs[term_no], k1, b, avg_length), 0) AS s
+            FROM unnest(ids, scores) AS k(id, s)
+            FULL JOIN (SELECT p.chunk_id, p.tf, p.term_count
+                       FROM rag.postings p
+                       WHERE p.term = query_terms[term_no] AND p.chunk_id = ANY ((SELECT ids)::bigint[])) p
+                      ON p.chunk_id = k.id
+        ),
+        floor AS MATERIALIZED (
+            SELECT greatest(threshold, (SELECT m.s FROM partial m ORDER BY m.s DESC OFFSET top_n - 1 LIMIT 1)) AS v
+        )
+        SELECT f.v, coalesce(array_agg(m.id) FILTER (WHERE m.id IS NOT NULL), '{}'),
+               coalesce(array_agg(m.s) FILTER (WHERE m.id IS NOT NULL), '{}')
+          INTO threshold, ids, scores
+        FROM floor f LEFT JOIN partial m ON m.s + tail >= f.v
+        GROUP BY f.v;
+    END LOOP;
+    SELECT coalesce(array_agg(r.id ORDER BY r.s DESC, r.id), '{}'),
+           coalesce(array_agg(r.s ORDER BY r.s DESC, r.id), '{}')
+      INTO best_ids, best_scores
+    FROM (SELECT u.id, u.s FROM unnest(ids, scores) AS u(id, s) ORDER BY u.s DESC, u.id LIMIT top_n) r;
+END
+$$;
+COMMENT ON FUNCTION rag._bm25_maxscore(text[], integer[], double precision[], double precision, integer, double precision, double precision, double precision, boolean, bigint[], bigint[], bigint[], double precision, integer) IS
+    'Private: bm25_search''s top_n by MaxScore: the rarer terms read whole, the commoner looked up for the candidates once the threshold rules out chunks holding only those.';
 
 -- ---------------------------------------------------------------------------
 -- _exact_scores: BM25 scores of given chunks
@@ -475,13 +564,63 @@ AS $$
     SELECT u.id, m.score
     FROM unnest(chunk_ids) AS u(id)
     CROSS JOIN LATERAL (
-        SELECT sum(q.idf * p.tf * (k1 + 1) / (p.tf + k1 * (1 - b + b * p.term_count / avg_length))) AS score
+        SELECT sum(rag._bm25_weight(p.tf, p.term_count, q.idf, k1, b, avg_length)) AS score
         FROM unnest(query_terms, query_idfs) AS q(term, idf)
         JOIN rag.postings p ON p.term = q.term AND p.chunk_id = u.id) m
     WHERE m.score IS NOT NULL
 $$;
 COMMENT ON FUNCTION rag._exact_scores(bigint[], text[], double precision[], double precision, double precision, double precision) IS
     'Private: BM25 scores of the given chunks that hold a query term, for bm25_search.';
+
+-- ---------------------------------------------------------------------------
+-- _bm25_exhaustive: every matching chunk scored (the reference for bm25_search)
+CREATE OR REPLACE FUNCTION rag._bm25_exhaustive(
+    query        text,
+    sources      text[] DEFAULT NULL,
+    source_types text[] DEFAULT NULL,
+    languages    text[] DEFAULT NULL,
+    path_prefix  text DEFAULT NULL,
+    k1           double precision DEFAULT 1.2,
+    b            double precision DEFAULT 0.75
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    score    double precision,
+    rank     integer
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- Deliberately plain: every posting of every query term, no bounds, no
+    -- pruning, so the tests can hold bm25_search's strategies to it.
+    WITH corpus AS (
+        SELECT cs.chunks::double precision AS n_docs,
+               cs.total_terms::double precision / greatest(cs.chunks, 1) AS avg_length
+        FROM rag.corpus_stats cs
+    ),
+    terms AS (
+        SELECT s.term, rag._bm25_idf(s.df, corpus.n_docs) AS idf
+        FROM rag.term_stats s, corpus
+        WHERE s.term IN (SELECT t.term FROM rag.term_frequencies(coalesce(query, '')) t) AND s.df > 0
+    ),
+    scored AS (
+        SELECT p.chunk_id, sum(rag._bm25_weight(p.tf, p.term_count, t.idf, k1, b, corpus.avg_length)) AS score
+        FROM terms t
+        JOIN rag.postings p ON p.term = t.term
+        JOIN rag.chunks c ON c.id = p.chunk_id
+        CROSS JOIN corpus
+        WHERE (sources IS NULL OR c.source_id = ANY ((SELECT rag._source_ids(sources))::bigint[]))
+          AND (num_nulls(source_types, languages, path_prefix) = 3
+               OR c.file_id = ANY ((SELECT rag._file_ids(source_types, languages, path_prefix))::bigint[]))
+        GROUP BY p.chunk_id
+    )
+    SELECT s.chunk_id, s.score, (row_number() OVER (ORDER BY s.score DESC, s.chunk_id))::integer
+    FROM scored s
+    ORDER BY s.score DESC, s.chunk_id
+$$;
+COMMENT ON FUNCTION rag._bm25_exhaustive(text, text[], text[], text[], text, double precision, double precision) IS
+    'Private: every chunk holding a query term and passing the filters, with its BM25 score and rank: what bm25_search''s top_n must equal (its test oracle; slow on a large corpus).';
 
 -- ---------------------------------------------------------------------------
 -- ensure_vector_index

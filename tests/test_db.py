@@ -1,6 +1,5 @@
 """Schema install against a real PostgreSQL: idempotence, concurrency, upgrades, SQL functions."""
 
-import hashlib
 import threading
 from pathlib import Path
 from typing import Any
@@ -8,13 +7,12 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg.rows import dict_row
+from releases import RELEASED, ReleaseError, git, migrations_at, read_releases, sha256
 
 from rag import db
 from rag.config import LoadedConfig, RagConfig
 from rag.errors import DatabaseError
 from rag.service import RagService
-
-FROZEN = Path(__file__).parent / "migrations.sha256"
 
 
 def query(target: db.DatabaseTarget, text: str, *params: Any) -> list[dict[str, Any]]:
@@ -22,20 +20,19 @@ def query(target: db.DatabaseTarget, text: str, *params: Any) -> list[dict[str, 
         return conn.execute(text.encode(), params or None).fetchall()
 
 
-def test_applied_migrations_are_frozen() -> None:
-    """An applied migration is never edited (yoyo would silently ignore the edit).
-
-    New migrations are added to tests/migrations.sha256 in the same commit.
-    """
-    frozen = dict(
-        reversed(line.split("  ", 1)) for line in FROZEN.read_text().splitlines() if line.strip()
-    )
-    current = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in db.migration_files()}
-    for name, digest in frozen.items():
-        assert name in current, f"migration {name} was deleted; migrations are never removed"
-        assert current[name] == digest, f"migration {name} changed after landing; add a new one"
-    unlisted = sorted(set(current) - set(frozen))
-    assert not unlisted, f"add {unlisted} to {FROZEN.name} (sha256sum output)"
+def test_released_migrations_are_frozen() -> None:
+    """A released migration is never edited (yoyo would silently ignore the edit on every
+    database that applied it); a migration added since sorts after the released ones."""
+    releases = read_releases()
+    assert releases, f"{RELEASED} records no release"
+    current = {p.name: sha256(p.read_bytes()) for p in db.migration_files()}
+    for release in releases:
+        for name, digest in release.migrations.items():
+            assert name in current, f"migration {name} of release {release.version} was deleted; never remove one"
+            assert current[name] == digest, (
+                f"migration {name} changed after release {release.version}; restore it and add a new migration")
+    released = set().union(*(r.migrations for r in releases))
+    assert all(name > max(released) for name in set(current) - released), "new migrations sort last"
 
 
 def test_install_twice_is_a_no_op(empty_db: db.DatabaseTarget) -> None:
@@ -98,19 +95,37 @@ def _catalog(target: db.DatabaseTarget) -> dict[str, Any]:
     }
 
 
-def test_upgrade_step_by_step_equals_fresh_install(
-    empty_db: db.DatabaseTarget, rag_db: db.DatabaseTarget
+@pytest.fixture
+def last_release(tmp_path: Path) -> Path:
+    """The last release's migrations/ and sql/, from git history (checked against RELEASED)."""
+    release = read_releases()[-1]
+    try:
+        migrations = migrations_at(release.commit)
+        sql_names = git("ls-tree", "--name-only", f"{release.commit}:sql").decode().split()
+        sql_files = {n: git("show", f"{release.commit}:sql/{n}") for n in sql_names if n.endswith(".sql")}
+    except ReleaseError as exc:  # a failure, not a skip: the upgrade would go untested
+        pytest.fail(f"cannot read release {release.version} from git: {exc}", pytrace=False)
+    assert {n: sha256(data) for n, data in migrations.items()} == release.migrations, (
+        f"{RELEASED} does not match commit {release.commit}; it is written by `make freeze` only")
+    for folder, files in (("migrations", migrations), ("sql", sql_files)):
+        (tmp_path / folder).mkdir()
+        for name, data in files.items():
+            (tmp_path / folder / name).write_bytes(data)
+    return tmp_path
+
+
+def test_upgrade_from_the_last_release_equals_fresh_install(
+    empty_db: db.DatabaseTarget, rag_db: db.DatabaseTarget, last_release: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Applying migrations one release at a time ends where a fresh install does."""
-    with psycopg.connect(empty_db.url, autocommit=True) as conn:
-        db.prepare_database(conn, empty_db)
-    for migration in db.migration_files():
-        assert db.apply_migrations(empty_db, up_to=migration.stem) == 1
+    """`rag init` of the last release, then of the working tree, ends where a fresh install does."""
+    with monkeypatch.context() as released:
+        released.setattr(db, "MIGRATIONS_DIR", last_release / "migrations")
+        released.setattr(db, "SQL_DIR", last_release / "sql")
+        assert db.install_schema(empty_db).migrations_applied == len(read_releases()[-1].migrations)
     db.install_schema(empty_db)
     upgraded, fresh = _catalog(empty_db), _catalog(rag_db)
     assert upgraded["functions"], "sql/ functions were installed"
     assert upgraded == fresh
-
 
 
 def test_upgrade_to_unlogged_postings_keeps_them_readable_from_the_index(empty_db: db.DatabaseTarget) -> None:
