@@ -16,11 +16,12 @@ import codecs
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from rag.chunking.code import chunk_code
+from rag.chunking.code import chunk_code_with_graph
 from rag.chunking.languages import detect_language
 from rag.chunking.lines import make_storable
 from rag.chunking.markdown import chunk_markdown
 from rag.chunking.model import Chunk
+from rag.chunking.symbols import CodeGraph
 from rag.chunking.text import chunk_text
 from rag.errors import ChunkingError
 
@@ -49,12 +50,14 @@ class FileChunks:
     ``text`` is the file as stored for read-back (decoded, or extracted from
     a PDF or .docx); chunks' startLine/endLine point into it. ``error`` is set
     when the file could not be chunked at all, and then ``chunks`` is empty.
+    ``graph``: a code file's definitions and references, when it has a grammar.
     """
 
     text: str
     chunks: list[Chunk]
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    graph: CodeGraph | None = None
 
 
 def chunk_file(
@@ -93,8 +96,8 @@ def chunk_bytes(
     text, warnings = decoded
     if not text.strip():
         return FileChunks(text, [], warnings)
-    chunks = _chunk_decoded(text, rel_path, suffix, max_tokens, overlap, warnings)
-    return FileChunks(text, chunks, warnings)
+    chunks, graph = _chunk_decoded(text, rel_path, suffix, max_tokens, overlap, warnings)
+    return FileChunks(text, chunks, warnings, graph=graph)
 
 
 def _decode(data: bytes) -> tuple[str, list[str]] | None:
@@ -116,14 +119,17 @@ def _decode(data: bytes) -> tuple[str, list[str]] | None:
 
 def _chunk_decoded(
     text: str, rel_path: str, suffix: str, max_tokens: int, overlap: int, warnings: list[str]
-) -> list[Chunk]:
+) -> tuple[list[Chunk], CodeGraph | None]:
     if suffix in _MARKDOWN_SUFFIXES:
-        return chunk_markdown(text, rel_path, max_tokens=max_tokens, overlap=overlap)
+        return chunk_markdown(text, rel_path, max_tokens=max_tokens, overlap=overlap), None
     code_language = detect_language(rel_path, text)
     if code_language is not None:
         try:
-            return chunk_code(text, rel_path, code_language, max_tokens=max_tokens, overlap=overlap)
+            return chunk_code_with_graph(
+                text, rel_path, code_language, max_tokens=max_tokens, overlap=overlap
+            )
         except Exception as error:  # one file must not stop an index run: fall back to text
             warnings.append(f"code chunker failed ({type(error).__name__}: {error}); chunked as text")
     language = _TEXT_LANGUAGES.get(suffix, "text")
-    return chunk_text(text, rel_path, language=language, max_tokens=max_tokens, overlap=overlap)
+    chunks = chunk_text(text, rel_path, language=language, max_tokens=max_tokens, overlap=overlap)
+    return chunks, None
