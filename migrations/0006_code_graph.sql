@@ -82,3 +82,18 @@ CREATE TABLE rag.graph_dirty_names (
     name      text NOT NULL
 );
 CREATE INDEX graph_dirty_names_idx ON rag.graph_dirty_names (source_id);
+
+-- A row of rag.traverse and its shorthands (rag.callers, ...).
+CREATE TYPE rag.graph_row AS (
+    depth      integer,
+    symbol_id  bigint,   -- NULL: module-level code (kind MODULE) of the file at path
+    fqn        text,
+    kind       text,
+    path       text,
+    start_line integer,
+    end_line   integer,
+    relation   text,     -- calls | imports | inherits | contains
+    ref_line   integer,  -- the line of the reference (in the caller's file for callers)
+    ambiguous  boolean,  -- the edge is one candidate of an ambiguous reference
+    edge_path  text[]    -- fqns from the start to this row
+);

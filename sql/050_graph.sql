@@ -505,19 +505,7 @@ CREATE OR REPLACE FUNCTION rag.traverse(
     sources text[] DEFAULT NULL,
     max_rows integer DEFAULT 500
 )
-RETURNS TABLE (
-    depth      integer,
-    symbol_id  bigint,   -- NULL: module-level code (kind MODULE) of the file at path
-    fqn        text,
-    kind       text,
-    path       text,
-    start_line integer,
-    end_line   integer,
-    relation   text,
-    ref_line   integer,  -- where the reference is (in the caller's file for callers)
-    ambiguous  boolean,  -- the edge is one of several candidates of an ambiguous reference
-    edge_path  text[]    -- fqns from the start to this row
-)
+RETURNS SETOF rag.graph_row
 LANGUAGE plpgsql
 STABLE
 SET search_path = pg_catalog, rag, public
@@ -531,6 +519,7 @@ DECLARE
     level    integer := 0;
     emitted  integer := 0;
     step     jsonb;
+    looped   boolean := false;  -- the start was reached again
     bad      text;
 BEGIN
     IF direction IS NULL OR direction NOT IN ('in', 'out') THEN
@@ -552,7 +541,8 @@ BEGIN
     frontier := ARRAY[start_id];
     SELECT jsonb_build_object(s.id::text, jsonb_build_array(s.fqn)) INTO seen
     FROM rag.symbols s WHERE s.id = start_id;
-    -- Breadth first, each definition once: cycles end, and depth bounds the work.
+    -- Breadth first, each definition once (the start twice when it is
+    -- recursive): cycles end, and depth bounds the work.
     WHILE level < max_depth AND cardinality(frontier) > 0 AND emitted < max_rows LOOP
         level := level + 1;
         SELECT coalesce(jsonb_agg(x), '[]') INTO step FROM (
@@ -562,7 +552,8 @@ BEGIN
                    (seen -> e.from_id::text) || to_jsonb(coalesce(t.fqn, '<module>')) AS edge_path
             FROM rag._graph_edges(frontier, relations, outgoing) e
             LEFT JOIN rag.symbols t ON t.id = e.to_id
-            WHERE e.to_id IS NULL OR NOT seen ? e.to_id::text
+            -- the start itself once more: it is recursive
+            WHERE e.to_id IS NULL OR NOT seen ? e.to_id::text OR (e.to_id = start_id AND NOT looped)
             ORDER BY e.to_id, CASE WHEN e.to_id IS NULL THEN e.ref_file END,
                      CASE WHEN e.to_id IS NULL THEN e.ref_line END, e.ambiguous, e.from_id
         ) x;
@@ -577,13 +568,115 @@ BEGIN
         ORDER BY g.ambiguous, f.path, coalesce(t.start_line, g.ref_line)
         LIMIT max_rows - emitted;
         emitted := emitted + jsonb_array_length(step);
+        looped := looped OR step @> jsonb_build_array(jsonb_build_object('to_id', start_id));
         SELECT seen || coalesce(jsonb_object_agg(g.to_id::text, g.edge_path), '{}'),
                coalesce(array_agg(g.to_id), '{}')
           INTO seen, frontier
         FROM jsonb_to_recordset(step) AS g(to_id bigint, edge_path jsonb)
-        WHERE g.to_id IS NOT NULL;
+        WHERE g.to_id IS NOT NULL AND g.to_id <> start_id;
     END LOOP;
 END
 $$;
 COMMENT ON FUNCTION rag.traverse(text, text[], text, integer, text[], integer) IS
     'Definitions reached from symbol (name, fqn or path:fqn) over relations (calls, imports, inherits, contains), direction out (callees, supertypes, members) or in (callers, subtypes), breadth first up to max_depth, each once, with the path of fqns that led there.';
+
+-- ---------------------------------------------------------------------------
+-- callers, callees, subtypes, supertypes: rag.traverse with one relation
+CREATE OR REPLACE FUNCTION rag.callers(
+    symbol text,
+    max_depth integer DEFAULT 1,
+    sources text[] DEFAULT NULL,
+    max_rows integer DEFAULT 500
+)
+RETURNS SETOF rag.graph_row
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT * FROM rag.traverse(symbol, ARRAY['calls'], 'in', max_depth, sources, max_rows)
+$$;
+COMMENT ON FUNCTION rag.callers(text, integer, text[], integer) IS
+    'Who calls symbol (name, fqn or path:fqn), up to max_depth calls away: rag.traverse over calls, inwards.';
+
+CREATE OR REPLACE FUNCTION rag.callees(
+    symbol text,
+    max_depth integer DEFAULT 1,
+    sources text[] DEFAULT NULL,
+    max_rows integer DEFAULT 500
+)
+RETURNS SETOF rag.graph_row
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT * FROM rag.traverse(symbol, ARRAY['calls'], 'out', max_depth, sources, max_rows)
+$$;
+COMMENT ON FUNCTION rag.callees(text, integer, text[], integer) IS
+    'What symbol calls, up to max_depth calls away: rag.traverse over calls, outwards.';
+
+CREATE OR REPLACE FUNCTION rag.subtypes(
+    symbol text,
+    max_depth integer DEFAULT 1,
+    sources text[] DEFAULT NULL,
+    max_rows integer DEFAULT 500
+)
+RETURNS SETOF rag.graph_row
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT * FROM rag.traverse(symbol, ARRAY['inherits'], 'in', max_depth, sources, max_rows)
+$$;
+COMMENT ON FUNCTION rag.subtypes(text, integer, text[], integer) IS
+    'Classes and interfaces that extend or implement symbol, up to max_depth levels down.';
+
+CREATE OR REPLACE FUNCTION rag.supertypes(
+    symbol text,
+    max_depth integer DEFAULT 1,
+    sources text[] DEFAULT NULL,
+    max_rows integer DEFAULT 500
+)
+RETURNS SETOF rag.graph_row
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT * FROM rag.traverse(symbol, ARRAY['inherits'], 'out', max_depth, sources, max_rows)
+$$;
+COMMENT ON FUNCTION rag.supertypes(text, integer, text[], integer) IS
+    'What symbol extends or implements, up to max_depth levels up.';
+
+-- ---------------------------------------------------------------------------
+-- graph_status
+CREATE OR REPLACE FUNCTION rag.graph_status(
+    sources text[] DEFAULT NULL
+)
+RETURNS TABLE (
+    source     text,
+    symbols    bigint,
+    refs       bigint,
+    resolved   bigint,
+    ambiguous  bigint,
+    unresolved bigint,  -- calls through dynamic dispatch, builtins, other packages
+    pending    bigint   -- waiting for rag.resolve_refs (an interrupted run)
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT s.name,
+           (SELECT count(*) FROM rag.symbols y WHERE y.source_id = s.id),
+           r.total, r.resolved, r.ambiguous, r.unresolved, r.pending
+    FROM rag.sources s
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS total,
+               count(*) FILTER (WHERE x.status = 'resolved') AS resolved,
+               count(*) FILTER (WHERE x.status = 'ambiguous') AS ambiguous,
+               count(*) FILTER (WHERE x.status = 'unresolved') AS unresolved,
+               count(*) FILTER (WHERE x.status = 'pending') AS pending
+        FROM rag.refs x WHERE x.source_id = s.id) r
+    WHERE s.id = ANY (coalesce(rag._graph_source_ids(sources), ARRAY(SELECT id FROM rag.sources)))
+    ORDER BY s.name
+$$;
+COMMENT ON FUNCTION rag.graph_status(text[]) IS
+    'Per source: definitions, references, and how many references are resolved, ambiguous, unresolved or pending.';
