@@ -255,6 +255,12 @@ _TS_QUERY = _JS_QUERY.replace(
 (variable_declarator name: (identifier) @typed.var type: (type_annotation [(type_identifier) (nested_type_identifier)] @typed.type))
 """
 
+_JS_BUILTINS = frozenset({
+    "require", "String", "Number", "Boolean", "Array", "Object", "Symbol", "Promise", "Error",
+    "Date", "RegExp", "Map", "Set", "parseInt", "parseFloat", "setTimeout", "setInterval",
+    "clearTimeout", "clearInterval", "isNaN", "encodeURIComponent", "decodeURIComponent",
+})
+
 _SPECS: Mapping[str, _Spec] = {
     "python": _Spec(_PY_QUERY, frozenset({"self", "cls"}), False, "python",
                     frozenset({"super", "print", "len", "isinstance", "str", "int", "list",
@@ -264,9 +270,9 @@ _SPECS: Mapping[str, _Spec] = {
                                "issubclass", "id", "hash", "map", "filter", "sum", "abs",
                                "open", "format", "vars", "object", "frozenset", "bytes",
                                "float", "round", "divmod", "chr", "ord", "reversed"})),
-    "javascript": _Spec(_JS_QUERY, frozenset({"this"}), False, "js"),
-    "typescript": _Spec(_TS_QUERY, frozenset({"this"}), False, "js"),
-    "tsx": _Spec(_TS_QUERY, frozenset({"this"}), False, "js"),
+    "javascript": _Spec(_JS_QUERY, frozenset({"this"}), False, "js", _JS_BUILTINS),
+    "typescript": _Spec(_TS_QUERY, frozenset({"this"}), False, "js", _JS_BUILTINS),
+    "tsx": _Spec(_TS_QUERY, frozenset({"this"}), False, "js", _JS_BUILTINS),
 }
 
 _queries = threading.local()
