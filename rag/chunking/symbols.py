@@ -49,7 +49,7 @@ class Symbol:
     parent: int  # position of the enclosing definition in the list, -1 at top level
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: Django makes 190k of them, and frozen init is slower
 class Reference:
     """A use of a name, with where the resolver may find what it names.
 
@@ -169,9 +169,11 @@ def _definitions(root: Node, language: str) -> list[_Found]:
                 node.start_point.row, _last_row(node),
                 (name_node or definition.node).start_point.row,
             ))
-            if definition.body is not None and depth < _MAX_DEPTH:
-                container = kind in CONTAINER_KINDS and kind != "MODULE"
-                stack.append((definition.body.named_children, fqn, container, depth + 1))
+            # Members of classes and modules; what a function defines inside is
+            # part of it (its calls are the function's), and not looking costs
+            # half the time of finding definitions.
+            if definition.body is not None and depth < _MAX_DEPTH and kind in CONTAINER_KINDS:
+                stack.append((definition.body.named_children, fqn, kind != "MODULE", depth + 1))
     return _with_parents(sorted(found, key=lambda d: (d.start, -d.end)))
 
 
@@ -236,13 +238,17 @@ _PY_QUERY = """
 """
 _JS_QUERY = """
 (call_expression function: (identifier) @call.name) @call
-(call_expression function: (member_expression object: (_) @call.recv property: (property_identifier) @call.name)) @call
+(call_expression function: (member_expression object: (_) @call.recv
+                                               property: (property_identifier) @call.name)) @call
 (new_expression constructor: [(identifier) (member_expression)] @new) @call
 (import_statement) @import
-(variable_declarator name: (identifier) @require.var value: (call_expression function: (identifier) @require.fn arguments: (arguments (string) @require.module)))
+(variable_declarator name: (identifier) @require.var
+                     value: (call_expression function: (identifier) @require.fn
+                                             arguments: (arguments (string) @require.module)))
 (class_heritage (identifier) @inherits)
 (class_heritage (member_expression) @inherits)
-(variable_declarator name: (identifier) @typed.var value: (new_expression constructor: [(identifier) (member_expression)] @typed.type))
+(variable_declarator name: (identifier) @typed.var
+                     value: (new_expression constructor: [(identifier) (member_expression)] @typed.type))
 """
 _TS_QUERY = _JS_QUERY.replace(
     "(class_heritage (identifier) @inherits)\n(class_heritage (member_expression) @inherits)",
@@ -250,9 +256,9 @@ _TS_QUERY = _JS_QUERY.replace(
     "(implements_clause [(type_identifier) (nested_type_identifier)] @implements)\n"
     "(extends_type_clause type: [(type_identifier) (nested_type_identifier)] @inherits)",
 ) + """
-(required_parameter pattern: (identifier) @typed.var type: (type_annotation [(type_identifier) (nested_type_identifier)] @typed.type))
-(optional_parameter pattern: (identifier) @typed.var type: (type_annotation [(type_identifier) (nested_type_identifier)] @typed.type))
-(variable_declarator name: (identifier) @typed.var type: (type_annotation [(type_identifier) (nested_type_identifier)] @typed.type))
+([(required_parameter pattern: (identifier) @typed.var type: (type_annotation _ @typed.type))
+  (optional_parameter pattern: (identifier) @typed.var type: (type_annotation _ @typed.type))
+  (variable_declarator name: (identifier) @typed.var type: (type_annotation _ @typed.type))])
 """
 
 _JS_BUILTINS = frozenset({
@@ -384,16 +390,16 @@ class _References:
             dotted = _dotted(target)
             if dotted is None:
                 return None
-            receiver, _, name = dotted.rpartition(".")
-            return self._named("call", name, receiver or None, target)
+            qualifier, _, name = dotted.rpartition(".")
+            return self._named("call", name, qualifier or None, target)
         for kind in ("inherits", "implements"):
             if kind in captures:
                 target = captures[kind][0]
                 dotted = _dotted(target)
                 if dotted is None:
                     return None
-                receiver, _, name = dotted.rpartition(".")
-                return self._named(kind, name, receiver or None, target)
+                qualifier, _, name = dotted.rpartition(".")
+                return self._named(kind, name, qualifier or None, target)
         name_node = captures["call.name"][0]
         name = _text(name_node)
         recv = captures.get("call.recv")
@@ -450,9 +456,9 @@ class _References:
         if typed is not None:
             qualifier = typed
             head, _, rest = qualifier.partition(".")
-        targets = self._import_targets(qualifier, name)
-        if targets is not None:
-            return Reference(kind, name, line, scope, index, targets=targets, imported=True)
+        through_import = self._import_targets(qualifier, name)
+        if through_import is not None:
+            return Reference(kind, name, line, scope, index, targets=through_import, imported=True)
         owner = qualifier.rsplit(".", 1)[-1]
         if not owner[:1].isupper() and typed is None:
             # A variable of unknown type: dynamic dispatch, any member of that name.
@@ -554,9 +560,9 @@ class _References:
             if part.type == "identifier":  # import D from "m": the default export
                 yield self._import_ref(part, _text(part), stem, _text(part))
             elif part.type == "namespace_import":
-                alias = next((c for c in part.named_children if c.type == "identifier"), None)
-                if alias is not None:
-                    self.imports[_text(alias)] = (stem, None)
+                namespace = next((c for c in part.named_children if c.type == "identifier"), None)
+                if namespace is not None:
+                    self.imports[_text(namespace)] = (stem, None)
             elif part.type == "named_imports":
                 for spec in part.named_children:
                     if spec.type != "import_specifier":
