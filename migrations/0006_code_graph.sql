@@ -34,8 +34,8 @@ CREATE INDEX symbols_name_idx ON rag.symbols (source_id, name);
 CREATE INDEX symbols_fqn_idx ON rag.symbols (source_id, fqn);
 CREATE INDEX symbols_file_idx ON rag.symbols (file_id, fqn);
 
--- A use of a name: a call, an import, a base class or interface. Resolution
--- fills status/resolved_by/target_id; "pending" rows wait for rag.resolve_refs.
+-- A use of a name: a call, an import, a base class or interface. Written once
+-- with its file; what it resolves to is in rag.ref_resolution.
 CREATE TABLE rag.refs (
     id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     source_id      bigint NOT NULL REFERENCES rag.sources (id) ON DELETE CASCADE,
@@ -50,24 +50,37 @@ CREATE TABLE rag.refs (
     target_fqns    text[] NOT NULL DEFAULT '{}',  -- ... and the fqn looked for in each
     self_class     text,                       -- the class self/this means (fqn, same file)
     inherited_only boolean NOT NULL DEFAULT false,  -- super.f()
-    imported       boolean NOT NULL DEFAULT false,  -- bound by an import: nothing else may resolve it
-    status         text NOT NULL DEFAULT 'pending'
-                   CHECK (status IN ('pending', 'resolved', 'ambiguous', 'unresolved')),
-    resolved_by    text,                       -- import | file | class | folder | name
-    target_id      bigint,                     -- the one definition, when resolved
-    candidates     integer NOT NULL DEFAULT 0  -- definitions it may mean
+    imported       boolean NOT NULL DEFAULT false   -- bound by an import: nothing else may resolve it
 );
 CREATE INDEX refs_file_idx ON rag.refs (file_id);
 CREATE INDEX refs_name_idx ON rag.refs (source_id, name);
-CREATE INDEX refs_target_idx ON rag.refs (target_id) WHERE target_id IS NOT NULL;
 CREATE INDEX refs_from_idx ON rag.refs (from_id) WHERE from_id IS NOT NULL;
-CREATE INDEX refs_pending_idx ON rag.refs (source_id) WHERE status = 'pending';
+
+-- What a reference resolved to: one definition (target_id), or several
+-- (candidates > 1: in rag.ref_candidates, or at the name level every
+-- definition of its name). A resolved-through reference without a row is
+-- unresolved, or pending when newer than rag.graph_sources.resolved_upto.
+-- Rows are inserted, never updated: resolving is cheap to write.
+CREATE TABLE rag.ref_resolution (
+    ref_id      bigint PRIMARY KEY,
+    source_id   bigint NOT NULL REFERENCES rag.sources (id) ON DELETE CASCADE,
+    resolved_by text NOT NULL,                 -- import | file | class | folder | name
+    target_id   bigint,                        -- the one definition, when resolved
+    candidates  integer NOT NULL               -- definitions it may mean
+);
+CREATE INDEX ref_resolution_target_idx ON rag.ref_resolution (target_id) WHERE target_id IS NOT NULL;
+
+-- Per source: references up to this id have been through rag.resolve_refs.
+CREATE TABLE rag.graph_sources (
+    source_id     bigint PRIMARY KEY REFERENCES rag.sources (id) ON DELETE CASCADE,
+    resolved_upto bigint NOT NULL DEFAULT 0
+);
 
 -- The definitions an ambiguous reference may mean, when the ambiguity was
 -- found in its file, class or folder (name-wide ambiguity is every definition
 -- of that name, found by the name itself).
 CREATE TABLE rag.ref_candidates (
-    ref_id    bigint NOT NULL REFERENCES rag.refs (id) ON DELETE CASCADE,
+    ref_id    bigint NOT NULL,
     symbol_id bigint NOT NULL,
     source_id bigint NOT NULL REFERENCES rag.sources (id) ON DELETE CASCADE,
     PRIMARY KEY (ref_id, symbol_id)

@@ -2,9 +2,9 @@
 --
 -- Storing: rag.replace_files calls rag._replace_graph with the batch, and
 -- rag.delete_files calls rag._forget_graph, so a file's symbols and
--- references change in the transaction that changes its chunks. New
--- references are "pending"; the names of definitions that appeared or went
--- away are noted in rag.graph_dirty_names.
+-- references change in the transaction that changes its chunks. References
+-- newer than rag.graph_sources.resolved_upto are pending; the names of
+-- definitions that appeared or went away are noted in rag.graph_dirty_names.
 --
 -- Resolving: rag.resolve_refs(source) (the indexer calls it at the end of a
 -- run; a run killed before it leaves pending rows the next run resolves)
@@ -40,6 +40,7 @@ BEGIN
 
     INSERT INTO rag.graph_dirty_names (source_id, name)
     SELECT DISTINCT target_source_id, s.name FROM rag.symbols s WHERE s.file_id = ANY (file_ids);
+    PERFORM rag._forget_resolutions(file_ids);
     DELETE FROM rag.symbols s WHERE s.file_id = ANY (file_ids);
     DELETE FROM rag.refs r WHERE r.file_id = ANY (file_ids);
     DELETE FROM rag.code_modules m WHERE m.file_id = ANY (file_ids);
@@ -103,6 +104,22 @@ COMMENT ON FUNCTION rag._replace_graph(bigint, jsonb) IS
     'Private: replaces the symbols, references and module stems of a replace_files batch (its files'' "graph": {modules, symbols, refs}); the references wait for rag.resolve_refs.';
 
 -- ---------------------------------------------------------------------------
+-- _forget_resolutions: what the references of some files resolved to
+CREATE OR REPLACE FUNCTION rag._forget_resolutions(
+    file_ids bigint[]
+)
+RETURNS void
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+    DELETE FROM rag.ref_resolution x USING rag.refs r WHERE r.file_id = ANY (file_ids) AND x.ref_id = r.id;
+    DELETE FROM rag.ref_candidates x USING rag.refs r WHERE r.file_id = ANY (file_ids) AND x.ref_id = r.id;
+$$;
+COMMENT ON FUNCTION rag._forget_resolutions(bigint[]) IS
+    'Private: deletes the resolutions and candidates of the references of files about to be replaced or deleted.';
+
+-- ---------------------------------------------------------------------------
 -- _forget_graph: before files are deleted, note the names they defined
 CREATE OR REPLACE FUNCTION rag._forget_graph(
     target_source_id bigint,
@@ -116,10 +133,12 @@ AS $$
     INSERT INTO rag.graph_dirty_names (source_id, name)
     SELECT DISTINCT target_source_id, s.name
     FROM rag.files f JOIN rag.symbols s ON s.file_id = f.id
-    WHERE f.source_id = target_source_id AND f.path = ANY (paths)
+    WHERE f.source_id = target_source_id AND f.path = ANY (paths);
+    SELECT rag._forget_resolutions(ARRAY(
+        SELECT f.id FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths)));
 $$;
 COMMENT ON FUNCTION rag._forget_graph(bigint, text[]) IS
-    'Private: records the names defined in files about to be deleted, so references to them are resolved again (their rows go with the files).';
+    'Private: before files are deleted (their symbols and references go with them), records the names they defined, so references to them are resolved again, and drops their resolutions.';
 
 -- ---------------------------------------------------------------------------
 -- _owner_matches: whether a definition fits a whole-source lookup's owner
@@ -144,7 +163,8 @@ COMMENT ON FUNCTION rag._owner_matches(text, text) IS
 CREATE OR REPLACE FUNCTION rag._ref_candidates(
     target_source_id bigint,
     level text,
-    ref_kinds text[]
+    ref_kinds text[],
+    todo bigint[]
 )
 RETURNS TABLE (
     ref_id    bigint,
@@ -160,37 +180,37 @@ BEGIN
     IF level = 'import' THEN
         RETURN QUERY
         SELECT r.id, s.id, t.ord
-        FROM rag.refs r
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
         CROSS JOIN LATERAL unnest(r.target_stems, r.target_fqns) WITH ORDINALITY AS t(stem, fqn, ord)
         JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
                                AND (m.full_stem OR left(t.stem, 1) <> '/')
         JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = t.fqn
-        WHERE r.source_id = target_source_id AND r.status = 'pending' AND r.kind = ANY (ref_kinds)
-          AND r.imported;
+        WHERE r.kind = ANY (ref_kinds) AND r.imported;
     ELSIF level = 'file' THEN
         RETURN QUERY
         SELECT r.id, s.id, k.ord
-        FROM rag.refs r
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
         CROSS JOIN LATERAL unnest(r.keys) WITH ORDINALITY AS k(fqn, ord)
         JOIN rag.symbols s ON s.file_id = r.file_id AND s.fqn = k.fqn
-        WHERE r.source_id = target_source_id AND r.status = 'pending' AND r.kind = ANY (ref_kinds)
-          AND NOT r.imported;
+        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported;
     ELSIF level = 'class' THEN
         -- Members of the bases of self's class, nearest base first.
         RETURN QUERY
         WITH RECURSIVE chain (ref_id, name, class_id, depth) AS (
-            SELECT r.id, r.name, b.target_id, 1
-            FROM rag.refs r
+            SELECT r.id, r.name, base.target_id, 1
+            FROM unnest(todo) AS w(id)
+            JOIN rag.refs r ON r.id = w.id
             JOIN rag.symbols c ON c.file_id = r.file_id AND c.fqn = r.self_class
             JOIN rag.refs b ON b.from_id = c.id AND b.kind IN ('inherits', 'implements')
-                           AND b.status = 'resolved'
-            WHERE r.source_id = target_source_id AND r.status = 'pending'
-              AND r.kind = ANY (ref_kinds) AND r.self_class IS NOT NULL AND NOT r.imported
+            JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
+            WHERE r.kind = ANY (ref_kinds) AND r.self_class IS NOT NULL AND NOT r.imported
             UNION ALL
-            SELECT chain.ref_id, chain.name, b.target_id, chain.depth + 1
+            SELECT chain.ref_id, chain.name, base.target_id, chain.depth + 1
             FROM chain
             JOIN rag.refs b ON b.from_id = chain.class_id AND b.kind IN ('inherits', 'implements')
-                           AND b.status = 'resolved'
+            JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
             WHERE chain.depth < 8
         )
         SELECT chain.ref_id, s.id, chain.depth::bigint
@@ -200,29 +220,68 @@ BEGIN
     ELSIF level = 'folder' THEN
         RETURN QUERY
         SELECT r.id, s.id, k.ord
-        FROM rag.refs r
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
         JOIN rag.code_modules own ON own.file_id = r.file_id AND own.full_stem
         JOIN rag.code_modules near ON near.source_id = target_source_id AND near.full_stem
                                   AND near.folder = own.folder AND near.file_id <> r.file_id
         CROSS JOIN LATERAL unnest(r.keys) WITH ORDINALITY AS k(fqn, ord)
         JOIN rag.symbols s ON s.file_id = near.file_id AND s.fqn = k.fqn
-        WHERE r.source_id = target_source_id AND r.status = 'pending' AND r.kind = ANY (ref_kinds)
-          AND NOT r.imported AND NOT r.inherited_only;
-    ELSIF level = 'name' THEN
-        RETURN QUERY
-        SELECT r.id, s.id, 1::bigint
-        FROM rag.refs r
-        JOIN rag.symbols s ON s.source_id = target_source_id AND s.name = r.name
-        WHERE r.source_id = target_source_id AND r.status = 'pending' AND r.kind = ANY (ref_kinds)
-          AND NOT r.imported AND rag._owner_matches(r.owner, s.owner);
+        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND NOT r.inherited_only;
     ELSE
         RAISE EXCEPTION '_ref_candidates: unknown level %', quote_literal(level)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 END
 $$;
-COMMENT ON FUNCTION rag._ref_candidates(bigint, text, text[]) IS
-    'Private: (reference, definition, rank) pairs for pending references of a source at one resolution level: import, file, class, folder or name.';
+COMMENT ON FUNCTION rag._ref_candidates(bigint, text, text[], bigint[]) IS
+    'Private: (reference, definition, rank) pairs for the references todo of a source at one narrow resolution level: import, file, class or folder.';
+
+-- ---------------------------------------------------------------------------
+-- _name_matches: how many definitions of its name in the source fit each pending reference
+CREATE OR REPLACE FUNCTION rag._name_matches(
+    target_source_id bigint,
+    ref_kinds text[],
+    todo bigint[]
+)
+RETURNS TABLE (
+    ref_id  bigint,
+    matches bigint,
+    only_id bigint  -- the definition, when it is the only one
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- Counted per name (and owner) first: a common method name called
+    -- thousands of times is not joined with each of its definitions.
+    WITH by_name AS (
+        SELECT s.name,
+               count(*) FILTER (WHERE s.owner IS NULL) AS top_n,
+               min(s.id) FILTER (WHERE s.owner IS NULL) AS top_id,
+               count(*) FILTER (WHERE s.owner IS NOT NULL) AS member_n,
+               min(s.id) FILTER (WHERE s.owner IS NOT NULL) AS member_id
+        FROM rag.symbols s WHERE s.source_id = target_source_id GROUP BY s.name
+    ),
+    by_owner AS (
+        SELECT s.name, s.owner, count(*) AS n, min(s.id) AS id
+        FROM rag.symbols s WHERE s.source_id = target_source_id AND s.owner IS NOT NULL
+        GROUP BY s.name, s.owner
+    ),
+    counted AS (
+        SELECT r.id AS ref_id,
+               CASE WHEN r.owner IS NULL THEN b.top_n WHEN r.owner = '' THEN b.member_n ELSE o.n END AS n,
+               CASE WHEN r.owner IS NULL THEN b.top_id WHEN r.owner = '' THEN b.member_id ELSE o.id END AS first_id
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
+        JOIN by_name b ON b.name = r.name
+        LEFT JOIN by_owner o ON r.owner <> '' AND o.name = r.name AND o.owner = r.owner
+        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported
+    )
+    SELECT c.ref_id, c.n, CASE WHEN c.n = 1 THEN c.first_id END FROM counted c WHERE c.n > 0
+$$;
+COMMENT ON FUNCTION rag._name_matches(bigint, text[], bigint[]) IS
+    'Private: for the references todo of a source, how many definitions of their name (top-level, any member, or members of the named class) the source has.';
 
 -- ---------------------------------------------------------------------------
 -- resolve_refs
@@ -235,57 +294,67 @@ VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
-    level    text;
+    levels   text[] := ARRAY['import', 'file', 'class', 'folder'];
+    upto     bigint;
+    newest   bigint;
+    todo     bigint[];
     phase    text[];
     resolved bigint := 0;
     step     bigint;
 BEGIN
-    -- References whose candidates may have changed start again.
+    INSERT INTO rag.graph_sources (source_id) VALUES (target_source_id) ON CONFLICT DO NOTHING;
+    SELECT g.resolved_upto INTO upto FROM rag.graph_sources g
+     WHERE g.source_id = target_source_id FOR UPDATE;
+    SELECT max(r.id) INTO newest FROM rag.refs r WHERE r.source_id = target_source_id;
+    -- New references, and those whose candidates may have changed.
     WITH dirty AS (
         DELETE FROM rag.graph_dirty_names d WHERE d.source_id = target_source_id RETURNING d.name
     )
-    UPDATE rag.refs r
-       SET status = 'pending', resolved_by = NULL, target_id = NULL, candidates = 0
-     WHERE r.source_id = target_source_id AND r.status <> 'pending'
-       AND r.name IN (SELECT DISTINCT dirty.name FROM dirty);
-    DELETE FROM rag.ref_candidates c
-     USING rag.refs r
-     WHERE c.ref_id = r.id AND r.source_id = target_source_id AND r.status = 'pending';
+    SELECT coalesce(array_agg(r.id), '{}') INTO todo
+    FROM rag.refs r
+    WHERE r.source_id = target_source_id
+      AND (r.id > upto OR r.name IN (SELECT DISTINCT dirty.name FROM dirty));
+    DELETE FROM rag.ref_resolution x USING unnest(todo) AS w(id) WHERE x.ref_id = w.id;
+    DELETE FROM rag.ref_candidates x USING unnest(todo) AS w(id) WHERE x.ref_id = w.id;
 
     -- Bases and imports first: self calls are looked up through resolved bases.
+    -- The first level with candidates decides; what none finds gets no row.
     FOREACH phase SLICE 1 IN ARRAY ARRAY[ARRAY['inherits', 'implements', 'import'],
                                          ARRAY['call', 'call', 'call']] LOOP
-        FOREACH level IN ARRAY ARRAY['import', 'file', 'class', 'folder', 'name'] LOOP
-            WITH found AS (
-                SELECT c.ref_id, c.symbol_id, c.rank,
-                       min(c.rank) OVER (PARTITION BY c.ref_id) AS best
-                FROM rag._ref_candidates(target_source_id, level, phase) c
-            ),
-            best AS (
-                SELECT f.ref_id, array_agg(DISTINCT f.symbol_id) AS ids
-                FROM found f WHERE f.rank = f.best GROUP BY f.ref_id
-            ),
-            done AS (
-                UPDATE rag.refs r
-                   SET status = CASE WHEN cardinality(b.ids) = 1 THEN 'resolved' ELSE 'ambiguous' END,
-                       resolved_by = level,
-                       target_id = CASE WHEN cardinality(b.ids) = 1 THEN b.ids[1] END,
-                       candidates = cardinality(b.ids)
-                  FROM best b
-                 WHERE r.id = b.ref_id
-                RETURNING r.id, b.ids
-            ),
-            kept AS (
-                INSERT INTO rag.ref_candidates (ref_id, symbol_id, source_id)
-                SELECT d.id, unnest(d.ids), target_source_id
-                FROM done d WHERE cardinality(d.ids) > 1 AND level <> 'name'
-            )
-            SELECT count(*) INTO step FROM done;
-            resolved := resolved + step;
-        END LOOP;
-        UPDATE rag.refs r SET status = 'unresolved'
-         WHERE r.source_id = target_source_id AND r.status = 'pending' AND r.kind = ANY (phase);
+        WITH narrow AS (
+            SELECT c.ref_id, c.symbol_id, l.ord AS level_no,
+                   rank() OVER (PARTITION BY c.ref_id ORDER BY l.ord, c.rank) AS place
+            FROM unnest(levels) WITH ORDINALITY AS l(level, ord)
+            CROSS JOIN LATERAL rag._ref_candidates(target_source_id, l.level, phase, todo) c
+        ),
+        decided AS (
+            SELECT n.ref_id, min(n.level_no)::integer AS level_no, array_agg(DISTINCT n.symbol_id) AS ids
+            FROM narrow n WHERE n.place = 1 GROUP BY n.ref_id
+        ),
+        found AS (
+            SELECT d.ref_id, levels[d.level_no] AS resolved_by, d.ids,
+                   CASE WHEN cardinality(d.ids) = 1 THEN d.ids[1] END AS target_id,
+                   cardinality(d.ids) AS candidates
+            FROM decided d
+            UNION ALL
+            SELECT m.ref_id, 'name', NULL, m.only_id, m.matches::integer
+            FROM rag._name_matches(target_source_id, phase, todo) m
+            WHERE NOT EXISTS (SELECT 1 FROM decided d WHERE d.ref_id = m.ref_id)
+        ),
+        kept AS (
+            INSERT INTO rag.ref_candidates (ref_id, symbol_id, source_id)
+            SELECT f.ref_id, unnest(f.ids), target_source_id FROM found f WHERE f.candidates > 1
+        ),
+        done AS (
+            INSERT INTO rag.ref_resolution (ref_id, source_id, resolved_by, target_id, candidates)
+            SELECT f.ref_id, target_source_id, f.resolved_by, f.target_id, f.candidates FROM found f
+            RETURNING 1
+        )
+        SELECT count(*) INTO step FROM done;
+        resolved := resolved + step;
     END LOOP;
+    UPDATE rag.graph_sources g SET resolved_upto = greatest(upto, coalesce(newest, 0))
+     WHERE g.source_id = target_source_id;
     RETURN resolved;
 END
 $$;
@@ -411,33 +480,35 @@ AS $$
     ),
     front AS (SELECT s.* FROM rag.symbols s WHERE s.id = ANY (frontier))
     -- outgoing: references made inside the frontier
-    SELECT r.from_id, t.id, t.file_id, w.relation, r.line, r.file_id, r.status = 'ambiguous'
+    SELECT r.from_id, t.id, t.file_id, w.relation, r.line, r.file_id, x.candidates > 1
     FROM rag.refs r
     JOIN wanted w ON w.kind = r.kind
+    JOIN rag.ref_resolution x ON x.ref_id = r.id
     JOIN LATERAL (
-        SELECT s.id, s.file_id FROM rag.symbols s WHERE s.id = r.target_id
+        SELECT s.id, s.file_id FROM rag.symbols s WHERE s.id = x.target_id
         UNION ALL
         SELECT s.id, s.file_id FROM rag.ref_candidates c JOIN rag.symbols s ON s.id = c.symbol_id
         WHERE c.ref_id = r.id
         UNION ALL
         SELECT s.id, s.file_id FROM rag.symbols s
-        WHERE r.status = 'ambiguous' AND r.resolved_by = 'name' AND s.source_id = r.source_id
+        WHERE x.candidates > 1 AND x.resolved_by = 'name' AND s.source_id = r.source_id
           AND s.name = r.name AND rag._owner_matches(r.owner, s.owner)
     ) t ON true
-    WHERE outgoing AND r.from_id = ANY (frontier) AND r.status IN ('resolved', 'ambiguous')
+    WHERE outgoing AND r.from_id = ANY (frontier)
     UNION ALL
     -- incoming: references to the frontier, resolved, kept as a candidate, or by name
     SELECT hit.symbol_id, r.from_id, r.file_id, w.relation, r.line, r.file_id, hit.ambiguous
     FROM (
-        SELECT r.id AS ref_id, r.target_id AS symbol_id, false AS ambiguous
-        FROM rag.refs r WHERE r.target_id = ANY (frontier)
+        SELECT x.ref_id, x.target_id AS symbol_id, false AS ambiguous
+        FROM rag.ref_resolution x WHERE x.target_id = ANY (frontier)
         UNION ALL
         SELECT c.ref_id, c.symbol_id, true FROM rag.ref_candidates c WHERE c.symbol_id = ANY (frontier)
         UNION ALL
         SELECT r.id, f.id, true
         FROM front f
         JOIN rag.refs r ON r.source_id = f.source_id AND r.name = f.name
-        WHERE r.status = 'ambiguous' AND r.resolved_by = 'name' AND rag._owner_matches(r.owner, f.owner)
+        JOIN rag.ref_resolution x ON x.ref_id = r.id
+        WHERE x.candidates > 1 AND x.resolved_by = 'name' AND rag._owner_matches(r.owner, f.owner)
     ) hit
     JOIN rag.refs r ON r.id = hit.ref_id
     JOIN wanted w ON w.kind = r.kind
@@ -666,17 +737,34 @@ SET search_path = pg_catalog, rag, public
 AS $$
     SELECT s.name,
            (SELECT count(*) FROM rag.symbols y WHERE y.source_id = s.id),
-           r.total, r.resolved, r.ambiguous, r.unresolved, r.pending
+           r.total, x.resolved, x.ambiguous, r.total - x.resolved - x.ambiguous - r.pending, r.pending
     FROM rag.sources s
     CROSS JOIN LATERAL (
         SELECT count(*) AS total,
-               count(*) FILTER (WHERE x.status = 'resolved') AS resolved,
-               count(*) FILTER (WHERE x.status = 'ambiguous') AS ambiguous,
-               count(*) FILTER (WHERE x.status = 'unresolved') AS unresolved,
-               count(*) FILTER (WHERE x.status = 'pending') AS pending
-        FROM rag.refs x WHERE x.source_id = s.id) r
+               count(*) FILTER (WHERE y.id > coalesce(
+                   (SELECT g.resolved_upto FROM rag.graph_sources g WHERE g.source_id = s.id), 0)) AS pending
+        FROM rag.refs y WHERE y.source_id = s.id) r
+    CROSS JOIN LATERAL (
+        SELECT count(*) FILTER (WHERE z.candidates = 1) AS resolved,
+               count(*) FILTER (WHERE z.candidates > 1) AS ambiguous
+        FROM rag.ref_resolution z WHERE z.source_id = s.id) x
     WHERE s.id = ANY (coalesce(rag._graph_source_ids(sources), ARRAY(SELECT id FROM rag.sources)))
     ORDER BY s.name
 $$;
 COMMENT ON FUNCTION rag.graph_status(text[]) IS
     'Per source: definitions, references, and how many references are resolved, ambiguous, unresolved or pending.';
+
+-- ---------------------------------------------------------------------------
+-- ref_status: every reference with what it resolved to
+CREATE OR REPLACE VIEW rag.ref_status AS
+SELECT r.id, r.source_id, r.file_id, f.path, r.line, r.kind, r.name, r.from_id,
+       CASE WHEN x.ref_id IS NOT NULL THEN CASE WHEN x.candidates = 1 THEN 'resolved' ELSE 'ambiguous' END
+            WHEN r.id > coalesce(g.resolved_upto, 0) THEN 'pending'
+            ELSE 'unresolved' END AS status,
+       x.resolved_by, x.target_id, coalesce(x.candidates, 0) AS candidates
+FROM rag.refs r
+JOIN rag.files f ON f.id = r.file_id
+LEFT JOIN rag.ref_resolution x ON x.ref_id = r.id
+LEFT JOIN rag.graph_sources g ON g.source_id = r.source_id;
+COMMENT ON VIEW rag.ref_status IS
+    'Every reference with its status (resolved, ambiguous, unresolved, pending), the level that resolved it, its target and number of candidates.';

@@ -340,9 +340,17 @@ class _References:
                     self.types[(self._scope_index(var.start_byte), _text(var))] = type_name
             else:
                 calls.append(captures)
+        # One reference per use of a name in a definition (its first line):
+        # the graph needs who uses what, and Django's repeats are a quarter.
+        seen: set[tuple[object, ...]] = set()
         for captures in calls:
             ref = self._use(captures)
-            if ref is not None:
+            if ref is None:
+                continue
+            key = (ref.scope_index, ref.kind, ref.name, ref.owner, ref.keys, ref.targets,
+                   ref.self_class, ref.inherited_only)
+            if key not in seen:
+                seen.add(key)
                 refs.append(ref)
         refs.sort(key=lambda r: r.line)
         return refs

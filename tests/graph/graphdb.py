@@ -45,9 +45,9 @@ class Graph:
             " ARRAY(SELECT s.fqn || '@' || sf.path FROM rag.ref_candidates c"
             "       JOIN rag.symbols s ON s.id = c.symbol_id JOIN rag.files sf ON sf.id = s.file_id"
             "       WHERE c.ref_id = r.id ORDER BY 1) AS candidate_fqns"
-            " FROM rag.refs r JOIN rag.files f ON f.id = r.file_id"
+            " FROM rag.ref_status r"
             " LEFT JOIN rag.symbols t ON t.id = r.target_id LEFT JOIN rag.files tf ON tf.id = t.file_id"
-            " WHERE f.path = %s AND r.name = %s AND (%s::int IS NULL OR r.line = %s::int)",
+            " WHERE r.path = %s AND r.name = %s AND (%s::int IS NULL OR r.line = %s::int)",
             path, name, line, line,
         )
         assert len(found) == 1, f"{len(found)} references to {name} in {path}: {found}"

@@ -144,17 +144,15 @@ def test_status_counts(shop: Graph) -> None:
 
 
 def test_a_change_re_resolves_only_the_references_it_can_affect(shop: Graph) -> None:
-    before = {(r["path"], r["line"], r["name"]): r for r in shop.rows(
-        "SELECT f.path, r.line, r.name, r.xmin::text AS version, r.status FROM rag.refs r"
-        " JOIN rag.files f ON f.id = r.file_id")}
+    versions = ("SELECT r.path, r.line, r.name, x.xmin::text AS version, r.status FROM rag.ref_status r"
+                " LEFT JOIN rag.ref_resolution x ON x.ref_id = r.id")
+    before = {(r["path"], r["line"], r["name"]): r for r in shop.rows(versions)}
     helpers = shop.root / "shop" / "helpers.py"
     original = helpers.read_text()
     try:
         helpers.write_text("def local_helper():\n    return None\n")  # tax() is gone
         shop.index()
-        after = {(r["path"], r["line"], r["name"]): r for r in shop.rows(
-            "SELECT f.path, r.line, r.name, r.xmin::text AS version, r.status FROM rag.refs r"
-            " JOIN rag.files f ON f.id = r.file_id")}
+        after = {(r["path"], r["line"], r["name"]): r for r in shop.rows(versions)}
         assert after[("shop/orders.py", 3, "tax")]["status"] == "unresolved"
         assert after[("shop/checkout.py", 12, "tax")]["status"] == "unresolved"
         changed = {key for key, row in after.items() if key in before

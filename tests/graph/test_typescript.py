@@ -23,7 +23,6 @@ def app(graph_of: Callable[[str], Graph]) -> Graph:
         ("src/checkout.ts", "makeCart", 9, "import", "makeCart", "src/models/cart.ts"),
         # a receiver typed by its annotation, and by `new`
         ("src/checkout.ts", "total", 10, "import", "Cart.total", "src/models/cart.ts"),
-        ("src/checkout.ts", "total", 12, "import", "Cart.total", "src/models/cart.ts"),
         # import * as fmt; fmt.money() and const report = require(...); report.render()
         ("src/checkout.ts", "money", None, "import", "money", "src/lib/format.ts"),
         ("src/checkout.ts", "render", None, "import", "render", "src/lib/report.ts"),
@@ -45,6 +44,12 @@ def test_each_reference_kind_resolves(
     ref = app.ref(path, name, line)
     assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
         "resolved", resolved_by, target, target_path)
+
+
+def test_the_same_use_twice_in_a_definition_is_one_reference(app: Graph) -> None:
+    # other.total() and cart.total() in checkout() both mean Cart.total: the first line is kept
+    rows = app.rows("SELECT line FROM rag.ref_status WHERE path = 'src/checkout.ts' AND name = 'total'")
+    assert [r["line"] for r in rows] == [10]
 
 
 def test_ambiguity_in_the_folder_keeps_both_candidates(app: Graph) -> None:
