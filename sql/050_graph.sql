@@ -510,7 +510,8 @@ AS $$
         JOIN rag.ref_resolution x ON x.ref_id = r.id
         WHERE x.candidates > 1 AND x.resolved_by = 'name' AND rag._owner_matches(r.owner, f.owner)
     ) hit
-    JOIN rag.refs r ON r.id = hit.ref_id
+    -- (lateral: an index lookup per hit, never a scan of all references)
+    CROSS JOIN LATERAL (SELECT r.* FROM rag.refs r WHERE r.id = hit.ref_id) r
     JOIN wanted w ON w.kind = r.kind
     WHERE NOT outgoing
     UNION ALL
@@ -620,9 +621,10 @@ BEGIN
             SELECT DISTINCT ON (e.to_id, CASE WHEN e.to_id IS NULL THEN e.ref_file END,
                                 CASE WHEN e.to_id IS NULL THEN e.ref_line END)
                    e.to_id, e.to_file, e.relation, e.ref_line, e.ambiguous,
-                   (seen -> e.from_id::text) || to_jsonb(coalesce(t.fqn, '<module>')) AS edge_path
+                   (seen -> e.from_id::text)
+                   || to_jsonb(coalesce((SELECT t.fqn FROM rag.symbols t WHERE t.id = e.to_id), '<module>'))
+                   AS edge_path
             FROM rag._graph_edges(frontier, relations, outgoing) e
-            LEFT JOIN rag.symbols t ON t.id = e.to_id
             -- the start itself once more: it is recursive
             WHERE e.to_id IS NULL OR NOT seen ? e.to_id::text OR (e.to_id = start_id AND NOT looped)
             ORDER BY e.to_id, CASE WHEN e.to_id IS NULL THEN e.ref_file END,
@@ -634,8 +636,9 @@ BEGIN
                g.ref_line, g.ambiguous, ARRAY(SELECT jsonb_array_elements_text(g.edge_path))
         FROM jsonb_to_recordset(step) AS g(to_id bigint, to_file bigint, relation text,
                                            ref_line integer, ambiguous boolean, edge_path jsonb)
-        JOIN rag.files f ON f.id = g.to_file
-        LEFT JOIN rag.symbols t ON t.id = g.to_id
+        -- (lateral: index lookups, never a scan of all files or symbols)
+        CROSS JOIN LATERAL (SELECT f.path FROM rag.files f WHERE f.id = g.to_file) f
+        LEFT JOIN LATERAL (SELECT t.* FROM rag.symbols t WHERE t.id = g.to_id) t ON true
         ORDER BY g.ambiguous, f.path, coalesce(t.start_line, g.ref_line)
         LIMIT max_rows - emitted;
         emitted := emitted + jsonb_array_length(step);
