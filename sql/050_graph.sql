@@ -198,8 +198,9 @@ BEGIN
     ELSIF level = 'class' THEN
         -- Members of the bases of self's class, nearest base first.
         RETURN QUERY
-        WITH RECURSIVE chain (ref_id, name, class_id, depth) AS (
-            SELECT r.id, r.name, base.target_id, 1
+        -- (a superclass before an interface at the same depth: super.f() means the class's)
+        WITH RECURSIVE chain (ref_id, name, class_id, depth, via_interface) AS (
+            SELECT r.id, r.name, base.target_id, 1, b.kind = 'implements'
             FROM unnest(todo) AS w(id)
             JOIN rag.refs r ON r.id = w.id
             JOIN rag.symbols c ON c.file_id = r.file_id AND c.fqn = r.self_class
@@ -207,13 +208,14 @@ BEGIN
             JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
             WHERE r.kind = ANY (ref_kinds) AND r.self_class IS NOT NULL AND NOT r.imported
             UNION ALL
-            SELECT chain.ref_id, chain.name, base.target_id, chain.depth + 1
+            SELECT chain.ref_id, chain.name, base.target_id, chain.depth + 1,
+                   chain.via_interface OR b.kind = 'implements'
             FROM chain
             JOIN rag.refs b ON b.from_id = chain.class_id AND b.kind IN ('inherits', 'implements')
             JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
             WHERE chain.depth < 8
         )
-        SELECT chain.ref_id, s.id, chain.depth::bigint
+        SELECT chain.ref_id, s.id, (chain.depth * 2 + chain.via_interface::integer)::bigint
         FROM chain
         JOIN rag.symbols base ON base.id = chain.class_id
         JOIN rag.symbols s ON s.file_id = base.file_id AND s.fqn = base.fqn || '.' || chain.name;

@@ -1,7 +1,8 @@
 """Definitions and references of a source file, from the syntax tree the code chunker parsed.
 
 Owns ``extract_graph``: the symbols a file defines (fqn as chunks name them,
-kind, lines, signature line) and, for the languages in ``_SPECS``, what its
+kind, lines, signature line) and, for the languages in ``_SPECS`` (Python,
+JavaScript/JSX, TypeScript/TSX, Go, Java), what its
 code refers to: calls (plain, on ``self``/``this``/``super``, on a receiver
 whose type is known from a parameter annotation or a constructor
 assignment, through a module alias, constructor calls), imports (with
@@ -221,7 +222,7 @@ class _Spec:
     query: str
     self_names: frozenset[str]  # receivers meaning the current object
     implicit_members: bool  # an unqualified call inside a class may be a member's
-    imports: str  # how import nodes are read: python | js | none
+    imports: str  # how import nodes are read: python | js | go | java
     builtins: frozenset[str] = frozenset()  # plain calls not worth a reference
 
 
@@ -234,7 +235,7 @@ _PY_QUERY = """
 (typed_parameter (identifier) @typed.var type: (type [(identifier) (attribute)] @typed.type))
 (typed_default_parameter name: (identifier) @typed.var type: (type [(identifier) (attribute)] @typed.type))
 (assignment left: (identifier) @typed.var type: (type [(identifier) (attribute)] @typed.type))
-(assignment left: (identifier) @typed.var right: (call function: [(identifier) (attribute)] @typed.type))
+(assignment left: (identifier) @made.var right: (call function: [(identifier) (attribute)] @made.type))
 """
 _JS_QUERY = """
 (call_expression function: (identifier) @call.name) @call
@@ -247,8 +248,8 @@ _JS_QUERY = """
                                              arguments: (arguments (string) @require.module)))
 (class_heritage (identifier) @inherits)
 (class_heritage (member_expression) @inherits)
-(variable_declarator name: (identifier) @typed.var
-                     value: (new_expression constructor: [(identifier) (member_expression)] @typed.type))
+(variable_declarator name: (identifier) @made.var
+                     value: (new_expression constructor: [(identifier) (member_expression)] @made.type))
 """
 _TS_QUERY = _JS_QUERY.replace(
     "(class_heritage (identifier) @inherits)\n(class_heritage (member_expression) @inherits)",
@@ -260,6 +261,37 @@ _TS_QUERY = _JS_QUERY.replace(
   (optional_parameter pattern: (identifier) @typed.var type: (type_annotation _ @typed.type))
   (variable_declarator name: (identifier) @typed.var type: (type_annotation _ @typed.type))])
 """
+
+_GO_QUERY = """
+(call_expression function: (identifier) @call.name) @call
+(call_expression function: (selector_expression operand: (_) @call.recv
+                                                 field: (field_identifier) @call.name)) @call
+(import_spec) @import
+(parameter_declaration name: (identifier) @typed.var
+                       type: [(type_identifier) @typed.type (pointer_type (type_identifier) @typed.type)])
+(var_spec name: (identifier) @typed.var type: (type_identifier) @typed.type)
+(composite_literal type: (type_identifier) @new) @call
+(short_var_declaration left: (expression_list (identifier) @typed.var)
+                       right: (expression_list (composite_literal type: (type_identifier) @typed.type)))
+"""
+_JAVA_QUERY = """
+(method_invocation object: (_) @call.recv name: (identifier) @call.name) @call
+(method_invocation !object name: (identifier) @call.name) @call
+(object_creation_expression type: [(type_identifier) (scoped_type_identifier)] @new) @call
+(import_declaration) @import
+(superclass (type_identifier) @inherits)
+(super_interfaces (type_list (type_identifier) @implements))
+(extends_interfaces (type_list (type_identifier) @inherits))
+(formal_parameter type: (type_identifier) @typed.type name: (identifier) @typed.var)
+(local_variable_declaration type: (type_identifier) @typed.type
+                            declarator: (variable_declarator name: (identifier) @typed.var))
+(field_declaration type: (type_identifier) @typed.type
+                   declarator: (variable_declarator name: (identifier) @typed.var))
+"""
+_GO_BUILTINS = frozenset({
+    "len", "cap", "make", "new", "append", "copy", "delete", "panic", "recover", "print",
+    "println", "close", "string", "int", "int64", "float64", "byte", "rune", "error", "min", "max",
+})
 
 _JS_BUILTINS = frozenset({
     "require", "String", "Number", "Boolean", "Array", "Object", "Symbol", "Promise", "Error",
@@ -279,6 +311,9 @@ _SPECS: Mapping[str, _Spec] = {
     "javascript": _Spec(_JS_QUERY, frozenset({"this"}), False, "js", _JS_BUILTINS),
     "typescript": _Spec(_TS_QUERY, frozenset({"this"}), False, "js", _JS_BUILTINS),
     "tsx": _Spec(_TS_QUERY, frozenset({"this"}), False, "js", _JS_BUILTINS),
+    # Go: a method's receiver is typed by its parameter, so s.f() is Server.f.
+    "go": _Spec(_GO_QUERY, frozenset(), False, "go", _GO_BUILTINS),
+    "java": _Spec(_JAVA_QUERY, frozenset({"this"}), True, "java"),
 }
 
 _queries = threading.local()
@@ -300,10 +335,16 @@ def _text(node: Node) -> str:
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
 
 
+_NAME_CHAIN_TYPES = frozenset({
+    "identifier", "attribute", "member_expression", "type_identifier", "nested_type_identifier",
+    "dotted_name", "this", "property_identifier", "field_access", "scoped_identifier",
+    "scoped_type_identifier", "selector_expression", "qualified_type", "package_identifier",
+})
+
+
 def _dotted(node: Node) -> str | None:
     """``a.b.c`` for a chain of plain names, else None (a call, an index, ...)."""
-    if node.type not in ("identifier", "attribute", "member_expression", "type_identifier",
-                         "nested_type_identifier", "dotted_name", "this", "property_identifier"):
+    if node.type not in _NAME_CHAIN_TYPES:
         return None
     text = "".join(_text(node).split())
     return text if _DOTTED.fullmatch(text) else None
@@ -333,10 +374,13 @@ class _References:
                 refs.extend(self._import(captures["import"][0]))
             elif "require.var" in captures:
                 refs.extend(self._require(captures))
-            elif "typed.var" in captures:
-                var, type_node = captures["typed.var"][0], captures["typed.type"][0]
+            elif "typed.var" in captures or "made.var" in captures:
+                # A declared type, or what a constructor-like call (Capitalized) made.
+                declared = "typed.var" in captures
+                prefix = "typed" if declared else "made"
+                var, type_node = captures[f"{prefix}.var"][0], captures[f"{prefix}.type"][0]
                 type_name = _dotted(type_node)
-                if type_name and type_name.rsplit(".", 1)[-1][:1].isupper():
+                if type_name and (declared or type_name.rsplit(".", 1)[-1][:1].isupper()):
                     self.types[(self._scope_index(var.start_byte), _text(var))] = type_name
             else:
                 calls.append(captures)
@@ -502,6 +546,34 @@ class _References:
             yield from self._python_import(node)
         elif self.spec.imports == "js":
             yield from self._js_import(node)
+        elif self.spec.imports == "go":
+            self._go_import(node)
+        elif self.spec.imports == "java":
+            yield from self._java_import(node)
+
+    def _go_import(self, node: Node) -> None:
+        """``import u "example.com/app/util"``: u is the package in a folder named util."""
+        path = (_field(node, "path") or "").strip('"`')
+        alias = _field(node, "name") or path.rsplit("/", 1)[-1]
+        if path and alias not in ("_", "."):
+            self.imports[alias] = (path.rsplit("/", 1)[-1], None)
+
+    def _java_import(self, node: Node) -> Iterator[Reference]:
+        """``import a.b.Cart;`` binds Cart; ``import static a.b.Util.go;`` binds go."""
+        target = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")),
+                      None)
+        if target is None or any(c.type == "asterisk" for c in node.named_children):
+            return
+        parts = _text(target).split(".")
+        static = any(c.type == "static" for c in node.children)
+        if static and len(parts) >= 3:
+            stem, fqn = "/".join(parts[:-1]), ".".join(parts[-2:])
+        else:
+            stem, fqn = "/".join(parts), parts[-1]
+        self.imports[parts[-1]] = (stem, fqn)
+        index = self._scope_index(node.start_byte)
+        yield Reference("import", parts[-1], node.start_point.row + 1, None, index,
+                        targets=((stem, fqn),), imported=True)
 
     def _import_ref(self, node: Node, name: str, stem: str, alias: str) -> Reference:
         self.imports[alias] = (stem, name)
