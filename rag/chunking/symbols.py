@@ -89,7 +89,7 @@ class CodeGraph:
             "symbols": [[s.fqn, s.kind, s.start_line, s.end_line, s.signature, s.parent]
                         for s in self.symbols],
             "refs": [
-                [r.kind, r.name, r.line, r.scope_index, r.owner, r.keys,
+                [r.kind, r.name, r.line, r.scope_index, r.owner, list(r.keys),
                  [stem for stem, _ in r.targets], [fqn for _, fqn in r.targets],
                  r.self_class, r.inherited_only, r.imported]
                 for r in self.refs
@@ -528,11 +528,10 @@ class _References:
             stem, imported = binding
             rest = parts[cut:]
             found: list[tuple[str, str]] = []
-            if imported is None:
-                found.append((_join_stem(stem, rest[:-1]) if rest else stem,
-                              ".".join([*rest[-1:], name])))
+            if imported is None:  # a module: m.f(), m.sub.f() or m.Class.f()
                 if rest:
-                    found.append((stem, ".".join([*rest, name])))
+                    found.append((_join_stem(stem, rest), name))
+                found.append((stem, ".".join([*rest, name])))
             else:
                 found.append((stem, ".".join([imported, *rest, name])))
                 found.append((_join_stem(stem, [imported, *rest]), name))
