@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint demo up down bench bench-chunk bench-index bench-search bench-mcp eval
+.PHONY: install test lint demo up down bench bench-chunk bench-index bench-search bench-mcp bench-graph eval
 
 install: $(STAMP)
 
@@ -40,6 +40,9 @@ bench-index: install
 
 bench-search: install
 	$(BIN)/python tests/bench/bench_search.py
+
+bench-graph: install
+	$(BIN)/python tests/bench/bench_graph.py
 
 bench-mcp: install
 	$(BIN)/python tests/bench/bench_mcp.py

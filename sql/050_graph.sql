@@ -278,7 +278,9 @@ AS $$
         JOIN rag.refs r ON r.id = w.id
         JOIN by_name b ON b.name = r.name
         LEFT JOIN by_owner o ON r.owner <> '' AND o.name = r.name AND o.owner = r.owner
-        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported
+        -- self/this/super calls the class and its bases do not define are
+        -- dynamic dispatch (a mixin, a base from another package): unresolved
+        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND r.self_class IS NULL
     )
     SELECT c.ref_id, c.n, CASE WHEN c.n = 1 THEN c.first_id END FROM counted c WHERE c.n > 0
 $$;
