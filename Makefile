@@ -30,7 +30,7 @@ demo: install
 	$(BIN)/rag search "where is the embedded database server started" --top-k 3
 	$(BIN)/rag search "combine keyword and vector rankings" --top-k 3
 
-bench: bench-chunk bench-index bench-search bench-mcp
+bench: bench-chunk bench-index bench-search bench-mcp bench-graph
 
 bench-chunk: install
 	$(BIN)/python tests/bench/bench_chunk.py
