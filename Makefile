@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold eval
+.PHONY: install test lint freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph eval
 
 install: $(STAMP)
 
@@ -35,7 +35,7 @@ demo: install
 	$(BIN)/rag search "where is the embedded database server started" --top-k 3
 	$(BIN)/rag search "combine keyword and vector rankings" --top-k 3
 
-bench: bench-chunk bench-index bench-search bench-mcp bench-cold
+bench: bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph
 
 bench-chunk: install
 	$(BIN)/python tests/bench/bench_chunk.py
@@ -45,6 +45,9 @@ bench-index: install
 
 bench-search: install
 	$(BIN)/python tests/bench/bench_search.py
+
+bench-graph: install
+	$(BIN)/python tests/bench/bench_graph.py
 
 bench-mcp: install
 	$(BIN)/python tests/bench/bench_mcp.py

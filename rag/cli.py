@@ -597,3 +597,9 @@ def mcp(
 
 def main() -> None:
     app()
+
+
+# `rag graph …` lives in its own module; imported last, as it uses this one's helpers.
+from rag.cli_graph import graph_app  # noqa: E402
+
+app.add_typer(graph_app, name="graph")

@@ -218,6 +218,7 @@ def _run(
         )
     if summary.chunks_added or summary.chunks_removed:
         conn.execute("SELECT rag.ensure_heads_index()")
+    conn.execute("SELECT rag.resolve_refs(%s)", (source_id,))  # the code graph's references
     if bulk:
         # All postings are new: until autovacuum comes, every index-only read
         # of one would fetch its row too (Django's first searches: p95 36 -> 23 ms).
@@ -366,6 +367,7 @@ def _store_batch(
             "sourceType": fc.chunks[0].metadata.get("sourceType") if fc.chunks else None,
             "language": fc.chunks[0].metadata.get("language") if fc.chunks else None,
             "content": fc.text, "error": fc.error,
+            "graph": fc.graph.payload() if fc.graph is not None else None,
             "chunks": [
                 {"content": c.content, "contentHash": c.content_hash, "metadata": c.metadata}
                 for c in fc.chunks

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from rag.db import DatabaseTarget
+    from rag.graph import Symbols, Traversal
     from rag.indexer import Reporter
     from rag.providers import Embedder
     from rag.providers.rerankers import Reranker
@@ -306,6 +307,22 @@ class RagService:
         row = self.with_db(lambda conn: conn.execute("SELECT rag.gc() AS n").fetchone(), retry=False)
         assert row is not None
         return GcOutput(pruned_embeddings=int(row["n"]))
+
+    # -- code graph -----------------------------------------------------------
+
+    def find_symbols(self, name: str, sources: list[str] | None = None, kinds: list[str] | None = None,
+                     limit: int = 50) -> Symbols:
+        """Definitions named ``name`` (a name, an fqn or ``path:fqn``), at most ``limit``, with the count."""
+        from rag import graph
+
+        return self.with_db(lambda conn: graph.find_symbols(conn, name, sources, kinds, limit))
+
+    def traverse(self, symbol: str, relation: str, depth: int = 1,
+                 sources: list[str] | None = None) -> Traversal:
+        """``relation`` (callers, callees, subclasses, superclasses) of ``symbol`` up to ``depth`` away."""
+        from rag import graph
+
+        return self.with_db(lambda conn: graph.traverse(conn, symbol, relation, depth, sources))
 
     def status(self, *, strict: bool = False) -> StatusOutput:
         """Database, providers, embedding coverage and index runs. A database that cannot be used

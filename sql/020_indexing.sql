@@ -392,6 +392,7 @@ BEGIN
            content = excluded.content, error = excluded.error, indexed_at = excluded.indexed_at;
 
     SELECT * INTO fresh FROM rag._add_chunks(target_source_id, file_batch);
+    PERFORM rag._replace_graph(target_source_id, file_batch);  -- sql/050_graph.sql
     PERFORM rag._apply_keyword_stats(gone.chunk_delta + fresh.chunk_delta, gone.term_delta + fresh.term_delta,
                                      gone.terms || fresh.terms, gone.df_deltas || fresh.df_deltas);
     added := fresh.chunk_delta;
@@ -441,6 +442,7 @@ DECLARE
     gone record;
 BEGIN
     SELECT * INTO gone FROM rag._delete_chunks(target_source_id, paths);
+    PERFORM rag._forget_graph(target_source_id, paths);  -- sql/050_graph.sql
     DELETE FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths);
     PERFORM rag._apply_keyword_stats(gone.chunk_delta, gone.term_delta, gone.terms, gone.df_deltas);
     RETURN -gone.chunk_delta;

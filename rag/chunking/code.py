@@ -28,6 +28,7 @@ from tree_sitter import Node, Parser
 from rag.chunking.languages import CONTAINER_KINDS, Definition, find_definition, is_attachment
 from rag.chunking.lines import Lines
 from rag.chunking.model import Chunk, count_tokens
+from rag.chunking.symbols import CodeGraph, extract_graph
 
 # Pieces under max_tokens / 4 are "small": neighbours that are small merge
 # into one chunk; bigger definitions keep a chunk of their own.
@@ -46,8 +47,17 @@ _GRAMMARS = frozenset(typing.get_args(tree_sitter_language_pack.SupportedLanguag
 
 def chunk_code(text: str, path: str, language: str, *, max_tokens: int, overlap: int) -> list[Chunk]:
     """Chunks of the source ``text``, each within ``max_tokens`` except single long lines."""
+    return chunk_code_with_graph(text, path, language, max_tokens=max_tokens, overlap=overlap,
+                                 graph=False)[0]
+
+
+def chunk_code_with_graph(
+    text: str, path: str, language: str, *, max_tokens: int, overlap: int, graph: bool = True
+) -> tuple[list[Chunk], CodeGraph | None]:
+    """``chunk_code``'s chunks and, from the same syntax tree, the file's
+    definitions and references (None without a grammar)."""
     if not text.strip():
-        return []
+        return [], None
     max_tokens = max(max_tokens, 1)
     overlap = min(max(overlap, 0), max_tokens // 2)
     source = _Source(text)
@@ -55,7 +65,9 @@ def chunk_code(text: str, path: str, language: str, *, max_tokens: int, overlap:
     root = _parse(text, language)
     pieces = chunker.blocks() if root is None else chunker.top_level(root)
     base = {"path": path, "sourceType": "code", "language": language}
-    return [_to_chunk(piece, source, base) for piece in pieces]
+    chunks = [_to_chunk(piece, source, base) for piece in pieces]
+    symbols = extract_graph(root, text, path, language) if graph and root is not None else None
+    return chunks, symbols
 
 
 # --- parsing --------------------------------------------------------------------

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from rag.chunking.asciidoc import chunk_asciidoc
-from rag.chunking.code import chunk_code
+from rag.chunking.code import chunk_code_with_graph
 from rag.chunking.html import chunk_html
 from rag.chunking.languages import detect_language
 from rag.chunking.lines import make_storable
@@ -29,6 +29,7 @@ from rag.chunking.markdown import chunk_markdown
 from rag.chunking.model import Chunk
 from rag.chunking.notebook import chunk_notebook
 from rag.chunking.rst import chunk_rst, looks_like_rst
+from rag.chunking.symbols import CodeGraph
 from rag.chunking.text import chunk_text
 from rag.errors import ChunkingError
 
@@ -71,12 +72,14 @@ class FileChunks:
     ``text`` is the file as stored for read-back (decoded, or extracted from
     a PDF or .docx); chunks' startLine/endLine point into it. ``error`` is set
     when the file could not be chunked at all, and then ``chunks`` is empty.
+    ``graph``: a code file's definitions and references, when it has a grammar.
     """
 
     text: str
     chunks: list[Chunk]
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    graph: CodeGraph | None = None
 
 
 def chunk_file(
@@ -116,10 +119,10 @@ def chunk_bytes(
     if not text.strip():
         return FileChunks(text, [], warnings)
     try:
-        chunks = _chunk_decoded(text, rel_path, suffix, max_tokens, overlap, warnings)
+        chunks, graph = _chunk_decoded(text, rel_path, suffix, max_tokens, overlap, warnings)
     except ChunkingError as error:  # a notebook that is not JSON, …
         return FileChunks(text, [], warnings, error=str(error))
-    return FileChunks(text, chunks, warnings)
+    return FileChunks(text, chunks, warnings, graph=graph)
 
 
 def _decode(data: bytes) -> tuple[str, list[str]] | None:
@@ -141,17 +144,20 @@ def _decode(data: bytes) -> tuple[str, list[str]] | None:
 
 def _chunk_decoded(
     text: str, rel_path: str, suffix: str, max_tokens: int, overlap: int, warnings: list[str]
-) -> list[Chunk]:
+) -> tuple[list[Chunk], CodeGraph | None]:
     document_chunker = _DOCUMENT_CHUNKERS.get(suffix)
     if document_chunker is None and suffix == ".txt" and looks_like_rst(text):
         document_chunker = chunk_rst
     if document_chunker is not None:
-        return document_chunker(text, rel_path, max_tokens=max_tokens, overlap=overlap)
+        return document_chunker(text, rel_path, max_tokens=max_tokens, overlap=overlap), None
     code_language = detect_language(rel_path, text)
     if code_language is not None:
         try:
-            return chunk_code(text, rel_path, code_language, max_tokens=max_tokens, overlap=overlap)
+            return chunk_code_with_graph(
+                text, rel_path, code_language, max_tokens=max_tokens, overlap=overlap
+            )
         except Exception as error:  # one file must not stop an index run: fall back to text
             warnings.append(f"code chunker failed ({type(error).__name__}: {error}); chunked as text")
     language = _TEXT_LANGUAGES.get(suffix, "text")
-    return chunk_text(text, rel_path, language=language, max_tokens=max_tokens, overlap=overlap)
+    chunks = chunk_text(text, rel_path, language=language, max_tokens=max_tokens, overlap=overlap)
+    return chunks, None

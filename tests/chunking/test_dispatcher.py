@@ -113,7 +113,7 @@ def test_code_chunker_failure_falls_back_to_text(monkeypatch: pytest.MonkeyPatch
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("grammar exploded")
 
-    monkeypatch.setattr(dispatcher, "chunk_code", broken)
+    monkeypatch.setattr(dispatcher, "chunk_code_with_graph", broken)
     result = chunk_bytes(b"x = 1\n", "a.py")
     assert source_types(result) == {("text", "text")}
     assert result.warnings == [

@@ -1,0 +1,682 @@
+"""Definitions and references of a source file, from the syntax tree the code chunker parsed.
+
+Owns ``extract_graph``: the symbols a file defines (fqn as chunks name them,
+kind, lines, signature line) and, for the languages in ``_SPECS`` (Python,
+JavaScript/JSX, TypeScript/TSX, Go, Java), what its
+code refers to: calls (plain, on ``self``/``this``/``super``, on a receiver
+whose type is known from a parameter annotation or a constructor
+assignment, through a module alias, constructor calls), imports (with
+aliases) and inheritance/implementation. Containment is the fqn nesting of
+the symbols. Other languages get definitions only.
+
+Each reference carries what the SQL resolver (``sql/050_graph.sql``) needs
+to find its target without reading the file again: the file's import map is
+applied here, so a reference says which module stems and fqns the import
+points to (``targets``), which fqns to look for in its own file and folder
+(``keys``), which class ``self`` means (``self_class``) and what kind of
+owner a whole-source name lookup must have (``owner``). Partial trees
+(syntax errors) give whatever was found.
+"""
+
+import posixpath
+import re
+import threading
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import tree_sitter_language_pack
+from tree_sitter import Node, Query, QueryCursor
+
+from rag.chunking.languages import CONTAINER_KINDS, find_definition
+
+# Kinds whose members a self/this call or an implicit member call looks in.
+_CLASS_KINDS = frozenset({"CLASS", "INTERFACE", "STRUCT", "TRAIT", "IMPL", "ENUM"})
+# Deeper nesting of definitions than this is not followed.
+_MAX_DEPTH = 40
+_SIGNATURE_CHARS = 200
+# More references than this in one file (generated code) are dropped beyond it.
+MAX_REFS_PER_FILE = 20_000
+
+
+@dataclass(frozen=True)
+class Symbol:
+    fqn: str
+    kind: str
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    signature: str  # the line the name is on, stripped
+    parent: int  # position of the enclosing definition in the list, -1 at top level
+
+
+@dataclass(slots=True)  # not frozen: Django makes 190k of them, and frozen init is slower
+class Reference:
+    """A use of a name, with where the resolver may find what it names.
+
+    ``kind``: call | import | inherits | implements. ``owner``: for a
+    whole-source lookup, None wants a top-level definition, "" any member
+    (a method called on a receiver of unknown type), else the simple name of
+    the class the definition must be in. ``targets``: (module stem, fqn)
+    pairs from the file's imports; a stem starting with "/" is a path from
+    the source root, any other matches a file whose path ends with it.
+    """
+
+    kind: str
+    name: str
+    line: int
+    scope: str | None  # fqn of the enclosing definition, None at module level
+    scope_index: int  # its position in ``CodeGraph.symbols``, -1 at module level
+    owner: str | None = None
+    keys: tuple[str, ...] = ()  # fqns to look for in the same file, then folder
+    targets: tuple[tuple[str, str], ...] = ()
+    self_class: str | None = None  # the class self/this/super means; its bases are searched
+    inherited_only: bool = False  # super.f(): the class's own members are skipped
+    imported: bool = False  # the name is bound by an import: only ``targets`` may resolve it
+
+
+@dataclass(frozen=True)
+class CodeGraph:
+    symbols: list[Symbol] = field(default_factory=list)
+    refs: list[Reference] = field(default_factory=list)
+    modules: list[str] = field(default_factory=list)  # stems the file is imported by, longest first
+    truncated: bool = False  # more than MAX_REFS_PER_FILE references
+
+    def payload(self) -> dict[str, list[Any]]:
+        """The JSON ``rag.replace_files`` stores (``graph`` of a file), as compact rows."""
+        return {
+            "modules": self.modules,
+            "symbols": [[s.fqn, s.kind, s.start_line, s.end_line, s.signature, s.parent]
+                        for s in self.symbols],
+            "refs": [
+                [r.kind, r.name, r.line, r.scope_index, r.owner, list(r.keys),
+                 [stem for stem, _ in r.targets], [fqn for _, fqn in r.targets],
+                 r.self_class, r.inherited_only, r.imported]
+                for r in self.refs
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class _Def:
+    fqn: str
+    kind: str
+    start: int  # bytes
+    end: int
+    parent: int  # index of the enclosing _Def, -1 at module level
+
+
+def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
+    """The symbols and references of one parsed file."""
+    lines = text.split("\n")
+    definitions = _definitions(root, language)
+    symbols = [
+        Symbol(
+            d.fqn, d.kind, d.node_start_row + 1, d.node_end_row + 1,
+            lines[d.name_row].strip()[:_SIGNATURE_CHARS] if d.name_row < len(lines) else "",
+            d.parent,
+        )
+        for d in definitions
+    ]
+    spec = _SPECS.get(language)
+    modules = _module_stems(path, language)
+    if spec is None:
+        return CodeGraph(symbols, [], modules)
+    defs = [_Def(d.fqn, d.kind, d.start, d.end, d.parent) for d in definitions]
+    refs = _References(spec, defs, path, language).collect(root)
+    truncated = len(refs) > MAX_REFS_PER_FILE
+    return CodeGraph(symbols, refs[:MAX_REFS_PER_FILE], modules, truncated)
+
+
+# --- definitions -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Found:
+    fqn: str
+    kind: str
+    start: int
+    end: int
+    parent: int
+    node_start_row: int
+    node_end_row: int
+    name_row: int
+
+
+# Plain code at module or class level that may hold definitions (if/try/with blocks).
+_COMPOUND = re.compile(r"(_statement|_clause|block|_declaration_list|declaration_list)$")
+
+
+def _definitions(root: Node, language: str) -> list[_Found]:
+    found: list[_Found] = []
+    stack: list[tuple[Sequence[Node], str | None, bool, int]] = [
+        (root.named_children, None, False, 0)
+    ]
+    while stack:
+        nodes, prefix, methods, depth = stack.pop()
+        for node in nodes:
+            definition = find_definition(node, language)
+            if definition is None:
+                if depth < _MAX_DEPTH and _COMPOUND.search(node.type) and node.named_child_count:
+                    stack.append((node.named_children, prefix, methods, depth + 1))
+                continue
+            if not definition.name:
+                continue
+            kind = "METHOD" if definition.kind == "FUNCTION" and methods else definition.kind
+            fqn = f"{prefix}.{definition.name}" if prefix else definition.name
+            name_node = definition.node.child_by_field_name("name")
+            found.append(_Found(
+                fqn, kind, node.start_byte, node.end_byte, -1,
+                node.start_point.row, _last_row(node),
+                (name_node or definition.node).start_point.row,
+            ))
+            # Members of classes and modules; what a function defines inside is
+            # part of it (its calls are the function's), and not looking costs
+            # half the time of finding definitions.
+            if definition.body is not None and depth < _MAX_DEPTH and kind in CONTAINER_KINDS:
+                stack.append((definition.body.named_children, fqn, kind != "MODULE", depth + 1))
+    return _with_parents(sorted(found, key=lambda d: (d.start, -d.end)))
+
+
+def _with_parents(found: list[_Found]) -> list[_Found]:
+    """Definitions in file order, each with the index of the innermost one containing it."""
+    result: list[_Found] = []
+    open_defs: list[int] = []
+    for d in found:
+        while open_defs and result[open_defs[-1]].end <= d.start:
+            open_defs.pop()
+        parent = open_defs[-1] if open_defs else -1
+        result.append(_Found(d.fqn, d.kind, d.start, d.end, parent, d.node_start_row,
+                             d.node_end_row, d.name_row))
+        open_defs.append(len(result) - 1)
+    return result
+
+
+def _last_row(node: Node) -> int:
+    end = node.end_point
+    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
+
+
+# --- module stems ----------------------------------------------------------------
+
+_INDEX_NAMES = {"python": "__init__", "javascript": "index", "typescript": "index", "tsx": "index"}
+
+
+def _module_stems(path: str, language: str) -> list[str]:
+    """The stems an import of this file may name, longest first: ``a/b/c`` for
+    ``a/b/c.py``, and ``a/b`` too for ``a/b/__init__.py`` or ``a/b/index.ts``;
+    a Go file is its folder (its package)."""
+    stem = posixpath.splitext(path)[0] if language != "go" else posixpath.dirname(path)
+    stems = [stem] if stem else []
+    index = _INDEX_NAMES.get(language)
+    if index and posixpath.basename(stem) == index and posixpath.dirname(stem):
+        stems.append(posixpath.dirname(stem))
+    return stems
+
+
+# --- references -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Spec:
+    query: str
+    self_names: frozenset[str]  # receivers meaning the current object
+    implicit_members: bool  # an unqualified call inside a class may be a member's
+    imports: str  # how import nodes are read: python | js | go | java
+    builtins: frozenset[str] = frozenset()  # plain calls not worth a reference
+
+
+_PY_QUERY = """
+(call function: (identifier) @call.name) @call
+(call function: (attribute object: (_) @call.recv attribute: (identifier) @call.name)) @call
+(import_statement) @import
+(import_from_statement) @import
+(class_definition superclasses: (argument_list [(identifier) (attribute)] @inherits))
+(typed_parameter (identifier) @typed.var type: (type [(identifier) (attribute)] @typed.type))
+(typed_default_parameter name: (identifier) @typed.var type: (type [(identifier) (attribute)] @typed.type))
+(assignment left: (identifier) @typed.var type: (type [(identifier) (attribute)] @typed.type))
+(assignment left: (identifier) @made.var right: (call function: [(identifier) (attribute)] @made.type))
+"""
+_JS_QUERY = """
+(call_expression function: (identifier) @call.name) @call
+(call_expression function: (member_expression object: (_) @call.recv
+                                               property: (property_identifier) @call.name)) @call
+(new_expression constructor: [(identifier) (member_expression)] @new) @call
+(import_statement) @import
+(variable_declarator name: (identifier) @require.var
+                     value: (call_expression function: (identifier) @require.fn
+                                             arguments: (arguments (string) @require.module)))
+(class_heritage (identifier) @inherits)
+(class_heritage (member_expression) @inherits)
+(variable_declarator name: (identifier) @made.var
+                     value: (new_expression constructor: [(identifier) (member_expression)] @made.type))
+"""
+_TS_QUERY = _JS_QUERY.replace(
+    "(class_heritage (identifier) @inherits)\n(class_heritage (member_expression) @inherits)",
+    "(extends_clause value: [(identifier) (member_expression)] @inherits)\n"
+    "(implements_clause [(type_identifier) (nested_type_identifier)] @implements)\n"
+    "(extends_type_clause type: [(type_identifier) (nested_type_identifier)] @inherits)",
+) + """
+([(required_parameter pattern: (identifier) @typed.var type: (type_annotation _ @typed.type))
+  (optional_parameter pattern: (identifier) @typed.var type: (type_annotation _ @typed.type))
+  (variable_declarator name: (identifier) @typed.var type: (type_annotation _ @typed.type))])
+"""
+
+_GO_QUERY = """
+(call_expression function: (identifier) @call.name) @call
+(call_expression function: (selector_expression operand: (_) @call.recv
+                                                 field: (field_identifier) @call.name)) @call
+(import_spec) @import
+(parameter_declaration name: (identifier) @typed.var
+                       type: [(type_identifier) @typed.type (pointer_type (type_identifier) @typed.type)])
+(var_spec name: (identifier) @typed.var type: (type_identifier) @typed.type)
+(composite_literal type: (type_identifier) @new) @call
+(short_var_declaration left: (expression_list (identifier) @typed.var)
+                       right: (expression_list (composite_literal type: (type_identifier) @typed.type)))
+"""
+_JAVA_QUERY = """
+(method_invocation object: (_) @call.recv name: (identifier) @call.name) @call
+(method_invocation !object name: (identifier) @call.name) @call
+(object_creation_expression type: [(type_identifier) (scoped_type_identifier)] @new) @call
+(import_declaration) @import
+(superclass (type_identifier) @inherits)
+(super_interfaces (type_list (type_identifier) @implements))
+(extends_interfaces (type_list (type_identifier) @inherits))
+(formal_parameter type: (type_identifier) @typed.type name: (identifier) @typed.var)
+(local_variable_declaration type: (type_identifier) @typed.type
+                            declarator: (variable_declarator name: (identifier) @typed.var))
+(field_declaration type: (type_identifier) @typed.type
+                   declarator: (variable_declarator name: (identifier) @typed.var))
+"""
+_GO_BUILTINS = frozenset({
+    "len", "cap", "make", "new", "append", "copy", "delete", "panic", "recover", "print",
+    "println", "close", "string", "int", "int64", "float64", "byte", "rune", "error", "min", "max",
+})
+
+_JS_BUILTINS = frozenset({
+    "require", "String", "Number", "Boolean", "Array", "Object", "Symbol", "Promise", "Error",
+    "Date", "RegExp", "Map", "Set", "parseInt", "parseFloat", "setTimeout", "setInterval",
+    "clearTimeout", "clearInterval", "isNaN", "encodeURIComponent", "decodeURIComponent",
+})
+
+_SPECS: Mapping[str, _Spec] = {
+    "python": _Spec(_PY_QUERY, frozenset({"self", "cls"}), False, "python",
+                    frozenset({"super", "print", "len", "isinstance", "str", "int", "list",
+                               "dict", "set", "tuple", "range", "getattr", "setattr",
+                               "hasattr", "type", "bool", "repr", "iter", "next", "sorted",
+                               "enumerate", "zip", "min", "max", "any", "all", "callable",
+                               "issubclass", "id", "hash", "map", "filter", "sum", "abs",
+                               "open", "format", "vars", "object", "frozenset", "bytes",
+                               "float", "round", "divmod", "chr", "ord", "reversed"})),
+    "javascript": _Spec(_JS_QUERY, frozenset({"this"}), False, "js", _JS_BUILTINS),
+    "typescript": _Spec(_TS_QUERY, frozenset({"this"}), False, "js", _JS_BUILTINS),
+    "tsx": _Spec(_TS_QUERY, frozenset({"this"}), False, "js", _JS_BUILTINS),
+    # Go: a method's receiver is typed by its parameter, so s.f() is Server.f.
+    "go": _Spec(_GO_QUERY, frozenset(), False, "go", _GO_BUILTINS),
+    "java": _Spec(_JAVA_QUERY, frozenset({"this"}), True, "java"),
+}
+
+_queries = threading.local()
+
+
+def _query(language: str, spec: _Spec) -> Query:
+    cache: dict[str, Query] = _queries.__dict__.setdefault("by_language", {})
+    query = cache.get(language)
+    if query is None:
+        grammar = tree_sitter_language_pack.get_language(language)  # type: ignore[arg-type]
+        query = cache[language] = Query(grammar, spec.query)
+    return query
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
+
+
+_NAME_CHAIN_TYPES = frozenset({
+    "identifier", "attribute", "member_expression", "type_identifier", "nested_type_identifier",
+    "dotted_name", "this", "property_identifier", "field_access", "scoped_identifier",
+    "scoped_type_identifier", "selector_expression", "qualified_type", "package_identifier",
+})
+
+
+def _dotted(node: Node) -> str | None:
+    """``a.b.c`` for a chain of plain names, else None (a call, an index, ...)."""
+    if node.type not in _NAME_CHAIN_TYPES:
+        return None
+    text = "".join(_text(node).split())
+    return text if _DOTTED.fullmatch(text) else None
+
+
+# A binding of a local name by an import: the module stem and, for a name
+# imported from it, that name (None: the name is the module itself).
+_Binding = tuple[str, str | None]
+
+
+class _References:
+    def __init__(self, spec: _Spec, defs: list[_Def], path: str, language: str) -> None:
+        self.spec = spec
+        self.defs = defs
+        self.starts = [d.start for d in defs]
+        self.path = path
+        self.language = language
+        self.imports: dict[str, _Binding] = {}
+        self.types: dict[tuple[int, str], str] = {}  # (scope index, variable) -> type text
+
+    def collect(self, root: Node) -> list[Reference]:
+        matches = QueryCursor(_query(self.language, self.spec)).matches(root)
+        refs: list[Reference] = []
+        calls: list[dict[str, list[Node]]] = []
+        for _, captures in matches:
+            if "import" in captures:
+                refs.extend(self._import(captures["import"][0]))
+            elif "require.var" in captures:
+                refs.extend(self._require(captures))
+            elif "typed.var" in captures or "made.var" in captures:
+                # A declared type, or what a constructor-like call (Capitalized) made.
+                declared = "typed.var" in captures
+                prefix = "typed" if declared else "made"
+                var, type_node = captures[f"{prefix}.var"][0], captures[f"{prefix}.type"][0]
+                type_name = _dotted(type_node)
+                if type_name and (declared or type_name.rsplit(".", 1)[-1][:1].isupper()):
+                    self.types[(self._scope_index(var.start_byte), _text(var))] = type_name
+            else:
+                calls.append(captures)
+        # One reference per use of a name in a definition (its first line):
+        # the graph needs who uses what, and Django's repeats are a quarter.
+        seen: set[tuple[object, ...]] = set()
+        for captures in calls:
+            ref = self._use(captures)
+            if ref is None:
+                continue
+            key = (ref.scope_index, ref.kind, ref.name, ref.owner, ref.keys, ref.targets,
+                   ref.self_class, ref.inherited_only)
+            if key not in seen:
+                seen.add(key)
+                refs.append(ref)
+        refs.sort(key=lambda r: r.line)
+        return refs
+
+    # --- scopes ---
+
+    def _scope_index(self, position: int) -> int:
+        index = bisect_right(self.starts, position) - 1
+        while index >= 0 and self.defs[index].end <= position:
+            index = self.defs[index].parent
+        return index
+
+    def _class_of(self, index: int) -> str | None:
+        while index >= 0:
+            if self.defs[index].kind in _CLASS_KINDS:
+                return self.defs[index].fqn
+            index = self.defs[index].parent
+        return None
+
+    def _lexical_keys(self, index: int, name: str) -> tuple[str, ...]:
+        """fqns a plain name may mean, innermost scope first: nested functions,
+        the class's members where the language lets a method call them bare,
+        then the file's top level."""
+        keys: list[str] = []
+        while index >= 0:
+            definition = self.defs[index]
+            if definition.kind not in _CLASS_KINDS or self.spec.implicit_members:
+                keys.append(f"{definition.fqn}.{name}")
+            index = definition.parent
+        keys.append(name)
+        return tuple(keys)
+
+    def _type_of(self, index: int, variable: str) -> str | None:
+        while True:
+            found = self.types.get((index, variable))
+            if found is not None or index < 0:
+                return found
+            index = self.defs[index].parent
+
+    # --- uses: calls, constructor calls, bases ---
+
+    def _use(self, captures: dict[str, list[Node]]) -> Reference | None:
+        if "new" in captures:
+            target = captures["new"][0]
+            dotted = _dotted(target)
+            if dotted is None:
+                return None
+            qualifier, _, name = dotted.rpartition(".")
+            return self._named("call", name, qualifier or None, target)
+        for kind in ("inherits", "implements"):
+            if kind in captures:
+                target = captures[kind][0]
+                dotted = _dotted(target)
+                if dotted is None:
+                    return None
+                qualifier, _, name = dotted.rpartition(".")
+                return self._named(kind, name, qualifier or None, target)
+        name_node = captures["call.name"][0]
+        name = _text(name_node)
+        recv = captures.get("call.recv")
+        if not recv:
+            if name in self.spec.builtins:
+                return None
+            return self._named("call", name, None, name_node)
+        receiver = recv[0]
+        if receiver.type in ("super",) or (
+            receiver.type == "call" and _text(receiver).replace(" ", "").startswith("super(")
+        ):
+            return self._member("call", name, name_node, inherited_only=True)
+        dotted = _dotted(receiver)
+        constructed = _constructed_type(receiver)
+        if constructed is not None:  # Cart().total(): a method of what was constructed
+            return self._named("call", name, constructed, name_node)
+        if dotted in self.spec.self_names:
+            return self._member("call", name, name_node, inherited_only=False)
+        if dotted is None:
+            return self._unknown_receiver(name, name_node)
+        return self._named("call", name, dotted, name_node)
+
+    def _base(self, name_node: Node) -> tuple[int, str | None, int]:
+        index = self._scope_index(name_node.start_byte)
+        scope = self.defs[index].fqn if index >= 0 else None
+        return index, scope, name_node.start_point.row + 1
+
+    def _member(self, kind: str, name: str, node: Node, inherited_only: bool) -> Reference:
+        index, scope, line = self._base(node)
+        cls = self._class_of(index)
+        if cls is None:
+            return Reference(kind, name, line, scope, index, owner="")
+        keys = () if inherited_only else (f"{cls}.{name}",)
+        return Reference(kind, name, line, scope, index, owner="", keys=keys, self_class=cls,
+                         inherited_only=inherited_only)
+
+    def _unknown_receiver(self, name: str, node: Node) -> Reference:
+        index, scope, line = self._base(node)
+        return Reference("call", name, line, scope, index, owner="")
+
+    def _named(self, kind: str, name: str, qualifier: str | None, node: Node) -> Reference | None:
+        index, scope, line = self._base(node)
+        if qualifier is None:
+            binding = self.imports.get(name)
+            if binding is not None:
+                stem, imported = binding
+                targets = ((stem, imported),) if imported else ()
+                return Reference(kind, name, line, scope, index, targets=targets, imported=True)
+            cls = self._class_of(index) if self.spec.implicit_members else None
+            return Reference(kind, name, line, scope, index, owner=None,
+                             keys=self._lexical_keys(index, name), self_class=cls)
+        head, _, rest = qualifier.partition(".")
+        typed = self._type_of(index, head) if not rest else None
+        if typed is not None:
+            qualifier = typed
+            head, _, rest = qualifier.partition(".")
+        through_import = self._import_targets(qualifier, name)
+        if through_import is not None:
+            return Reference(kind, name, line, scope, index, targets=through_import, imported=True)
+        owner = qualifier.rsplit(".", 1)[-1]
+        if not owner[:1].isupper() and typed is None:
+            # A variable of unknown type: dynamic dispatch, any member of that name.
+            return Reference(kind, name, line, scope, index, owner="")
+        return Reference(kind, name, line, scope, index, owner=owner, keys=(f"{qualifier}.{name}",))
+
+    def _import_targets(self, qualifier: str, name: str) -> tuple[tuple[str, str], ...] | None:
+        """(stem, fqn) pairs for ``qualifier.name`` when the qualifier starts with an
+        imported name (longest first), else None."""
+        parts = qualifier.split(".")
+        for cut in range(len(parts), 0, -1):
+            binding = self.imports.get(".".join(parts[:cut]))
+            if binding is None:
+                continue
+            stem, imported = binding
+            rest = parts[cut:]
+            found: list[tuple[str, str]] = []
+            if imported is None:  # a module: m.f(), m.sub.f() or m.Class.f()
+                if rest:
+                    found.append((_join_stem(stem, rest), name))
+                found.append((stem, ".".join([*rest, name])))
+            else:
+                found.append((stem, ".".join([imported, *rest, name])))
+                found.append((_join_stem(stem, [imported, *rest]), name))
+            return tuple(found)
+        return None
+
+    # --- imports ---
+
+    def _import(self, node: Node) -> Iterator[Reference]:
+        if self.spec.imports == "python":
+            yield from self._python_import(node)
+        elif self.spec.imports == "js":
+            yield from self._js_import(node)
+        elif self.spec.imports == "go":
+            self._go_import(node)
+        elif self.spec.imports == "java":
+            yield from self._java_import(node)
+
+    def _go_import(self, node: Node) -> None:
+        """``import u "example.com/app/util"``: u is the package in a folder named util."""
+        path = (_field(node, "path") or "").strip('"`')
+        alias = _field(node, "name") or path.rsplit("/", 1)[-1]
+        if path and alias not in ("_", "."):
+            self.imports[alias] = (path.rsplit("/", 1)[-1], None)
+
+    def _java_import(self, node: Node) -> Iterator[Reference]:
+        """``import a.b.Cart;`` binds Cart; ``import static a.b.Util.go;`` binds go."""
+        target = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")),
+                      None)
+        if target is None or any(c.type == "asterisk" for c in node.named_children):
+            return
+        parts = _text(target).split(".")
+        static = any(c.type == "static" for c in node.children)
+        if static and len(parts) >= 3:
+            stem, fqn = "/".join(parts[:-1]), ".".join(parts[-2:])
+        else:
+            stem, fqn = "/".join(parts), parts[-1]
+        self.imports[parts[-1]] = (stem, fqn)
+        index = self._scope_index(node.start_byte)
+        yield Reference("import", parts[-1], node.start_point.row + 1, None, index,
+                        targets=((stem, fqn),), imported=True)
+
+    def _import_ref(self, node: Node, name: str, stem: str, alias: str) -> Reference:
+        self.imports[alias] = (stem, name)
+        index = self._scope_index(node.start_byte)
+        scope = self.defs[index].fqn if index >= 0 else None
+        return Reference("import", name, node.start_point.row + 1, scope, index, targets=((stem, name),),
+                         imported=True)
+
+    def _python_import(self, node: Node) -> Iterator[Reference]:
+        if node.type == "import_statement":
+            for child in node.named_children:
+                if child.type == "aliased_import":
+                    module = _field(child, "name")
+                    alias = _field(child, "alias")
+                    if module and alias:
+                        self.imports[alias] = (module.replace(".", "/"), None)
+                elif child.type == "dotted_name":
+                    module = _text(child)
+                    parts = module.split(".")
+                    for cut in range(1, len(parts) + 1):
+                        self.imports[".".join(parts[:cut])] = ("/".join(parts[:cut]), None)
+            return
+        module_node = node.child_by_field_name("module_name")
+        if module_node is None:
+            return
+        stem = self._python_module_stem(_text(module_node))
+        for child in node.children_by_field_name("name"):
+            if child.type == "aliased_import":
+                name, alias = _field(child, "name"), _field(child, "alias")
+            else:
+                name = alias = _text(child)
+            if name and alias and "." not in name:
+                yield self._import_ref(child, name, stem, alias)
+
+    def _python_module_stem(self, module: str) -> str:
+        """``a.b`` -> ``a/b``; relative ``..b`` -> ``/<parent folder>/b`` (anchored)."""
+        dots = len(module) - len(module.lstrip("."))
+        parts = [p for p in module[dots:].split(".") if p]
+        if not dots:
+            return "/".join(parts)
+        folder = posixpath.dirname(self.path)
+        for _ in range(dots - 1):
+            folder = posixpath.dirname(folder)
+        return "/" + "/".join([p for p in folder.split("/") if p] + parts)
+
+    def _js_module_stem(self, spec: str) -> str:
+        spec = spec.strip("'\"`")
+        if spec.startswith("."):
+            folder = posixpath.dirname(self.path)
+            joined = posixpath.normpath(posixpath.join(folder, spec))
+            stem = "/" + joined.lstrip("/") if not joined.startswith("..") else joined
+            return re.sub(r"\.(m|c)?[jt]sx?$", "", stem)
+        return re.sub(r"^[@~]/", "", re.sub(r"\.(m|c)?[jt]sx?$", "", spec))
+
+    def _js_import(self, node: Node) -> Iterator[Reference]:
+        source = node.child_by_field_name("source")
+        if source is None:
+            return
+        stem = self._js_module_stem(_text(source))
+        clause = next((c for c in node.named_children if c.type == "import_clause"), None)
+        if clause is None:
+            return
+        for part in clause.named_children:
+            if part.type == "identifier":  # import D from "m": the default export
+                yield self._import_ref(part, _text(part), stem, _text(part))
+            elif part.type == "namespace_import":
+                namespace = next((c for c in part.named_children if c.type == "identifier"), None)
+                if namespace is not None:
+                    self.imports[_text(namespace)] = (stem, None)
+            elif part.type == "named_imports":
+                for spec in part.named_children:
+                    if spec.type != "import_specifier":
+                        continue
+                    name = _field(spec, "name")
+                    alias = _field(spec, "alias") or name
+                    if name and alias:
+                        yield self._import_ref(spec, name, stem, alias)
+
+    def _require(self, captures: dict[str, list[Node]]) -> Iterator[Reference]:
+        if _text(captures["require.fn"][0]) != "require":
+            return
+        stem = self._js_module_stem(_text(captures["require.module"][0]))
+        self.imports[_text(captures["require.var"][0])] = (stem, None)
+        yield from ()
+
+
+def _constructed_type(node: Node) -> str | None:
+    """``Cart`` for a receiver ``Cart()`` (Python) or ``new Cart()`` (JavaScript)."""
+    if node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type == "call":
+        target = node.child_by_field_name("function")
+    elif node.type == "new_expression":
+        target = node.child_by_field_name("constructor")
+    else:
+        return None
+    dotted = _dotted(target) if target is not None else None
+    return dotted if dotted and dotted.rsplit(".", 1)[-1][:1].isupper() else None
+
+
+def _field(node: Node, name: str) -> str | None:
+    child = node.child_by_field_name(name)
+    return _text(child) if child is not None else None
+
+
+def _join_stem(stem: str, parts: Sequence[str]) -> str:
+    return "/".join([stem.rstrip("/"), *parts]) if stem else "/".join(parts)

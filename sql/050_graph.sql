@@ -1,0 +1,777 @@
+-- The code graph (tables: migrations/0005_code_graph.sql).
+--
+-- Storing: rag.replace_files calls rag._replace_graph with the batch, and
+-- rag.delete_files calls rag._forget_graph, so a file's symbols and
+-- references change in the transaction that changes its chunks. References
+-- newer than rag.graph_sources.resolved_upto are pending; the names of
+-- definitions that appeared or went away are noted in rag.graph_dirty_names.
+--
+-- Resolving: rag.resolve_refs(source) (the indexer calls it at the end of a
+-- run; a run killed before it leaves pending rows the next run resolves)
+-- resolves the pending references and those whose name is dirty, by levels:
+-- the file's import map, the same file, the class (self/this, through its
+-- resolved bases), the same folder, then the name in the whole source. The
+-- first level with candidates decides: one candidate resolves the
+-- reference, several leave it "ambiguous" with every candidate kept
+-- (rag.ref_candidates; at the name level, every definition of that name).
+-- A reference's candidates only ever depend on definitions of its own name,
+-- which is why dirty names are enough to re-resolve after a change.
+--
+-- Reading: rag.find_symbols, rag.traverse and its shorthands rag.callers,
+-- rag.callees, rag.subtypes, rag.supertypes; rag.graph_status counts.
+
+-- ---------------------------------------------------------------------------
+-- _replace_graph: store the symbols and references of a replace_files batch
+CREATE OR REPLACE FUNCTION rag._replace_graph(
+    target_source_id bigint,
+    file_batch jsonb
+)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    file_ids bigint[];
+BEGIN
+    SELECT coalesce(array_agg(f.id), '{}') INTO file_ids
+    FROM jsonb_to_recordset(file_batch) AS b(path text)
+    JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path;
+
+    INSERT INTO rag.graph_dirty_names (source_id, name)
+    SELECT DISTINCT target_source_id, s.name FROM rag.symbols s WHERE s.file_id = ANY (file_ids);
+    PERFORM rag._forget_resolutions(file_ids);
+    DELETE FROM rag.symbols s WHERE s.file_id = ANY (file_ids);
+    DELETE FROM rag.refs r WHERE r.file_id = ANY (file_ids);
+    DELETE FROM rag.code_modules m WHERE m.file_id = ANY (file_ids);
+
+    WITH batch AS MATERIALIZED (
+        SELECT f.id AS file_id, b.path, b.graph
+        FROM jsonb_to_recordset(file_batch) AS b(path text, graph jsonb)
+        JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path
+        WHERE jsonb_typeof(b.graph) = 'object'
+    ),
+    -- Ids are taken first, so that parents and the references' enclosing
+    -- definitions are found by their position in the file's list.
+    defs AS MATERIALIZED (
+        SELECT nextval(pg_get_serial_sequence('rag.symbols', 'id')) AS id, g.file_id,
+               (e.ordinality - 1)::integer AS ordinal, e.value,
+               (regexp_match(e.value->>0, '([^.]*)$'))[1] AS name
+        FROM batch g
+        CROSS JOIN LATERAL jsonb_array_elements(g.graph->'symbols') WITH ORDINALITY AS e(value, ordinality)
+    ),
+    symbols_added AS (
+        INSERT INTO rag.symbols (id, source_id, file_id, fqn, name, owner, parent_id, kind,
+                                 start_line, end_line, signature)
+        OVERRIDING SYSTEM VALUE
+        SELECT d.id, target_source_id, d.file_id, d.value->>0, d.name,
+               (regexp_match(d.value->>0, '([^.]*)\.[^.]*$'))[1],
+               p.id, d.value->>1, (d.value->>2)::integer, (d.value->>3)::integer, d.value->>4
+        FROM defs d
+        LEFT JOIN defs p ON p.file_id = d.file_id AND p.ordinal = (d.value->>5)::integer
+    ),
+    names_added AS (
+        INSERT INTO rag.graph_dirty_names (source_id, name)
+        SELECT DISTINCT target_source_id, d.name FROM defs d
+    ),
+    refs_added AS (
+        INSERT INTO rag.refs (source_id, file_id, from_id, kind, name, line, owner, keys,
+                              target_stems, target_fqns, self_class, inherited_only, imported)
+        SELECT target_source_id, g.file_id, scope.id, r.value->>0, r.value->>1, (r.value->>2)::integer,
+               r.value->>4,
+               ARRAY(SELECT jsonb_array_elements_text(r.value->5)),
+               ARRAY(SELECT jsonb_array_elements_text(r.value->6)),
+               ARRAY(SELECT jsonb_array_elements_text(r.value->7)),
+               r.value->>8, (r.value->>9)::boolean, (r.value->>10)::boolean
+        FROM batch g
+        CROSS JOIN LATERAL jsonb_array_elements(g.graph->'refs') AS r(value)
+        LEFT JOIN defs scope ON scope.file_id = g.file_id AND scope.ordinal = (r.value->>3)::integer
+    )
+    -- Every tail of every stem the file is imported as.
+    INSERT INTO rag.code_modules (source_id, file_id, stem, full_stem, folder)
+    SELECT DISTINCT ON (g.file_id, t.stem) target_source_id, g.file_id, t.stem, t.full_stem,
+           coalesce(substring(g.path FROM '^(.*)/[^/]*$'), '')
+    FROM batch g
+    CROSS JOIN LATERAL jsonb_array_elements_text(g.graph->'modules') AS m(stem)
+    CROSS JOIN LATERAL (
+        SELECT array_to_string(p.parts[i:], '/') AS stem, i = 1 AS full_stem
+        FROM (SELECT string_to_array(m.stem, '/') AS parts) p,
+             generate_series(1, cardinality(p.parts)) AS i) t
+    ORDER BY g.file_id, t.stem, t.full_stem DESC;
+END
+$$;
+COMMENT ON FUNCTION rag._replace_graph(bigint, jsonb) IS
+    'Private: replaces the symbols, references and module stems of a replace_files batch (its files'' "graph": {modules, symbols, refs}); the references wait for rag.resolve_refs.';
+
+-- ---------------------------------------------------------------------------
+-- _forget_resolutions: what the references of some files resolved to
+CREATE OR REPLACE FUNCTION rag._forget_resolutions(
+    file_ids bigint[]
+)
+RETURNS void
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+    DELETE FROM rag.ref_resolution x USING rag.refs r WHERE r.file_id = ANY (file_ids) AND x.ref_id = r.id;
+    DELETE FROM rag.ref_candidates x USING rag.refs r WHERE r.file_id = ANY (file_ids) AND x.ref_id = r.id;
+$$;
+COMMENT ON FUNCTION rag._forget_resolutions(bigint[]) IS
+    'Private: deletes the resolutions and candidates of the references of files about to be replaced or deleted.';
+
+-- ---------------------------------------------------------------------------
+-- _forget_graph: before files are deleted, note the names they defined
+CREATE OR REPLACE FUNCTION rag._forget_graph(
+    target_source_id bigint,
+    paths text[]
+)
+RETURNS void
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+    INSERT INTO rag.graph_dirty_names (source_id, name)
+    SELECT DISTINCT target_source_id, s.name
+    FROM rag.files f JOIN rag.symbols s ON s.file_id = f.id
+    WHERE f.source_id = target_source_id AND f.path = ANY (paths);
+    SELECT rag._forget_resolutions(ARRAY(
+        SELECT f.id FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths)));
+$$;
+COMMENT ON FUNCTION rag._forget_graph(bigint, text[]) IS
+    'Private: before files are deleted (their symbols and references go with them), records the names they defined, so references to them are resolved again, and drops their resolutions.';
+
+-- ---------------------------------------------------------------------------
+-- _owner_matches: whether a definition fits a whole-source lookup's owner
+CREATE OR REPLACE FUNCTION rag._owner_matches(
+    wanted text,
+    symbol_owner text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT CASE WHEN wanted IS NULL THEN symbol_owner IS NULL
+                WHEN wanted = '' THEN symbol_owner IS NOT NULL
+                ELSE symbol_owner = wanted END
+$$;
+COMMENT ON FUNCTION rag._owner_matches(text, text) IS
+    'Private: NULL wants a top-level definition, '''' any member, else the owner''s simple name.';
+
+-- ---------------------------------------------------------------------------
+-- _ref_candidates: the definitions pending references may mean at one level
+CREATE OR REPLACE FUNCTION rag._ref_candidates(
+    target_source_id bigint,
+    level text,
+    ref_kinds text[],
+    todo bigint[]
+)
+RETURNS TABLE (
+    ref_id    bigint,
+    symbol_id bigint,
+    rank      bigint  -- preference within the level: only the lowest rank is kept
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+BEGIN
+    IF level = 'import' THEN
+        RETURN QUERY
+        SELECT r.id, s.id, t.ord
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
+        CROSS JOIN LATERAL unnest(r.target_stems, r.target_fqns) WITH ORDINALITY AS t(stem, fqn, ord)
+        JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                               AND (m.full_stem OR left(t.stem, 1) <> '/')
+        JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = t.fqn
+        WHERE r.kind = ANY (ref_kinds) AND r.imported;
+    ELSIF level = 'file' THEN
+        RETURN QUERY
+        SELECT r.id, s.id, k.ord
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
+        CROSS JOIN LATERAL unnest(r.keys) WITH ORDINALITY AS k(fqn, ord)
+        JOIN rag.symbols s ON s.file_id = r.file_id AND s.fqn = k.fqn
+        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported;
+    ELSIF level = 'class' THEN
+        -- Members of the bases of self's class, nearest base first.
+        RETURN QUERY
+        -- (a superclass before an interface at the same depth: super.f() means the class's)
+        WITH RECURSIVE chain (ref_id, name, class_id, depth, via_interface) AS (
+            SELECT r.id, r.name, base.target_id, 1, b.kind = 'implements'
+            FROM unnest(todo) AS w(id)
+            JOIN rag.refs r ON r.id = w.id
+            JOIN rag.symbols c ON c.file_id = r.file_id AND c.fqn = r.self_class
+            JOIN rag.refs b ON b.from_id = c.id AND b.kind IN ('inherits', 'implements')
+            JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
+            WHERE r.kind = ANY (ref_kinds) AND r.self_class IS NOT NULL AND NOT r.imported
+            UNION ALL
+            SELECT chain.ref_id, chain.name, base.target_id, chain.depth + 1,
+                   chain.via_interface OR b.kind = 'implements'
+            FROM chain
+            JOIN rag.refs b ON b.from_id = chain.class_id AND b.kind IN ('inherits', 'implements')
+            JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
+            WHERE chain.depth < 8
+        )
+        SELECT chain.ref_id, s.id, (chain.depth * 2 + chain.via_interface::integer)::bigint
+        FROM chain
+        JOIN rag.symbols base ON base.id = chain.class_id
+        JOIN rag.symbols s ON s.file_id = base.file_id AND s.fqn = base.fqn || '.' || chain.name;
+    ELSIF level = 'folder' THEN
+        RETURN QUERY
+        SELECT r.id, s.id, k.ord
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
+        JOIN rag.code_modules own ON own.file_id = r.file_id AND own.full_stem
+        JOIN rag.code_modules near ON near.source_id = target_source_id AND near.full_stem
+                                  AND near.folder = own.folder AND near.file_id <> r.file_id
+        CROSS JOIN LATERAL unnest(r.keys) WITH ORDINALITY AS k(fqn, ord)
+        JOIN rag.symbols s ON s.file_id = near.file_id AND s.fqn = k.fqn
+        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND NOT r.inherited_only;
+    ELSE
+        RAISE EXCEPTION '_ref_candidates: unknown level %', quote_literal(level)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION rag._ref_candidates(bigint, text, text[], bigint[]) IS
+    'Private: (reference, definition, rank) pairs for the references todo of a source at one narrow resolution level: import, file, class or folder.';
+
+-- ---------------------------------------------------------------------------
+-- _name_matches: how many definitions of its name in the source fit each pending reference
+CREATE OR REPLACE FUNCTION rag._name_matches(
+    target_source_id bigint,
+    ref_kinds text[],
+    todo bigint[]
+)
+RETURNS TABLE (
+    ref_id  bigint,
+    matches bigint,
+    only_id bigint  -- the definition, when it is the only one
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- Counted per name (and owner) first: a common method name called
+    -- thousands of times is not joined with each of its definitions.
+    WITH by_name AS (
+        SELECT s.name,
+               count(*) FILTER (WHERE s.owner IS NULL) AS top_n,
+               min(s.id) FILTER (WHERE s.owner IS NULL) AS top_id,
+               count(*) FILTER (WHERE s.owner IS NOT NULL) AS member_n,
+               min(s.id) FILTER (WHERE s.owner IS NOT NULL) AS member_id
+        FROM rag.symbols s WHERE s.source_id = target_source_id GROUP BY s.name
+    ),
+    by_owner AS (
+        SELECT s.name, s.owner, count(*) AS n, min(s.id) AS id
+        FROM rag.symbols s WHERE s.source_id = target_source_id AND s.owner IS NOT NULL
+        GROUP BY s.name, s.owner
+    ),
+    counted AS (
+        SELECT r.id AS ref_id,
+               CASE WHEN r.owner IS NULL THEN b.top_n WHEN r.owner = '' THEN b.member_n ELSE o.n END AS n,
+               CASE WHEN r.owner IS NULL THEN b.top_id WHEN r.owner = '' THEN b.member_id ELSE o.id END AS first_id
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
+        JOIN by_name b ON b.name = r.name
+        LEFT JOIN by_owner o ON r.owner <> '' AND o.name = r.name AND o.owner = r.owner
+        -- self/this/super calls the class and its bases do not define are
+        -- dynamic dispatch (a mixin, a base from another package): unresolved
+        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND r.self_class IS NULL
+    )
+    SELECT c.ref_id, c.n, CASE WHEN c.n = 1 THEN c.first_id END FROM counted c WHERE c.n > 0
+$$;
+COMMENT ON FUNCTION rag._name_matches(bigint, text[], bigint[]) IS
+    'Private: for the references todo of a source, how many definitions of their name (top-level, any member, or members of the named class) the source has.';
+
+-- ---------------------------------------------------------------------------
+-- resolve_refs
+CREATE OR REPLACE FUNCTION rag.resolve_refs(
+    target_source_id bigint
+)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    levels   text[] := ARRAY['import', 'file', 'class', 'folder'];
+    upto     bigint;
+    newest   bigint;
+    todo     bigint[];
+    phase    text[];
+    resolved bigint := 0;
+    step     bigint;
+BEGIN
+    INSERT INTO rag.graph_sources (source_id) VALUES (target_source_id) ON CONFLICT DO NOTHING;
+    SELECT g.resolved_upto INTO upto FROM rag.graph_sources g
+     WHERE g.source_id = target_source_id FOR UPDATE;
+    SELECT max(r.id) INTO newest FROM rag.refs r WHERE r.source_id = target_source_id;
+    -- New references, and those whose candidates may have changed.
+    WITH dirty AS (
+        DELETE FROM rag.graph_dirty_names d WHERE d.source_id = target_source_id RETURNING d.name
+    )
+    SELECT coalesce(array_agg(r.id), '{}') INTO todo
+    FROM rag.refs r
+    WHERE r.source_id = target_source_id
+      AND (r.id > upto OR r.name IN (SELECT DISTINCT dirty.name FROM dirty));
+    DELETE FROM rag.ref_resolution x USING unnest(todo) AS w(id) WHERE x.ref_id = w.id;
+    DELETE FROM rag.ref_candidates x USING unnest(todo) AS w(id) WHERE x.ref_id = w.id;
+
+    -- Bases and imports first: self calls are looked up through resolved bases.
+    -- The first level with candidates decides; what none finds gets no row.
+    FOREACH phase SLICE 1 IN ARRAY ARRAY[ARRAY['inherits', 'implements', 'import'],
+                                         ARRAY['call', 'call', 'call']] LOOP
+        WITH narrow AS (
+            SELECT c.ref_id, c.symbol_id, l.ord AS level_no,
+                   rank() OVER (PARTITION BY c.ref_id ORDER BY l.ord, c.rank) AS place
+            FROM unnest(levels) WITH ORDINALITY AS l(level, ord)
+            CROSS JOIN LATERAL rag._ref_candidates(target_source_id, l.level, phase, todo) c
+        ),
+        decided AS (
+            SELECT n.ref_id, min(n.level_no)::integer AS level_no, array_agg(DISTINCT n.symbol_id) AS ids
+            FROM narrow n WHERE n.place = 1 GROUP BY n.ref_id
+        ),
+        found AS (
+            SELECT d.ref_id, levels[d.level_no] AS resolved_by, d.ids,
+                   CASE WHEN cardinality(d.ids) = 1 THEN d.ids[1] END AS target_id,
+                   cardinality(d.ids) AS candidates
+            FROM decided d
+            UNION ALL
+            SELECT m.ref_id, 'name', NULL, m.only_id, m.matches::integer
+            FROM rag._name_matches(target_source_id, phase, todo) m
+            WHERE NOT EXISTS (SELECT 1 FROM decided d WHERE d.ref_id = m.ref_id)
+        ),
+        kept AS (
+            INSERT INTO rag.ref_candidates (ref_id, symbol_id, source_id)
+            SELECT f.ref_id, unnest(f.ids), target_source_id FROM found f WHERE f.candidates > 1
+        ),
+        done AS (
+            INSERT INTO rag.ref_resolution (ref_id, source_id, resolved_by, target_id, candidates)
+            SELECT f.ref_id, target_source_id, f.resolved_by, f.target_id, f.candidates FROM found f
+            RETURNING 1
+        )
+        SELECT count(*) INTO step FROM done;
+        resolved := resolved + step;
+    END LOOP;
+    UPDATE rag.graph_sources g SET resolved_upto = greatest(upto, coalesce(newest, 0))
+     WHERE g.source_id = target_source_id;
+    RETURN resolved;
+END
+$$;
+COMMENT ON FUNCTION rag.resolve_refs(bigint) IS
+    'Resolves a source''s pending references and those whose name was (re)defined or removed since: import map, same file, class bases, same folder, unique name in the source; ambiguity is kept with its candidates. Returns how many were resolved or found ambiguous.';
+
+-- ---------------------------------------------------------------------------
+-- _source_ids: the ids of named sources (NULL: all)
+CREATE OR REPLACE FUNCTION rag._graph_source_ids(
+    sources text[]
+)
+RETURNS bigint[]
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    ids     bigint[];
+    missing text;
+BEGIN
+    IF sources IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT n INTO missing FROM unnest(sources) AS n
+    WHERE NOT EXISTS (SELECT 1 FROM rag.sources s WHERE s.name = n) LIMIT 1;
+    IF missing IS NOT NULL THEN
+        RAISE EXCEPTION 'sources: no source named %; see rag.list_sources()', quote_literal(missing)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT array_agg(s.id) INTO ids FROM rag.sources s WHERE s.name = ANY (sources);
+    RETURN ids;
+END
+$$;
+COMMENT ON FUNCTION rag._graph_source_ids(text[]) IS
+    'Private: ids of the named sources, NULL for all; fails naming a source that does not exist.';
+
+-- ---------------------------------------------------------------------------
+-- find_symbols
+CREATE OR REPLACE FUNCTION rag.find_symbols(
+    name_or_fqn text,
+    sources text[] DEFAULT NULL,
+    kinds text[] DEFAULT NULL,
+    max_rows integer DEFAULT 50
+)
+RETURNS TABLE (
+    symbol_id  bigint,
+    source     text,
+    fqn        text,
+    kind       text,
+    path       text,
+    start_line integer,
+    end_line   integer,
+    signature  text,
+    total      bigint  -- how many definitions matched, when more than max_rows are listed
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    source_ids  bigint[] := rag._graph_source_ids(sources);
+    wanted_path text;
+    wanted      text := name_or_fqn;
+BEGIN
+    IF name_or_fqn IS NULL OR btrim(name_or_fqn) = '' THEN
+        RAISE EXCEPTION 'find_symbols: name_or_fqn must be a name (total), an fqn (Cart.total) or path:fqn'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF position(':' IN name_or_fqn) > 0 THEN
+        wanted_path := split_part(name_or_fqn, ':', 1);
+        wanted := substr(name_or_fqn, length(wanted_path) + 2);
+    END IF;
+    wanted := replace(wanted, '::', '.');
+    RETURN QUERY
+    WITH matched AS (
+        SELECT s.id, s.source_id, s.fqn, s.kind, s.file_id, s.start_line, s.end_line, s.signature,
+               (s.fqn = wanted) AS exact
+        FROM rag.symbols s
+        WHERE (s.fqn = wanted OR s.name = wanted
+               OR (position('.' IN wanted) > 0 AND s.name = (regexp_match(wanted, '([^.]*)$'))[1]
+                   AND right(s.fqn, length(wanted) + 1) = '.' || wanted))
+          AND (source_ids IS NULL OR s.source_id = ANY (source_ids))
+          AND (kinds IS NULL OR s.kind = ANY (kinds))
+    )
+    SELECT m.id, src.name, m.fqn, m.kind, f.path, m.start_line, m.end_line, m.signature,
+           count(*) OVER ()
+    FROM matched m
+    JOIN rag.files f ON f.id = m.file_id
+    JOIN rag.sources src ON src.id = m.source_id
+    WHERE wanted_path IS NULL OR f.path = wanted_path
+    ORDER BY m.exact DESC, f.path, m.start_line
+    LIMIT greatest(max_rows, 1);
+END
+$$;
+COMMENT ON FUNCTION rag.find_symbols(text, text[], text[], integer) IS
+    'Definitions by name (total), fqn (Cart.total, also as the tail of a longer fqn) or path:fqn, exact fqns first; total is the number matched, of which at most max_rows are listed.';
+
+-- ---------------------------------------------------------------------------
+-- _graph_edges: one step from a set of definitions
+CREATE OR REPLACE FUNCTION rag._graph_edges(
+    frontier bigint[],
+    relations text[],
+    outgoing boolean
+)
+RETURNS TABLE (
+    from_id   bigint,   -- a definition of the frontier
+    to_id     bigint,   -- where the step leads (NULL: module-level code of to_file)
+    to_file   bigint,
+    relation  text,
+    ref_line  integer,  -- the line of the reference (NULL for containment)
+    ref_file  bigint,
+    ambiguous boolean
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    WITH wanted AS (
+        SELECT k.kind, k.relation FROM (VALUES ('call', 'calls'), ('import', 'imports'),
+            ('inherits', 'inherits'), ('implements', 'inherits')) AS k(kind, relation)
+        WHERE k.relation = ANY (relations)
+    ),
+    front AS (SELECT s.* FROM rag.symbols s WHERE s.id = ANY (frontier))
+    -- outgoing: references made inside the frontier
+    SELECT r.from_id, t.id, t.file_id, w.relation, r.line, r.file_id, x.candidates > 1
+    FROM rag.refs r
+    JOIN wanted w ON w.kind = r.kind
+    JOIN rag.ref_resolution x ON x.ref_id = r.id
+    JOIN LATERAL (
+        SELECT s.id, s.file_id FROM rag.symbols s WHERE s.id = x.target_id
+        UNION ALL
+        SELECT s.id, s.file_id FROM rag.ref_candidates c JOIN rag.symbols s ON s.id = c.symbol_id
+        WHERE c.ref_id = r.id
+        UNION ALL
+        SELECT s.id, s.file_id FROM rag.symbols s
+        WHERE x.candidates > 1 AND x.resolved_by = 'name' AND s.source_id = r.source_id
+          AND s.name = r.name AND rag._owner_matches(r.owner, s.owner)
+    ) t ON true
+    WHERE outgoing AND r.from_id = ANY (frontier)
+    UNION ALL
+    -- incoming: references to the frontier, resolved, kept as a candidate, or by name
+    SELECT hit.symbol_id, r.from_id, r.file_id, w.relation, r.line, r.file_id, hit.ambiguous
+    FROM (
+        SELECT x.ref_id, x.target_id AS symbol_id, false AS ambiguous
+        FROM rag.ref_resolution x WHERE x.target_id = ANY (frontier)
+        UNION ALL
+        SELECT c.ref_id, c.symbol_id, true FROM rag.ref_candidates c WHERE c.symbol_id = ANY (frontier)
+        UNION ALL
+        SELECT r.id, f.id, true
+        FROM front f
+        JOIN rag.refs r ON r.source_id = f.source_id AND r.name = f.name
+        JOIN rag.ref_resolution x ON x.ref_id = r.id
+        WHERE x.candidates > 1 AND x.resolved_by = 'name' AND rag._owner_matches(r.owner, f.owner)
+    ) hit
+    -- (lateral: an index lookup per hit, never a scan of all references)
+    CROSS JOIN LATERAL (SELECT r.* FROM rag.refs r WHERE r.id = hit.ref_id) r
+    JOIN wanted w ON w.kind = r.kind
+    WHERE NOT outgoing
+    UNION ALL
+    -- containment: members, or the enclosing definition
+    SELECT CASE WHEN outgoing THEN s.parent_id ELSE s.id END,
+           CASE WHEN outgoing THEN s.id ELSE s.parent_id END,
+           s.file_id, 'contains', NULL::integer, s.file_id, false
+    FROM rag.symbols s
+    WHERE 'contains' = ANY (relations)
+      AND ((outgoing AND s.parent_id = ANY (frontier)) OR (NOT outgoing AND s.id = ANY (frontier)
+                                                          AND s.parent_id IS NOT NULL))
+$$;
+COMMENT ON FUNCTION rag._graph_edges(bigint[], text[], boolean) IS
+    'Private: the edges of the given relations (calls, imports, inherits, contains) leaving (outgoing) or entering a set of definitions.';
+
+-- ---------------------------------------------------------------------------
+-- _start_symbol: the one definition a traversal starts from
+CREATE OR REPLACE FUNCTION rag._start_symbol(
+    symbol text,
+    sources text[]
+)
+RETURNS bigint
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    found  bigint[];
+    listed text;
+    total  bigint;
+BEGIN
+    SELECT array_agg(m.symbol_id ORDER BY m.path, m.start_line),
+           string_agg(m.path || ':' || m.fqn, ', ' ORDER BY m.path, m.start_line), max(m.total)
+      INTO found, listed, total
+    FROM (SELECT * FROM rag.find_symbols(symbol, sources, NULL, 10) ORDER BY 1) m;
+    IF found IS NULL THEN
+        RAISE EXCEPTION 'symbol %: no such definition; try rag.find_symbols(%)',
+            quote_literal(symbol), quote_literal(symbol) USING ERRCODE = 'no_data_found';
+    END IF;
+    -- An exact fqn defined once wins over definitions merely named so.
+    IF cardinality(found) > 1 THEN
+        SELECT array_agg(m.symbol_id) INTO found
+        FROM rag.find_symbols(symbol, sources, NULL, 1000) m
+        WHERE m.fqn = replace(substr(symbol, position(':' IN symbol) + 1), '::', '.');
+        IF cardinality(found) IS DISTINCT FROM 1 THEN
+            RAISE EXCEPTION 'symbol % is ambiguous: % definitions (%); pass path:fqn',
+                quote_literal(symbol), total, listed USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+    RETURN found[1];
+END
+$$;
+COMMENT ON FUNCTION rag._start_symbol(text, text[]) IS
+    'Private: the definition a name, fqn or path:fqn means; fails listing the candidates when it means several.';
+
+-- ---------------------------------------------------------------------------
+-- traverse
+CREATE OR REPLACE FUNCTION rag.traverse(
+    symbol text,
+    relations text[] DEFAULT ARRAY['calls'],
+    direction text DEFAULT 'out',
+    max_depth integer DEFAULT 1,
+    sources text[] DEFAULT NULL,
+    max_rows integer DEFAULT 500
+)
+RETURNS SETOF rag.graph_row
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    start_id bigint;
+    outgoing boolean;
+    frontier bigint[];
+    seen     jsonb;  -- definition id -> edge path
+    level    integer := 0;
+    emitted  integer := 0;
+    step     jsonb;
+    looped   boolean := false;  -- the start was reached again
+    bad      text;
+BEGIN
+    IF direction IS NULL OR direction NOT IN ('in', 'out') THEN
+        RAISE EXCEPTION 'traverse: direction must be in (callers, subtypes) or out (callees, supertypes), not %',
+            quote_literal(coalesce(direction, 'NULL')) USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT r INTO bad FROM unnest(relations) AS r
+    WHERE r IS NULL OR r NOT IN ('calls', 'imports', 'inherits', 'contains') LIMIT 1;
+    IF bad IS NOT NULL OR relations IS NULL OR cardinality(relations) = 0 THEN
+        RAISE EXCEPTION 'traverse: relations must be some of calls, imports, inherits, contains, not %',
+            quote_literal(coalesce(bad, 'NULL')) USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF max_depth IS NULL OR max_depth < 1 OR max_depth > 10 THEN
+        RAISE EXCEPTION 'traverse: max_depth must be between 1 and 10, not %', coalesce(max_depth::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    start_id := rag._start_symbol(symbol, sources);
+    outgoing := direction = 'out';
+    frontier := ARRAY[start_id];
+    SELECT jsonb_build_object(s.id::text, jsonb_build_array(s.fqn)) INTO seen
+    FROM rag.symbols s WHERE s.id = start_id;
+    -- Breadth first, each definition once (the start twice when it is
+    -- recursive): cycles end, and depth bounds the work.
+    WHILE level < max_depth AND cardinality(frontier) > 0 AND emitted < max_rows LOOP
+        level := level + 1;
+        SELECT coalesce(jsonb_agg(x), '[]') INTO step FROM (
+            SELECT DISTINCT ON (e.to_id, CASE WHEN e.to_id IS NULL THEN e.ref_file END,
+                                CASE WHEN e.to_id IS NULL THEN e.ref_line END)
+                   e.to_id, e.to_file, e.relation, e.ref_line, e.ambiguous,
+                   (seen -> e.from_id::text)
+                   || to_jsonb(coalesce((SELECT t.fqn FROM rag.symbols t WHERE t.id = e.to_id), '<module>'))
+                   AS edge_path
+            FROM rag._graph_edges(frontier, relations, outgoing) e
+            -- the start itself once more: it is recursive
+            WHERE e.to_id IS NULL OR NOT seen ? e.to_id::text OR (e.to_id = start_id AND NOT looped)
+            ORDER BY e.to_id, CASE WHEN e.to_id IS NULL THEN e.ref_file END,
+                     CASE WHEN e.to_id IS NULL THEN e.ref_line END, e.ambiguous, e.from_id
+        ) x;
+        RETURN QUERY
+        SELECT level, g.to_id, t.fqn, coalesce(t.kind, 'MODULE'), f.path,
+               coalesce(t.start_line, g.ref_line), coalesce(t.end_line, g.ref_line), g.relation,
+               g.ref_line, g.ambiguous, ARRAY(SELECT jsonb_array_elements_text(g.edge_path))
+        FROM jsonb_to_recordset(step) AS g(to_id bigint, to_file bigint, relation text,
+                                           ref_line integer, ambiguous boolean, edge_path jsonb)
+        -- (lateral: index lookups, never a scan of all files or symbols)
+        CROSS JOIN LATERAL (SELECT f.path FROM rag.files f WHERE f.id = g.to_file) f
+        LEFT JOIN LATERAL (SELECT t.* FROM rag.symbols t WHERE t.id = g.to_id) t ON true
+        ORDER BY g.ambiguous, f.path, coalesce(t.start_line, g.ref_line)
+        LIMIT max_rows - emitted;
+        emitted := emitted + jsonb_array_length(step);
+        looped := looped OR step @> jsonb_build_array(jsonb_build_object('to_id', start_id));
+        SELECT seen || coalesce(jsonb_object_agg(g.to_id::text, g.edge_path), '{}'),
+               coalesce(array_agg(g.to_id), '{}')
+          INTO seen, frontier
+        FROM jsonb_to_recordset(step) AS g(to_id bigint, edge_path jsonb)
+        WHERE g.to_id IS NOT NULL AND g.to_id <> start_id;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION rag.traverse(text, text[], text, integer, text[], integer) IS
+    'Definitions reached from symbol (name, fqn or path:fqn) over relations (calls, imports, inherits, contains), direction out (callees, supertypes, members) or in (callers, subtypes), breadth first up to max_depth, each once, with the path of fqns that led there.';
+
+-- ---------------------------------------------------------------------------
+-- callers, callees, subtypes, supertypes: rag.traverse with one relation
+CREATE OR REPLACE FUNCTION rag.callers(
+    symbol text,
+    max_depth integer DEFAULT 1,
+    sources text[] DEFAULT NULL,
+    max_rows integer DEFAULT 500
+)
+RETURNS SETOF rag.graph_row
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT * FROM rag.traverse(symbol, ARRAY['calls'], 'in', max_depth, sources, max_rows)
+$$;
+COMMENT ON FUNCTION rag.callers(text, integer, text[], integer) IS
+    'Who calls symbol (name, fqn or path:fqn), up to max_depth calls away: rag.traverse over calls, inwards.';
+
+CREATE OR REPLACE FUNCTION rag.callees(
+    symbol text,
+    max_depth integer DEFAULT 1,
+    sources text[] DEFAULT NULL,
+    max_rows integer DEFAULT 500
+)
+RETURNS SETOF rag.graph_row
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT * FROM rag.traverse(symbol, ARRAY['calls'], 'out', max_depth, sources, max_rows)
+$$;
+COMMENT ON FUNCTION rag.callees(text, integer, text[], integer) IS
+    'What symbol calls, up to max_depth calls away: rag.traverse over calls, outwards.';
+
+CREATE OR REPLACE FUNCTION rag.subtypes(
+    symbol text,
+    max_depth integer DEFAULT 1,
+    sources text[] DEFAULT NULL,
+    max_rows integer DEFAULT 500
+)
+RETURNS SETOF rag.graph_row
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT * FROM rag.traverse(symbol, ARRAY['inherits'], 'in', max_depth, sources, max_rows)
+$$;
+COMMENT ON FUNCTION rag.subtypes(text, integer, text[], integer) IS
+    'Classes and interfaces that extend or implement symbol, up to max_depth levels down.';
+
+CREATE OR REPLACE FUNCTION rag.supertypes(
+    symbol text,
+    max_depth integer DEFAULT 1,
+    sources text[] DEFAULT NULL,
+    max_rows integer DEFAULT 500
+)
+RETURNS SETOF rag.graph_row
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT * FROM rag.traverse(symbol, ARRAY['inherits'], 'out', max_depth, sources, max_rows)
+$$;
+COMMENT ON FUNCTION rag.supertypes(text, integer, text[], integer) IS
+    'What symbol extends or implements, up to max_depth levels up.';
+
+-- ---------------------------------------------------------------------------
+-- graph_status
+CREATE OR REPLACE FUNCTION rag.graph_status(
+    sources text[] DEFAULT NULL
+)
+RETURNS TABLE (
+    source     text,
+    symbols    bigint,
+    refs       bigint,
+    resolved   bigint,
+    ambiguous  bigint,
+    unresolved bigint,  -- calls through dynamic dispatch, builtins, other packages
+    pending    bigint   -- waiting for rag.resolve_refs (an interrupted run)
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT s.name,
+           (SELECT count(*) FROM rag.symbols y WHERE y.source_id = s.id),
+           r.total, x.resolved, x.ambiguous, r.total - x.resolved - x.ambiguous - r.pending, r.pending
+    FROM rag.sources s
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS total,
+               count(*) FILTER (WHERE y.id > coalesce(
+                   (SELECT g.resolved_upto FROM rag.graph_sources g WHERE g.source_id = s.id), 0)) AS pending
+        FROM rag.refs y WHERE y.source_id = s.id) r
+    CROSS JOIN LATERAL (
+        SELECT count(*) FILTER (WHERE z.candidates = 1) AS resolved,
+               count(*) FILTER (WHERE z.candidates > 1) AS ambiguous
+        FROM rag.ref_resolution z WHERE z.source_id = s.id) x
+    WHERE s.id = ANY (coalesce(rag._graph_source_ids(sources), ARRAY(SELECT id FROM rag.sources)))
+    ORDER BY s.name
+$$;
+COMMENT ON FUNCTION rag.graph_status(text[]) IS
+    'Per source: definitions, references, and how many references are resolved, ambiguous, unresolved or pending.';
+
+-- ---------------------------------------------------------------------------
+-- ref_status: every reference with what it resolved to
+CREATE OR REPLACE VIEW rag.ref_status AS
+SELECT r.id, r.source_id, r.file_id, f.path, r.line, r.kind, r.name, r.from_id,
+       CASE WHEN x.ref_id IS NOT NULL THEN CASE WHEN x.candidates = 1 THEN 'resolved' ELSE 'ambiguous' END
+            WHEN r.id > coalesce(g.resolved_upto, 0) THEN 'pending'
+            ELSE 'unresolved' END AS status,
+       x.resolved_by, x.target_id, coalesce(x.candidates, 0) AS candidates
+FROM rag.refs r
+JOIN rag.files f ON f.id = r.file_id
+LEFT JOIN rag.ref_resolution x ON x.ref_id = r.id
+LEFT JOIN rag.graph_sources g ON g.source_id = r.source_id;
+COMMENT ON VIEW rag.ref_status IS
+    'Every reference with its status (resolved, ambiguous, unresolved, pending), the level that resolved it, its target and number of candidates.';

@@ -1,0 +1,65 @@
+"""`rag graph …` through typer's CliRunner on the indexed Python fixture."""
+
+import json
+from collections.abc import Callable
+
+import pytest
+from graphdb import Graph, graph_of
+from typer.testing import CliRunner
+
+from rag.cli import app
+
+__all__ = ["graph_of"]
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def shop(graph_of: Callable[[str], Graph]) -> Graph:
+    return graph_of("python")
+
+
+def rag(shop: Graph, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
+    monkeypatch.setenv("RAG_DATABASE_URL", shop.target.url)
+    result = runner.invoke(app, ["graph", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_callers_as_json(shop: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = rag(shop, monkeypatch, "callers", "Cart.total", "--json")
+    assert code == 0
+    results = json.loads(out)["results"]
+    assert {(r["fqn"], r["path"], r["depth"], r["ambiguous"]) for r in results} == {
+        ("checkout", "shop/checkout.py", 1, False), ("local_helper", "shop/checkout.py", 1, False)}
+    assert set(results[0]) >= {"fqn", "kind", "path", "startLine", "endLine", "depth", "ambiguous"}
+
+
+def test_callees_subclasses_superclasses_as_text(shop: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = rag(shop, monkeypatch, "callees", "Item.cost", "--depth", "2")
+    assert code == 0
+    assert out.splitlines() == ["shop/models.py:13-14  Item.price (METHOD)",
+                                "  shop/models.py:5-6  Base.price (METHOD)"]
+    code, out, _ = rag(shop, monkeypatch, "subclasses", "Base")
+    assert code == 0 and "Item (CLASS)" in out and "Cart (CLASS)" in out
+    code, out, _ = rag(shop, monkeypatch, "superclasses", "shop/models.py:Item")
+    assert code == 0 and out.strip() == "shop/models.py:4-9  Base (CLASS)"
+
+
+def test_find_lists_with_the_count(shop: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = rag(shop, monkeypatch, "find", "price", "--limit", "1")
+    assert code == 0
+    assert out.strip() == "shop/models.py:5-6  Base.price (METHOD)  def price(self):"
+    assert "# 2 definitions, 1 shown" in err
+    code, out, _ = rag(shop, monkeypatch, "find", "price", "--json")
+    assert json.loads(out)["total"] == 2
+
+
+def test_an_ambiguous_symbol_is_one_line_listing_candidates(
+    shop: Graph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = rag(shop, monkeypatch, "callers", "render")
+    assert code == 1 and out == ""
+    assert err.startswith("error: symbol 'render' is ambiguous: 2 definitions (util/format.py:render, "
+                          "util/report.py:render); pass path:fqn")
+    code, _, err = rag(shop, monkeypatch, "callers", "nope")
+    assert code == 1 and "no such definition" in err

@@ -1,0 +1,90 @@
+"""Extraction alone (no database): definitions for every grammar, bad input, the stored payload."""
+
+from pathlib import Path
+
+import pytest
+from graphdb import Graph, graph_of
+
+from rag.chunking.code import chunk_code_with_graph
+from rag.chunking.dispatcher import chunk_bytes
+from rag.chunking.symbols import MAX_REFS_PER_FILE, CodeGraph
+
+__all__ = ["graph_of"]
+
+
+def graph(text: str, path: str, language: str) -> CodeGraph:
+    chunks, found = chunk_code_with_graph(text, path, language, max_tokens=200, overlap=20)
+    assert chunks and found is not None
+    return found
+
+
+@pytest.mark.parametrize(
+    ("language", "path", "text", "fqns"),
+    [
+        ("rust", "src/cart.rs", "struct Cart {}\nimpl Cart {\n    fn total(&self) -> i32 { helper() }\n}\n"
+         "fn helper() -> i32 { 1 }\n", ["Cart", "Cart", "Cart.total", "helper"]),
+        ("ruby", "cart.rb", "class Cart\n  def total\n    helper\n  end\nend\n", ["Cart", "Cart.total"]),
+        ("cpp", "cart.cpp", "class Cart {\n public:\n  int total() { return 1; }\n};\n"
+         "int Cart::size() { return 2; }\n", ["Cart", "Cart.total", "Cart.size"]),
+        ("c", "cart.c", "struct cart { int n; };\nint total(struct cart *c) { return c->n; }\n",
+         ["cart", "total"]),
+    ],
+)
+def test_other_languages_give_definitions_only(language: str, path: str, text: str, fqns: list[str]) -> None:
+    found = graph(text, path, language)
+    assert [s.fqn for s in found.symbols] == fqns
+    assert found.refs == []
+
+
+def test_symbols_match_the_chunks_fqns() -> None:
+    text = Path(__file__).parent.joinpath("fixtures/python/shop/models.py").read_text()
+    chunks, found = chunk_code_with_graph(text, "shop/models.py", "python", max_tokens=30, overlap=0)
+    assert found is not None
+    chunk_fqns = {c.metadata["fqn"] for c in chunks if "fqn" in c.metadata}
+    assert chunk_fqns <= {s.fqn for s in found.symbols}
+    kinds = {s.fqn: s.kind for s in found.symbols}
+    assert kinds["Item.cost"] == "METHOD" and kinds["save"] == "FUNCTION" and kinds["Cart"] == "CLASS"
+
+
+def test_a_syntax_error_keeps_the_definitions_before_it() -> None:
+    found = graph("def ok():\n    return helper()\n\ndef broken(:\n    pass\n", "a.py", "python")
+    assert "ok" in [s.fqn for s in found.symbols]
+    assert [r.name for r in found.refs if r.scope == "ok"] == ["helper"]
+
+
+def test_a_generated_file_with_ten_thousand_calls_is_capped() -> None:
+    body = "".join(f"    f{i}()\n" for i in range(MAX_REFS_PER_FILE + 5000))
+    found = graph(f"def main():\n{body}", "gen.py", "python")
+    assert len(found.refs) == MAX_REFS_PER_FILE and found.truncated
+    again = graph("def main():\n" + "    f()\n" * 10_000, "gen.py", "python")
+    assert len(again.refs) == 1  # the same call repeated is one reference
+
+
+def test_the_dispatcher_carries_the_graph_and_documents_have_none() -> None:
+    assert chunk_bytes(b"def f():\n    return g()\n", "a.py").graph is not None
+    assert chunk_bytes(b"# Title\n\nText.\n", "a.md").graph is None
+    payload = chunk_bytes(b"import os\n\ndef f():\n    return os.path.join()\n", "pkg/a.py").graph
+    assert payload is not None
+    assert payload.payload() == {
+        "modules": ["pkg/a"],
+        "symbols": [["f", "FUNCTION", 3, 4, "def f():", -1]],
+        "refs": [["call", "join", 4, 0, None, [], ["os/path", "os"], ["join", "path.join"], None, False, True]],
+    }
+
+
+def test_a_name_defined_500_times_is_listed_with_a_cap_and_the_count(
+    graph_of: object, tmp_path: Path
+) -> None:
+    many = Path(__file__).parent / "fixtures" / "many"
+    many.mkdir(exist_ok=True)
+    try:
+        (many / "classes.py").write_text("".join(
+            f"class C{i}:\n    def __init__(self):\n        pass\n\n" for i in range(500)))
+        made: Graph = graph_of("many")  # type: ignore[operator]
+        rows = made.rows("SELECT fqn, total FROM rag.find_symbols('__init__')")
+        assert len(rows) == 50 and rows[0]["total"] == 500
+        assert len(made.rows("SELECT 1 FROM rag.find_symbols('__init__', max_rows => 600)")) == 500
+    finally:
+        for child in many.iterdir():
+            child.unlink()
+        many.rmdir()

@@ -1,0 +1,165 @@
+"""The code graph of a Python fixture project: each reference kind resolved,
+ambiguity kept, traversals bounded, and changes re-resolving only what they affect."""
+
+from collections.abc import Callable
+
+import psycopg
+import pytest
+from graphdb import Graph, graph_of
+
+__all__ = ["graph_of"]
+
+
+@pytest.fixture(scope="module")
+def shop(graph_of: Callable[[str], Graph]) -> Graph:
+    return graph_of("python")
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "line", "resolved_by", "target", "target_path"),
+    [
+        # import map: `from shop.models import Cart as ShoppingCart` (alias, constructor call)
+        ("shop/checkout.py", "ShoppingCart", 8, "import", "Cart", "shop/models.py"),
+        # relative import `from .models import Item`
+        ("shop/checkout.py", "Item", 9, "import", "Item", "shop/models.py"),
+        # method on a receiver typed by a constructor assignment
+        ("shop/checkout.py", "total", 10, "import", "Cart.total", "shop/models.py"),
+        # `from . import helpers` then helpers.tax(): a module alias
+        ("shop/checkout.py", "tax", None, "import", "tax", "shop/helpers.py"),
+        # `import util.format as fmt`; fmt.money()
+        ("shop/checkout.py", "money", None, "import", "money", "util/format.py"),
+        # same file wins over the same name in the folder
+        ("shop/checkout.py", "local_helper", None, "file", "local_helper", "shop/checkout.py"),
+        # self.price() in Base, and in Item (its own override)
+        ("shop/models.py", "price", 9, "file", "Base.price", "shop/models.py"),
+        ("shop/models.py", "price", 17, "file", "Item.price", "shop/models.py"),
+        # super().price() and self.describe() found in the base class
+        ("shop/models.py", "price", 14, "class", "Base.price", "shop/models.py"),
+        ("shop/models.py", "describe", None, "class", "Base.describe", "shop/models.py"),
+        # a parameter annotated with its type
+        ("shop/models.py", "cost", None, "file", "Item.cost", "shop/models.py"),
+        # same folder
+        ("shop/orders.py", "tax", None, "folder", "tax", "shop/helpers.py"),
+        ("util/broken.py", "summary", None, "folder", "summary", "util/report.py"),
+        # unknown receiver, one method of that name in the source
+        ("shop/orders.py", "submit", None, "name", "Order.submit", "util/report.py"),
+        # inheritance
+        ("shop/models.py", "Base", 12, "file", "Base", "shop/models.py"),
+    ],
+)
+def test_each_reference_kind_resolves(
+    shop: Graph, path: str, name: str, line: int | None, resolved_by: str, target: str, target_path: str
+) -> None:
+    ref = shop.ref(path, name, line)
+    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
+        "resolved", resolved_by, target, target_path)
+
+
+def test_ambiguity_in_the_folder_keeps_every_candidate(shop: Graph) -> None:
+    ref = shop.ref("util/broken.py", "render")
+    assert (ref["status"], ref["resolved_by"], ref["candidates"]) == ("ambiguous", "folder", 2)
+    assert ref["candidate_fqns"] == ["render@util/format.py", "render@util/report.py"]
+    # each candidate lists the call as an ambiguous caller
+    assert shop.names("callers", "util/format.py:render") == {("fine", True)}
+    assert shop.names("callers", "util/report.py:render") == {("fine", True), ("summary", False)}
+
+
+def test_ambiguity_by_name_lists_every_definition_of_it(shop: Graph) -> None:
+    ref = shop.ref("shop/orders.py", "record")
+    assert (ref["status"], ref["resolved_by"], ref["candidates"]) == ("ambiguous", "name", 2)
+    assert shop.names("callees", "audit") == {("Ledger.record", True), ("Journal.record", True)}
+    assert shop.names("callers", "Journal.record") == {("audit", True)}
+
+
+def test_calls_to_other_packages_and_builtins_stay_unresolved(shop: Graph) -> None:
+    ref = shop.ref("shop/checkout.py", "helpers")  # an import of a module, not a definition
+    assert ref["status"] == "unresolved"
+    assert not shop.rows("SELECT 1 FROM rag.refs WHERE name IN ('super', 'len')")
+
+
+def test_callers_and_callees_with_depth_and_paths(shop: Graph) -> None:
+    assert shop.names("callers", "Cart.total") == {("checkout", False), ("local_helper", False)}
+    assert shop.names("callees", "checkout") == {
+        ("Cart", False), ("Item", False), ("Cart.total", False), ("save", False),
+        ("tax", False), ("local_helper", False), ("money", False)}
+    rows = shop.rows("SELECT depth, fqn, edge_path, path, start_line FROM rag.callers('Base.price', 3)"
+                     " ORDER BY depth, fqn")
+    assert [(r["depth"], r["fqn"], r["edge_path"]) for r in rows] == [
+        (1, "Base.describe", ["Base.price", "Base.describe"]),
+        (1, "Item.price", ["Base.price", "Item.price"]),
+        (2, "Cart.total", ["Base.price", "Base.describe", "Cart.total"]),
+        (2, "Item.cost", ["Base.price", "Item.price", "Item.cost"]),
+        (3, "checkout", ["Base.price", "Base.describe", "Cart.total", "checkout"]),
+        (3, "local_helper", ["Base.price", "Base.describe", "Cart.total", "local_helper"]),
+    ]
+    assert (rows[0]["path"], rows[0]["start_line"]) == ("shop/models.py", 8)
+
+
+def test_recursion_and_mutual_recursion_end(shop: Graph) -> None:
+    assert shop.names("callers", "countdown", 10) == {("countdown", False)}
+    assert shop.names("callees", "countdown", 10) == {("countdown", False)}
+    rows = shop.rows("SELECT depth, fqn, edge_path FROM rag.callers('ping', 10) ORDER BY depth")
+    assert [(r["depth"], r["fqn"], r["edge_path"]) for r in rows] == [
+        (1, "pong", ["ping", "pong"]), (2, "ping", ["ping", "pong", "ping"])]
+
+
+def test_subtypes_supertypes_and_containment(shop: Graph) -> None:
+    assert shop.names("subtypes", "Base") == {("Item", False), ("Cart", False)}
+    assert shop.names("supertypes", "Item") == {("Base", False)}
+    members = shop.rows("SELECT fqn FROM rag.traverse('Cart', ARRAY['contains'], 'out', 1)")
+    assert [r["fqn"] for r in members] == ["Cart.total"]
+
+
+def test_find_symbols_by_name_fqn_and_path(shop: Graph) -> None:
+    found = shop.rows("SELECT fqn, path, kind, signature, total FROM rag.find_symbols('price')")
+    assert {(r["fqn"], r["kind"]) for r in found} == {("Base.price", "METHOD"), ("Item.price", "METHOD")}
+    assert found[0]["total"] == 2 and found[0]["signature"] == "def price(self):"
+    assert [r["fqn"] for r in shop.rows("SELECT fqn FROM rag.find_symbols('Item.price')")] == ["Item.price"]
+    by_path = shop.rows("SELECT fqn FROM rag.find_symbols('util/report.py:render')")
+    assert [r["fqn"] for r in by_path] == ["render"]
+    classes = shop.rows("SELECT fqn FROM rag.find_symbols('Cart', NULL, ARRAY['CLASS'])")
+    assert [r["fqn"] for r in classes] == ["Cart"]
+
+
+def test_an_ambiguous_symbol_names_its_candidates(shop: Graph) -> None:
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=r"'render' is ambiguous: 2 .*util/format.py:render"):
+        shop.rows("SELECT * FROM rag.callers('render')")
+    with pytest.raises(psycopg.errors.NoDataFound, match="no such definition"):
+        shop.rows("SELECT * FROM rag.callers('nothing_here')")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="relations must be"):
+        shop.rows("SELECT * FROM rag.traverse('ping', ARRAY['eats'])")
+
+
+def test_a_syntax_error_keeps_what_was_found(shop: Graph) -> None:
+    found = shop.rows("SELECT s.fqn FROM rag.symbols s JOIN rag.files f ON f.id = s.file_id"
+                      " WHERE f.path = 'util/broken.py' ORDER BY s.start_line")
+    assert found[0]["fqn"] == "fine"
+
+
+def test_status_counts(shop: Graph) -> None:
+    [status] = shop.rows("SELECT * FROM rag.graph_status()")
+    assert status["pending"] == 0
+    assert status["refs"] == status["resolved"] + status["ambiguous"] + status["unresolved"]
+    assert status["ambiguous"] == 2 and status["unresolved"] >= 1
+
+
+def test_a_change_re_resolves_only_the_references_it_can_affect(shop: Graph) -> None:
+    versions = ("SELECT r.path, r.line, r.name, x.xmin::text AS version, r.status FROM rag.ref_status r"
+                " LEFT JOIN rag.ref_resolution x ON x.ref_id = r.id")
+    before = {(r["path"], r["line"], r["name"]): r for r in shop.rows(versions)}
+    helpers = shop.root / "shop" / "helpers.py"
+    original = helpers.read_text()
+    try:
+        helpers.write_text("def local_helper():\n    return None\n")  # tax() is gone
+        shop.index()
+        after = {(r["path"], r["line"], r["name"]): r for r in shop.rows(versions)}
+        assert after[("shop/orders.py", 3, "tax")]["status"] == "unresolved"
+        assert after[("shop/checkout.py", 12, "tax")]["status"] == "unresolved"
+        changed = {key for key, row in after.items() if key in before
+                   and row["version"] != before[key]["version"]}
+        assert changed == {("shop/orders.py", 3, "tax"), ("shop/checkout.py", 12, "tax"),
+                           ("shop/checkout.py", 13, "local_helper")}
+    finally:
+        helpers.write_text(original)
+        shop.index()
+    assert shop.ref("shop/orders.py", "tax")["status"] == "resolved"

@@ -1,0 +1,74 @@
+"""The code graph of a TypeScript/JSX fixture project: each reference kind resolved, ambiguity kept."""
+
+from collections.abc import Callable
+
+import pytest
+from graphdb import Graph, graph_of
+
+__all__ = ["graph_of"]
+
+
+@pytest.fixture(scope="module")
+def app(graph_of: Callable[[str], Graph]) -> Graph:
+    return graph_of("typescript")
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "line", "resolved_by", "target", "target_path"),
+    [
+        # import { Cart as ShoppingCart }: an alias, then `new ShoppingCart()`
+        ("src/checkout.ts", "ShoppingCart", 7, "import", "Cart", "src/models/cart.ts"),
+        ("src/checkout.ts", "Item", 8, "import", "Item", "src/models/cart.ts"),
+        # a default import of a named default export
+        ("src/checkout.ts", "makeCart", 9, "import", "makeCart", "src/models/cart.ts"),
+        # a receiver typed by its annotation, and by `new`
+        ("src/checkout.ts", "total", 10, "import", "Cart.total", "src/models/cart.ts"),
+        # import * as fmt; fmt.money() and const report = require(...); report.render()
+        ("src/checkout.ts", "money", None, "import", "money", "src/lib/format.ts"),
+        ("src/checkout.ts", "render", None, "import", "render", "src/lib/report.ts"),
+        # this.price(), super.price(), this.describe() from the base class
+        ("src/models/cart.ts", "price", 12, "file", "Base.price", "src/models/cart.ts"),
+        ("src/models/cart.ts", "price", 18, "class", "Base.price", "src/models/cart.ts"),
+        ("src/models/cart.ts", "describe", None, "class", "Base.describe", "src/models/cart.ts"),
+        # extends and implements
+        ("src/models/cart.ts", "Base", 16, "file", "Base", "src/models/cart.ts"),
+        ("src/models/cart.ts", "Priced", None, "file", "Priced", "src/models/cart.ts"),
+        # JSX: a named import used inside JSX, this.label()
+        ("src/widget.jsx", "money", 5, "import", "money", "src/lib/format.ts"),
+        ("src/widget.jsx", "label", None, "file", "Widget.label", "src/widget.jsx"),
+    ],
+)
+def test_each_reference_kind_resolves(
+    app: Graph, path: str, name: str, line: int | None, resolved_by: str, target: str, target_path: str
+) -> None:
+    ref = app.ref(path, name, line)
+    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
+        "resolved", resolved_by, target, target_path)
+
+
+def test_the_same_use_twice_in_a_definition_is_one_reference(app: Graph) -> None:
+    # other.total() and cart.total() in checkout() both mean Cart.total: the first line is kept
+    rows = app.rows("SELECT line FROM rag.ref_status WHERE path = 'src/checkout.ts' AND name = 'total'")
+    assert [r["line"] for r in rows] == [10]
+
+
+def test_ambiguity_in_the_folder_keeps_both_candidates(app: Graph) -> None:
+    ref = app.ref("src/lib/page.ts", "render")
+    assert (ref["status"], ref["resolved_by"]) == ("ambiguous", "folder")
+    assert ref["candidate_fqns"] == ["render@src/lib/format.ts", "render@src/lib/report.ts"]
+
+
+def test_mutual_recursion_and_types(app: Graph) -> None:
+    rows = app.rows("SELECT depth, fqn FROM rag.callees('isEven', 5) ORDER BY depth")
+    assert [(r["depth"], r["fqn"]) for r in rows] == [(1, "isOdd"), (2, "isEven")]
+    assert app.names("subtypes", "Base") == {("Item", False), ("Cart", False)}
+    assert app.names("subtypes", "Priced") == {("Base", False)}
+    assert app.names("supertypes", "Item", 2) == {("Base", False), ("Priced", False)}
+    assert app.names("callers", "Cart") == {("checkout", False), ("makeCart", False)}
+
+
+def test_unknown_bases_and_builtins(app: Graph) -> None:
+    assert app.ref("src/widget.jsx", "Component")["status"] == "unresolved"
+    assert not app.rows("SELECT 1 FROM rag.refs WHERE name IN ('require', 'String')")
+    # the broken function at the end of widget.jsx does not lose the class above it
+    assert app.rows("SELECT 1 FROM rag.symbols WHERE fqn = 'Widget.label'")
