@@ -1,4 +1,5 @@
-"""What the evaluation-set builders share: where sets live, fetching a pinned sdist, writing cases.
+"""What the evaluation-set builders share: where sets live, fetching a pinned sdist or npm tarball,
+writing cases.
 
 A set lives in ``.bench/eval/<name>/`` (gitignored): ``copy/`` is the folder
 that gets indexed, ``cases.jsonl`` the queries with their answers in the
@@ -42,6 +43,21 @@ def fetch_sdist(project: str, version: str) -> Path:
         if not tree.exists():
             tar.extractall(downloads, filter="data")
     return tree
+
+
+def fetch_npm(package: str, version: str) -> Path:
+    """The unpacked npm tarball of ``package@version`` (downloaded with ``npm pack`` once)."""
+    downloads = EVAL_HOME / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    archive = downloads / f"{package.lstrip('@').replace('/', '-')}-{version}.tgz"
+    if not archive.exists():
+        subprocess.run(["npm", "pack", "--silent", f"{package}@{version}", "--pack-destination", str(downloads)],
+                       check=True, stdout=subprocess.DEVNULL)
+    tree = downloads / f"npm-{archive.name.removesuffix('.tgz')}"
+    if not tree.exists():
+        with tarfile.open(archive) as tar:
+            tar.extractall(tree, filter="data")
+    return tree / "package"
 
 
 def _archives(folder: Path, project: str, version: str) -> list[Path]:
