@@ -9,12 +9,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "eval"))
 
-from build_rst_docs import file_cases, leaf_sections, plain, titles  # noqa: E402
-from jsdoc import first_paragraph, strip_jsdoc  # noqa: E402
-from peers import BM25_MODE, RRF_MODE, bm25_rankings, rrf  # noqa: E402
-from run_eval import margin  # noqa: E402
+from build_rst_docs import file_cases, leaf_sections, plain, titles
+from jsdoc import first_paragraph, strip_jsdoc
+from peers import BM25_MODE, RRF_MODE, bm25_rankings, rrf
+from run_eval import margin
 
-from rag.evaluation import SEED_MODE, Answer, EvalCase, Metrics, Window, score_window_rankings  # noqa: E402
+from rag.evaluation import SEED_MODE, Answer, EvalCase, Metrics, Window, score_window_rankings
 
 # --- JSDoc ----------------------------------------------------------------------
 
