@@ -10,10 +10,9 @@ in the copy. At most 300 cases are drawn with a fixed seed.
 Usage: .venv/bin/python tests/eval/build_lodash_code.py [--max-queries N]
 """
 
-import argparse
 from pathlib import Path
 
-from common import fetch_npm
+from common import builder_main, fetch_npm
 from jsdoc import build_set
 
 NAME = "lodash-code"
@@ -31,11 +30,5 @@ def build(max_queries: int = 300) -> Path:
     return build_set(NAME, fetch_npm("lodash", LODASH), sources, "javascript", header, max_queries)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-queries", type=int, default=300)
-    build(parser.parse_args().max_queries)
-
-
 if __name__ == "__main__":
-    main()
+    builder_main(__doc__.splitlines()[0], build)

@@ -14,13 +14,12 @@ but give no cases. At most 300 cases are drawn with a fixed seed.
 Usage: .venv/bin/python tests/eval/build_rst_docs.py [--max-queries N]
 """
 
-import argparse
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import drop_repeated_queries, fetch_sdist, fresh_copy, write_cases
+from common import builder_main, drop_repeated_queries, fetch_sdist, fresh_copy, write_cases, write_copy
 
 NAME = "rst-docs"
 PROJECTS = (("flask", "3.1.0"), ("werkzeug", "3.1.3"), ("jinja2", "3.1.4"))
@@ -117,20 +116,12 @@ def build(max_queries: int = 300) -> Path:
         for source in sorted(docs.rglob("*.rst")):
             relative = f"{project}/{source.relative_to(docs).as_posix()}"
             text, found = file_cases(source.read_text(encoding="utf-8"), relative)
-            target = copy / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            write_copy(copy, relative, text)
             cases.extend(found)
     header = (f"{NAME}: reST docs of {', '.join(f'{p} {v}' for p, v in PROJECTS)}; query = a section's title, "
               "removed from the copy; answer = path + line span of the section's body (tests/eval/build_rst_docs.py)")
     return write_cases(NAME, drop_repeated_queries(cases), max_queries, header)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-queries", type=int, default=300)
-    build(parser.parse_args().max_queries)
-
-
 if __name__ == "__main__":
-    main()
+    builder_main(__doc__.splitlines()[0], build)

@@ -9,10 +9,9 @@ first paragraph, answer = the definition's path and line span in the copy
 Usage: .venv/bin/python tests/eval/build_rxjs_code.py [--max-queries N]
 """
 
-import argparse
 from pathlib import Path
 
-from common import fetch_npm
+from common import builder_main, fetch_npm
 from jsdoc import build_set
 
 NAME = "rxjs-code"
@@ -29,11 +28,5 @@ def build(max_queries: int = 300) -> Path:
     return build_set(NAME, fetch_npm("rxjs", RXJS), sources, "typescript", header, max_queries)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-queries", type=int, default=300)
-    build(parser.parse_args().max_queries)
-
-
 if __name__ == "__main__":
-    main()
+    builder_main(__doc__.splitlines()[0], build)

@@ -6,13 +6,14 @@ that gets indexed, ``cases.jsonl`` the queries with their answers in the
 format of ``rag/evaluation.py``.
 """
 
+import argparse
 import json
 import random
 import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +93,17 @@ def write_cases(name: str, cases: Sequence[dict[str, Any]], limit: int, header: 
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{name}: {len(chosen)} of {len(cases)} candidate queries -> {path}", file=sys.stderr)
     return path
+
+
+def write_copy(copy: Path, relative: str, text: str) -> None:
+    """Writes ``text`` to ``copy/relative``, folders included."""
+    target = copy / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def builder_main(description: str, build: Callable[[int], Path]) -> None:
+    """The command line of a set builder: ``[--max-queries N]``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--max-queries", type=int, default=300)
+    build(parser.parse_args().max_queries)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import tree_sitter_language_pack
-from common import drop_repeated_queries, fresh_copy, write_cases
+from common import drop_repeated_queries, fresh_copy, write_cases, write_copy
 from tree_sitter import Node
 
 MIN_WORDS, MAX_WORDS = 4, 60
@@ -132,9 +132,7 @@ def build_set(name: str, tree: Path, files: Callable[[Path], list[Path]], gramma
     for source in files(tree):
         relative = source.relative_to(tree).as_posix()
         text, definitions = strip_jsdoc(source.read_text(encoding="utf-8"), grammar)
-        target = copy / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        write_copy(copy, relative, text)
         cases.extend({"id": f"{relative}:{d.start}:{d.name}", "query": d.query,
                       "relevant": [{"path": relative, "startLine": d.start, "endLine": d.end}]}
                      for d in definitions)
