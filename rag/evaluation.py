@@ -39,7 +39,9 @@ Modes that cannot run are skipped with a note: the rerank mode when the
 reranker is ``none``, vector and hybrid when the index has no vectors for the
 configured model. ``seed_baseline`` scores the seed design on a folder: fixed
 1000-character windows overlapping by 200, dense retrieval only, exact cosine
-in memory, the same relevance rule on the windows' line spans.
+in memory, the same relevance rule on the windows' line spans;
+``score_window_rankings`` scores any other ranking of those windows (the
+evaluation driver's keyword and fused baselines).
 """
 
 import bisect
@@ -329,28 +331,46 @@ def folder_windows(root: Path, size: int = 1000, overlap: int = 200) -> list[Win
 def seed_baseline(
     root: Path, cases: Sequence[EvalCase], embedder: Embedder, progress: ProgressCallback | None = None,
 ) -> Metrics:
-    """Metrics of the seed design on the folder ``root``: 1000/200 windows ranked by cosine similarity.
+    """Metrics of the seed design on the folder ``root``: 1000/200 windows ranked by cosine similarity."""
+    windows = folder_windows(root)
+    if not windows:
+        raise RagError(f"{root}: no indexable files for the baseline")
+    rankings = dense_window_rankings(windows, cases, embedder, progress)
+    return score_window_rankings(root, windows, cases, rankings)
+
+
+def dense_window_rankings(
+    windows: Sequence[Window], cases: Sequence[EvalCase], embedder: Embedder,
+    progress: ProgressCallback | None = None, depth: int = DEPTH,
+) -> list[list[int]]:
+    """For each case, the indexes of the ``depth`` windows most similar to its query (exact cosine)."""
+    import numpy as np  # only this path needs it; the CLI starts faster without
+
+    matrix = np.asarray(embedder.embed_documents([w.text for w in windows], progress), dtype=np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    rankings = []
+    for case in cases:
+        similarity = matrix @ np.asarray(embedder.embed_query(case.query), dtype=np.float32)
+        rankings.append(np.argsort(-similarity, kind="stable")[:depth].tolist())
+    return rankings
+
+
+def score_window_rankings(
+    root: Path, windows: Sequence[Window], cases: Sequence[EvalCase], rankings: Sequence[Sequence[int]],
+) -> Metrics:
+    """Metrics of ranked windows (one list of window indexes per case) of the folder ``root``.
 
     Windows carry only line spans, so a headerPath answer is judged by the lines
     of its section (subsections included) in the Markdown file under ``root``.
     """
-    import numpy as np  # only this path needs it; the CLI starts faster without
-
-    windows = folder_windows(root)
-    if not windows:
-        raise RagError(f"{root}: no indexable files for the baseline")
-    matrix = np.asarray(embedder.embed_documents([w.text for w in windows], progress), dtype=np.float32)
-    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
     sections = _SectionSpans(root)
-    rankings = []
-    for case in cases:
-        similarity = matrix @ np.asarray(embedder.embed_query(case.query), dtype=np.float32)
-        top = np.argsort(-similarity, kind="stable")[:DEPTH]
+    scored = []
+    for case, ranking in zip(cases, rankings, strict=True):
         hits = [(windows[i].path, {"startLine": windows[i].start_line, "endLine": windows[i].end_line})
-                for i in top]
+                for i in ranking[:DEPTH]]
         answers = [sections.as_lines(a) for a in case.relevant]
-        rankings.append((gains(hits, answers), len(answers)))
-    return score(rankings)
+        scored.append((gains(hits, answers), len(answers)))
+    return score(scored)
 
 
 class _SectionSpans:

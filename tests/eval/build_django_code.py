@@ -12,7 +12,6 @@ drawn with a fixed seed.
 Usage: .venv/bin/python tests/eval/build_django_code.py [--max-queries N]
 """
 
-import argparse
 import ast
 import bisect
 import re
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import drop_repeated_queries, fetch_sdist, fresh_copy, write_cases
+from common import builder_main, drop_repeated_queries, fetch_sdist, fresh_copy, write_cases, write_copy
 
 NAME = "django-code"
 DJANGO = "5.1.4"
@@ -119,9 +118,7 @@ def build(max_queries: int = 300) -> Path:
         for source in sorted((tree / part).rglob("*.py")):
             relative = source.relative_to(tree).as_posix()
             text, definitions = strip_docstrings(source.read_text(encoding="utf-8"))
-            target = copy / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            write_copy(copy, relative, text)
             cases.extend({"id": f"{relative}:{d.qualname}", "query": d.query,
                           "relevant": [{"path": relative, "startLine": d.start, "endLine": d.end}]}
                          for d in definitions)
@@ -130,11 +127,5 @@ def build(max_queries: int = 300) -> Path:
     return write_cases(NAME, drop_repeated_queries(cases), max_queries, header)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-queries", type=int, default=300)
-    build(parser.parse_args().max_queries)
-
-
 if __name__ == "__main__":
-    main()
+    builder_main(__doc__.splitlines()[0], build)

@@ -14,13 +14,12 @@ Change logs, licenses and author lists are indexed but give no cases. At most
 Usage: .venv/bin/python tests/eval/build_md_docs.py [--max-queries N]
 """
 
-import argparse
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import drop_repeated_queries, fetch_sdist, fresh_copy, write_cases
+from common import builder_main, drop_repeated_queries, fetch_sdist, fresh_copy, write_cases, write_copy
 
 from rag.chunking.markdown import chunk_markdown
 
@@ -160,9 +159,7 @@ def build(max_queries: int = 300) -> Path:
         for source in sorted(docs.rglob("*.md")):
             relative = f"{project}/{source.relative_to(docs).as_posix()}"
             text, found = file_cases(source.read_text(encoding="utf-8"), relative)
-            target = copy / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            write_copy(copy, relative, text)
             texts.append(plain(text))
             cases.extend(found)
     # A sentence repeated elsewhere in the docs would still be in the copy: no such cases.
@@ -173,11 +170,5 @@ def build(max_queries: int = 300) -> Path:
     return write_cases(NAME, drop_repeated_queries(cases), max_queries, header)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-queries", type=int, default=300)
-    build(parser.parse_args().max_queries)
-
-
 if __name__ == "__main__":
-    main()
+    builder_main(__doc__.splitlines()[0], build)

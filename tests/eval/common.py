@@ -1,17 +1,19 @@
-"""What the evaluation-set builders share: where sets live, fetching a pinned sdist, writing cases.
+"""What the evaluation-set builders share: where sets live, fetching a pinned sdist or npm tarball,
+writing cases.
 
 A set lives in ``.bench/eval/<name>/`` (gitignored): ``copy/`` is the folder
 that gets indexed, ``cases.jsonl`` the queries with their answers in the
 format of ``rag/evaluation.py``.
 """
 
+import argparse
 import json
 import random
 import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,21 @@ def fetch_sdist(project: str, version: str) -> Path:
         if not tree.exists():
             tar.extractall(downloads, filter="data")
     return tree
+
+
+def fetch_npm(package: str, version: str) -> Path:
+    """The unpacked npm tarball of ``package@version`` (downloaded with ``npm pack`` once)."""
+    downloads = EVAL_HOME / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    archive = downloads / f"{package.lstrip('@').replace('/', '-')}-{version}.tgz"
+    if not archive.exists():
+        subprocess.run(["npm", "pack", "--silent", f"{package}@{version}", "--pack-destination", str(downloads)],
+                       check=True, stdout=subprocess.DEVNULL)
+    tree = downloads / f"npm-{archive.name.removesuffix('.tgz')}"
+    if not tree.exists():
+        with tarfile.open(archive) as tar:
+            tar.extractall(tree, filter="data")
+    return tree / "package"
 
 
 def _archives(folder: Path, project: str, version: str) -> list[Path]:
@@ -76,3 +93,17 @@ def write_cases(name: str, cases: Sequence[dict[str, Any]], limit: int, header: 
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{name}: {len(chosen)} of {len(cases)} candidate queries -> {path}", file=sys.stderr)
     return path
+
+
+def write_copy(copy: Path, relative: str, text: str) -> None:
+    """Writes ``text`` to ``copy/relative``, folders included."""
+    target = copy / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def builder_main(description: str, build: Callable[[int], Path]) -> None:
+    """The command line of a set builder: ``[--max-queries N]``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--max-queries", type=int, default=300)
+    build(parser.parse_args().max_queries)

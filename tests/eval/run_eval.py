@@ -4,14 +4,21 @@ For each set: builds it when ``.bench/eval/<set>/cases.jsonl`` is missing;
 indexes its copy with the real CLI (``rag index --path ... --name eval-<set>
 --force``) in ``RAG_HOME=.bench/home-eval`` after removing every other source
 there, so BM25 statistics come from this set alone; runs ``rag.evaluation``
-over bm25, vector, hybrid and hybrid+rerank; scores the seed design
-(1000/200-character windows, dense only) on the same copy with the same
-model; prints the table. The configuration is the repository's
+over bm25, vector, hybrid and hybrid+rerank; scores the three peers of the
+held-out table on the same copy with the same model: the seed design
+(1000/200-character windows, dense only), BM25 over those windows and a naive
+RRF of both (``peers.py``); prints the table and hybrid's MRR@10 margin over
+the best peer, then one summary line per set. The configuration is the repository's
 ``rag.config.yaml`` unless ``--config`` names another one (to try variants);
 ``--force`` re-chunks every file, so a changed chunk size takes effect, while
 vectors of unchanged chunk texts are reused from the database.
 
+``--variant`` indexes with another "indexed text" (``index_variant.py``: the
+path, fqn or headerPath prepended to every chunk) in a home of its own,
+``.bench/home-eval-<variant>``.
+
 Usage: .venv/bin/python tests/eval/run_eval.py [--sets django-code,md-docs] [--config FILE] [--no-seed]
+       [--variant path|context]
 """
 
 import argparse
@@ -23,27 +30,37 @@ import time
 from pathlib import Path
 
 import build_django_code
+import build_lodash_code
 import build_md_docs
+import build_rst_docs
+import build_rxjs_code
 import numpy as np
 from common import ROOT, set_dir
+from index_variant import VARIANTS
+from peers import BM25_MODE, FUSION_DEPTH, RRF_MODE, bm25_rankings, rrf
 
 from rag import db
 from rag.config import load_config
 from rag.evaluation import (
     MODES,
     SEED_MODE,
+    EvalCase,
     Metrics,
+    dense_window_rankings,
     evaluate,
+    folder_windows,
     format_table,
     load_cases,
-    seed_baseline,
+    score_window_rankings,
 )
 from rag.providers import Embedder, configured_embedder
 from rag.providers.base import ProgressCallback
 from rag.providers.rerankers import configured_reranker
 from rag.search import Searcher
 
-BUILDERS = {build_django_code.NAME: build_django_code.build, build_md_docs.NAME: build_md_docs.build}
+BUILDERS = {module.NAME: module.build for module in
+            (build_django_code, build_md_docs, build_rxjs_code, build_lodash_code, build_rst_docs)}
+PEERS = (SEED_MODE, BM25_MODE, RRF_MODE)
 HOME = ROOT / ".bench" / "home-eval"
 RAG = str(Path(sys.executable).parent / "rag")
 
@@ -75,8 +92,11 @@ class CachedEmbedder:
         return self.inner.embed_query(text)
 
 
+VARIANT: list[str] = []  # the command that stands for `rag` under --variant
+
+
 def rag(config: str | None, *args: str) -> str:
-    command = [RAG, *(["--config", config] if config else []), *args]
+    command = [*(VARIANT or [RAG]), *(["--config", config] if config else []), *args]
     return subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout
 
 
@@ -88,7 +108,25 @@ def index_alone(config: str | None, name: str, copy: Path) -> None:
     rag(config, "index", "--path", str(copy), "--name", name, "--force")
 
 
-def run_set(set_name: str, config_path: str | None, with_seed: bool) -> str:
+def peer_metrics(copy: Path, cases: list[EvalCase], embedder: CachedEmbedder) -> dict[str, Metrics]:
+    """The peers over the copy's 1000/200 windows: dense (the seed design), BM25, and their naive RRF."""
+    windows = folder_windows(copy)
+    dense = dense_window_rankings(windows, cases, embedder, depth=FUSION_DEPTH)
+    keyword = bm25_rankings(windows, [c.query for c in cases])
+    rankings = {SEED_MODE: dense, BM25_MODE: keyword, RRF_MODE: rrf([dense, keyword])}
+    return {mode: score_window_rankings(copy, windows, cases, ranked) for mode, ranked in rankings.items()}
+
+
+def margin(metrics: dict[str, Metrics]) -> tuple[str, float] | None:
+    """The best peer by MRR@10 and hybrid's MRR@10 lead over it (None without hybrid or peers)."""
+    peers = [mode for mode in PEERS if mode in metrics]
+    if "hybrid" not in metrics or not peers:
+        return None
+    best = max(peers, key=lambda mode: metrics[mode].mrr)
+    return best, metrics["hybrid"].mrr - metrics[best].mrr
+
+
+def run_set(set_name: str, config_path: str | None, with_peers: bool) -> tuple[str, dict[str, Metrics]]:
     folder = set_dir(set_name)
     if not (folder / "cases.jsonl").exists():
         BUILDERS[set_name]()
@@ -103,21 +141,38 @@ def run_set(set_name: str, config_path: str | None, with_seed: bool) -> str:
         result = evaluate(searcher, cases, MODES, source=source)
         chunks = conn.execute("SELECT count(*) AS n FROM rag.chunks").fetchone()
     metrics: dict[str, Metrics] = dict(result.metrics)
-    if with_seed:
-        cached = CachedEmbedder(embedder, folder / "seed-vectors.npz")
-        metrics[SEED_MODE] = seed_baseline(folder / "copy", cases, cached)
+    if with_peers:
+        metrics.update(peer_metrics(folder / "copy", cases, CachedEmbedder(embedder, folder / "seed-vectors.npz")))
     size = config.indexing.chunk_size
     title = (f"{set_name}: {chunks['n'] if chunks else '?':,} chunks (maxTokens {size.max_tokens}, overlap "
              f"{size.overlap}), bm25/vector weights {config.search.bm25_weight}/{config.search.vector_weight}, "
              f"rrf k {config.search.rrf.k}; {time.monotonic() - started:.0f} s")
-    return format_table(metrics, result.notes, title=title)
+    table = format_table(metrics, result.notes, title=title)
+    lead = margin(metrics)
+    if lead is not None:
+        table += f"\nhybrid MRR@10 margin over the best peer ({lead[0]}): {lead[1]:+.3f}"
+    return table, metrics
+
+
+def summary(results: dict[str, dict[str, Metrics]]) -> str:
+    """One line per set: hybrid's MRR@10 and Recall@10, the best peer's MRR@10, the margin."""
+    lines = [f"{'set':<14} {'hybrid MRR@10':>13} {'R@10':>6} {'best peer':>14} {'MRR@10':>7} {'margin':>7}"]
+    for name, metrics in results.items():
+        lead = margin(metrics)
+        if lead is not None:
+            hybrid = metrics["hybrid"]
+            lines.append(f"{name:<14} {hybrid.mrr:>13.3f} {hybrid.recall[10]:>6.3f} {lead[0]:>14} "
+                         f"{metrics[lead[0]].mrr:>7.3f} {lead[1]:>+7.3f}")
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(BUILDERS), help="comma-separated: " + ", ".join(BUILDERS))
     parser.add_argument("--config", help="a rag config file (default: ./rag.config.yaml)")
-    parser.add_argument("--no-seed", action="store_true", help="skip the seed-design baseline")
+    parser.add_argument("--variant", choices=sorted(VARIANTS), help="index with this context prepended to chunks")
+    parser.add_argument("--no-seed", action="store_true",
+                        help="skip the peers over 1000/200 windows (seed design, BM25, naive RRF)")
     args = parser.parse_args()
     unknown = set(args.sets.split(",")) - set(BUILDERS)
     if unknown:
@@ -126,10 +181,16 @@ def main() -> None:
     os.chdir(ROOT)  # ./rag.config.yaml is the default configuration
     for variable in [v for v in os.environ if v.startswith("RAG_")]:
         del os.environ[variable]
-    os.environ["RAG_HOME"] = str(HOME)  # the subprocesses inherit it
+    os.environ["RAG_HOME"] = str(HOME) + (f"-{args.variant}" if args.variant else "")  # subprocesses inherit it
+    if args.variant:
+        VARIANT.extend([sys.executable, str(Path(__file__).with_name("index_variant.py")), args.variant])
     rag(config, "init")
+    results = {}
     for set_name in args.sets.split(","):
-        print(run_set(set_name, config, not args.no_seed) + "\n", flush=True)
+        table, results[set_name] = run_set(set_name, config, not args.no_seed)
+        print(table + "\n", flush=True)
+    if not args.no_seed:
+        print(summary(results), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,220 @@
+"""The evaluation-set builders' parsing and the peer baselines of ``make eval`` (tests/eval), on
+tiny inline fixtures: JSDoc stripping and spans (TypeScript, JavaScript), reST sections, window
+BM25, naive RRF and the margin over the best peer. Nothing is downloaded."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "eval"))
+
+from build_rst_docs import file_cases, leaf_sections, plain, titles
+from index_variant import prefixed
+from jsdoc import first_paragraph, strip_jsdoc
+from peers import BM25_MODE, RRF_MODE, bm25_rankings, rrf
+from run_eval import margin
+
+from rag.chunking.model import Chunk
+from rag.evaluation import SEED_MODE, Answer, EvalCase, Metrics, Window, score_window_rankings
+
+# --- JSDoc ----------------------------------------------------------------------
+
+TS = """import { x } from './x';
+
+/**
+ * Emits only the first `count` values, see {@link take} and
+ * {@link Observable | the observable}.
+ *
+ * <span class="informal">Like Array.slice(0, count).</span>
+ * @param count How many.
+ */
+export function first<T>(count: number): T[] {
+  return [];
+}
+
+/** @deprecated use first */
+export function head(): void {}
+
+/**
+ * Overload signatures have no body and give no case.
+ */
+export function over(a: string): string;
+export function over(a: any): any {
+  return a;
+}
+
+export class Queue<T> {
+  /**
+   * Adds an item at the end of the queue.
+   */
+  push(item: T): void {
+    this.items.push(item);
+  }
+  private items: T[] = []; /** not alone on its line, kept */
+}
+"""
+
+JS = """var baseSlice = require('./_baseSlice');
+
+/**
+ * Creates an array of elements split into groups the length of `size`.
+ *
+ * @static
+ * @example
+ * _.chunk(['a', 'b'], 1);
+ */
+function chunk(array, size) {
+  return baseSlice(array, 0, size);
+}
+
+/**
+ * Checks if value is classified as an Array object.
+ */
+var isArray = Array.isArray;
+
+module.exports = chunk;
+"""
+
+
+def test_first_paragraph_stops_at_blank_line_or_tag_and_drops_markup() -> None:
+    assert first_paragraph("/**\n * Adds one, see {@link add}.\n * @returns a number\n */") == "Adds one, see add."
+    assert first_paragraph("/** @deprecated old */") == ""
+    assert first_paragraph("/**\n * <b>Bold</b> &lt;T&gt; `code`\n *\n * more\n */") == "Bold <T> code"
+
+
+def test_strip_jsdoc_typescript_spans_and_queries() -> None:
+    text, definitions = strip_jsdoc(TS, "typescript")
+    lines = text.split("\n")
+    assert "/**" not in text.replace("/** not alone on its line, kept */", "")
+    assert "/** not alone on its line, kept */" in text
+    found = {d.name: d for d in definitions}
+    assert set(found) == {"first", "push"}, "tag-only comments and overload signatures give no case"
+    assert found["first"].query == "Emits only the first count values, see take and the observable."
+    assert lines[found["first"].start - 1] == "export function first<T>(count: number): T[] {"
+    assert found["first"].end - found["first"].start == 2
+    push = found["push"]
+    assert (lines[push.start - 1].strip(), lines[push.end - 1].strip()) == ("push(item: T): void {", "}")
+    assert push.query == "Adds an item at the end of the queue."
+
+
+def test_strip_jsdoc_javascript_functions_and_variables() -> None:
+    text, definitions = strip_jsdoc(JS, "javascript")
+    lines = text.split("\n")
+    assert [(d.name, lines[d.start - 1], d.end - d.start) for d in definitions] == [
+        ("chunk", "function chunk(array, size) {", 2),
+        ("isArray", "var isArray = Array.isArray;", 0),
+    ]
+    assert definitions[0].query == "Creates an array of elements split into groups the length of size."
+    assert "_.chunk" not in text, "the whole comment goes, examples included"
+
+
+# --- reStructuredText -------------------------------------------------------------
+
+RST = """.. _guide:
+
+=========
+The Guide
+=========
+
+Intro paragraph.
+
+Installing the package
+----------------------
+
+Run pip install with the name of the package and a version pin, in a virtual
+environment of its own, so nothing else changes when it updates.
+
+Configuring it
+--------------
+
+Parent text.
+
+Short one
+~~~~~~~~~
+
+Too short.
+
+Environment variables
+~~~~~~~~~~~~~~~~~~~~~
+
+Every option can also come from an environment variable named after it with a
+prefix, which is handy in containers and on CI machines that set them.
+
+::
+
+    Not a title
+    -----------
+
+----
+
+Trailing text after a transition that is long enough to be a body of twenty words
+or more, so the last section has a case of its own here.
+"""
+
+
+def test_titles_and_leaf_sections() -> None:
+    lines = RST.split("\n")
+    assert [(t.text, t.style) for t in titles(lines)] == [
+        ("The Guide", ("=", True)), ("Installing the package", ("-", False)), ("Configuring it", ("-", False)),
+        ("Short one", ("~", False)), ("Environment variables", ("~", False)),
+    ], "indented lines and transitions are no titles"
+    assert [s.title.text for s in leaf_sections(lines)] == ["Installing the package", "Short one",
+                                                            "Environment variables"]
+    assert plain(":func:`run <app.run>` with ``debug`` and *care*") == "run with debug and care"
+
+
+def test_rst_file_cases_remove_titles_and_point_at_bodies() -> None:
+    text, cases = file_cases(RST, "guide.rst")
+    lines = text.split("\n")
+    assert [c["query"] for c in cases] == ["Installing the package", "Environment variables"]
+    assert "Installing the package" not in text and "Environment variables" not in text
+    assert "Configuring it" in text and "Short one" in text, "only the cases' titles are removed"
+    first, second = (c["relevant"][0] for c in cases)
+    assert lines[first["startLine"] - 1].startswith("Run pip install")
+    assert lines[first["endLine"] - 1].startswith("environment of its own")
+    assert lines[second["startLine"] - 1].startswith("Every option")
+    assert lines[second["endLine"] - 1].startswith("or more, so the last"), "a body runs to the next title"
+    assert file_cases(RST, "CHANGES.rst")[1] == []
+
+
+# --- the peers ------------------------------------------------------------------
+
+
+def test_bm25_rankings_keep_only_matching_windows() -> None:
+    windows = [Window("a", 1, 1, "the cat sat on the mat"), Window("b", 1, 1, "a dog barks"),
+               Window("c", 1, 1, "cat and dog and dog")]
+    # "dog" and "cat" are as rare; the shorter window "b" wins; stop words and unknown words match nothing
+    assert bm25_rankings(windows, ["cat dog zebra", "the and", "zebra"]) == [[2, 1, 0], [], []]
+    assert bm25_rankings(windows, ["dog"], depth=1) == [[2]]
+
+
+def test_rrf_sums_reciprocal_ranks() -> None:
+    # 0: 1/61; 1: 2/62; 2: 1/63 + 1/61; 3: 1/62 (only in the second list)
+    assert rrf([[[0, 1, 2]], [[2, 1, 3]]]) == [[2, 1, 0, 3]]
+    assert rrf([[[5]], [[]]]) == [[5]]
+
+
+def test_score_window_rankings_and_margin(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    windows = [Window("a.py", 1, 1, "x = 1"), Window("a.py", 2, 2, "y = 2")]
+    cases = [EvalCase("1", "x", (Answer("a.py", 1, 1),)), EvalCase("2", "y", (Answer("a.py", 2, 2),))]
+    metrics = score_window_rankings(tmp_path, windows, cases, [[1, 0], [1, 0]])
+    assert (metrics.recall[1], metrics.mrr) == (0.5, 0.75)
+
+    def mrr(value: float) -> Metrics:
+        return Metrics(2, {1: value, 5: value, 10: value}, value, value)
+
+    table = {"hybrid": mrr(0.5), SEED_MODE: mrr(0.3), BM25_MODE: mrr(0.45), RRF_MODE: mrr(0.4)}
+    best, lead = margin(table)  # type: ignore[misc]
+    assert best == BM25_MODE and lead == pytest.approx(0.05)
+    assert margin({"hybrid": mrr(0.5)}) is None
+
+
+def test_index_variants_prepend_context() -> None:
+    code = Chunk("def b(): ...", {"path": "a.py", "fqn": "A.b", "startLine": 3})
+    doc = Chunk("Run pip.", {"path": "d.md", "headerPath": "# D > ## Install"})
+    assert prefixed(code, "path").content == "a.py\ndef b(): ..."
+    assert prefixed(code, "context").content == "a.py\nA.b\ndef b(): ..."
+    assert prefixed(doc, "context").content == "d.md\n# D > ## Install\nRun pip."
+    assert prefixed(doc, "context").metadata == doc.metadata
