@@ -289,6 +289,59 @@ def _dry_run(service: RagService, spec: SourceSpec, as_json: bool) -> None:
         typer.echo(f"#   skipped ({reason}): {count:,}", err=True)
 
 
+@app.command()
+def watch(
+    ctx: typer.Context,
+    names: Annotated[list[str] | None, typer.Argument(
+        help="Sources to watch (default: every local source in the config or the database).")] = None,
+    path: Annotated[str | None, typer.Option("--path", help="Watch this folder ad hoc.")] = None,
+    source_name: Annotated[str | None, typer.Option(
+        "--name", help="Source name for --path (default: the folder name).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """Keep sources fresh: re-index the files that change, as they change, until Ctrl-C.
+
+    Prints one line per sync (app: +3 -1 chunks, 2 files, 0.4 s).
+
+    Example: rag watch --path ~/code/app --name app
+    """
+    import signal
+
+    from rag.service import folder_source
+    from rag.watcher import Watcher, describe
+
+    service = _state(ctx).service
+    if path and names:
+        raise RagError("give source NAMEs or --path DIR, not both")
+    if source_name and not path:
+        raise RagError("--name goes with --path; a known source is named by NAME")
+    if path:
+        folder = Path(path).expanduser().resolve()
+        if not folder.is_dir():
+            raise RagError(f"--path {path}: not a directory")
+        specs = [folder_source(folder, source_name)]
+    else:
+        specs = service.local_sources(names or ())
+        if not specs:
+            raise RagError("no local sources to watch; index one first (rag index --path DIR) "
+                           "or use --path DIR")
+    service.embedder()  # a model that cannot load fails now, not at the first edit
+
+    def emit(event: Any) -> None:
+        typer.echo(json.dumps(event.model_dump(mode="json", by_alias=True), ensure_ascii=False)
+                   if as_json else describe(event))
+
+    watcher = Watcher(service, specs, emit)
+    # SIGTERM stops it as Ctrl-C does: a sync under way ends between two per-file transactions.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        watcher.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 @app.command("list")
 def list_sources(ctx: typer.Context) -> None:
     """List indexed sources with type, location, files, chunks and last index time.

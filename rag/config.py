@@ -166,6 +166,12 @@ class IndexingConfig(_Section):
     max_file_size: int = Field(default=1_000_000, gt=0)
 
 
+class McpConfig(_Section):
+    # The server keeps the local sources it serves fresh with a background watcher;
+    # off for read-only or remote-database setups.
+    watch: bool = True
+
+
 class RagConfig(_Section):
     database: DatabaseConfig = DatabaseConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
@@ -173,6 +179,7 @@ class RagConfig(_Section):
     search: SearchConfig = SearchConfig()
     sources: list[SourceConfig] = []
     indexing: IndexingConfig = IndexingConfig()
+    mcp: McpConfig = McpConfig()
 
     @model_validator(mode="after")
     def _unique_source_names(self) -> "RagConfig":

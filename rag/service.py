@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from rag.providers import Embedder
     from rag.providers.rerankers import Reranker
     from rag.search import SearchRequest, SearchResponse
+    from rag.watcher import Watcher
 
     Connection = psycopg.Connection[dict[str, Any]]
 
@@ -85,6 +86,7 @@ class RagService:
         self._model_lock = threading.Lock()
         self._embedder = embedder
         self._reranker = reranker
+        self.watcher: Watcher | None = None  # set while this process keeps sources fresh
 
     # -- configuration, database and models ---------------------------------
 
@@ -353,6 +355,7 @@ class RagService:
             embedding_coverage=coverage,
             indexing=indexing,
             config=ConfigInfo(path=str(loaded.path) if loaded.path else None, origin=loaded.origin),
+            watch=self.watcher.status() if self.watcher is not None else None,
         )
 
     # -- indexing -----------------------------------------------------------
@@ -372,9 +375,7 @@ class RagService:
             "SELECT * FROM rag.list_sources(%s, NULL, 2147483647)", (name,)).fetchall())
         for r in row:
             if r["name"] == name:
-                cfg = r["config"] or {}
-                return SourceSpec(r["name"], r["type"], r["location"], r["branch"],
-                                  tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()))
+                return catalog_source(r)
         return None
 
     def known_source_names(self) -> list[str]:
@@ -396,6 +397,27 @@ class RagService:
             sync_git_source(spec.location, dest, branch=spec.branch)
         return dest
 
+    def local_sources(self, names: Collection[str] = ()) -> list[SourceSpec]:
+        """The local sources to watch: those named, else every one in the config or the database
+        whose folder is on this machine."""
+        if names:
+            specs = []
+            for name in names:
+                spec = self.known_source(name)
+                if spec is None:
+                    known = ", ".join(self.known_source_names()) or "none"
+                    raise RagError(f"source {name!r} not found (known: {known}); "
+                                   "use --path DIR to watch a folder")
+                if spec.type != "local":
+                    raise RagError(f"source {name!r} is a git source; only local folders are watched")
+                specs.append(spec)
+            return specs
+        found = {s.name: s.spec() for s in self.config.sources if s.type == "local"}
+        for r in self.with_db(lambda conn: conn.execute(
+                "SELECT * FROM rag.list_sources(source_type => 'local', max_rows => 2147483647)").fetchall()):
+            found.setdefault(r["name"], catalog_source(r))
+        return [spec for _, spec in sorted(found.items()) if Path(spec.location).is_dir()]
+
     def dry_run(self, spec: SourceSpec) -> DryRunOutput:
         """What an index run of ``spec`` would read, changing nothing."""
         from rag import indexer
@@ -406,16 +428,17 @@ class RagService:
                             skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())})
 
     def index(self, spec: SourceSpec, *, force: bool = False,
-              reporter: Reporter | None = None) -> IndexOutput:
-        """One index run of ``spec``: only new and changed files are chunked, only new text embedded."""
+              reporter: Reporter | None = None, paths: Collection[str] | None = None) -> IndexOutput:
+        """One index run of ``spec``: only new and changed files are chunked, only new text embedded;
+        with ``paths`` (relative files or folders, as a watcher saw them change) only those."""
         from rag import indexer
 
-        root = self.root(spec, sync=True)
+        root = self.root(spec, sync=paths is None)
         embedder = self.embedder()
         # Its own connection: the run holds the source's advisory lock until it ends.
         with database_errors(), self.new_connection() as conn:
             summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
-                                           force=force, reporter=reporter)
+                                           force=force, reporter=reporter, paths=paths)
         return IndexOutput(
             source=spec.name, location=spec.location + (f" ({spec.branch})" if spec.branch else ""),
             run_id=summary.run_id, status=summary.status, seconds=round(summary.seconds, 3),
@@ -426,6 +449,13 @@ class RagService:
             errors=len(summary.errors), file_errors=[FileError(path=e["path"], error=e["error"])
                                                      for e in summary.errors],
         )
+
+
+def catalog_source(row: dict[str, Any]) -> SourceSpec:
+    """A source as ``rag.list_sources`` recorded it."""
+    cfg = row["config"] or {}
+    return SourceSpec(row["name"], row["type"], row["location"], row["branch"],
+                      tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()))
 
 
 def folder_source(folder: Path, name: str | None = None) -> SourceSpec:

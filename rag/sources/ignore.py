@@ -11,7 +11,8 @@ Built-in exclusions (final: no ignore file can re-include them)
       (Go's ``build/`` packaging scripts, Vue 2's ``build/`` webpack config), so a
       ``build/`` without a manifest is kept; ``out/`` is never excluded;
     * lock files (``LOCK_FILES``), minified bundles and source maps;
-    * ``.env`` and ``.env.*`` files (secrets), except templates like ``.env.example``.
+    * ``.env`` and ``.env.*`` files (secrets), except templates like ``.env.example``;
+    * editor artefacts: ``x~`` backups, ``.#x`` / ``#x#`` (Emacs), ``.x.swp`` and ``4913`` (Vim).
 
 Ignore files
     ``.gitignore`` and ``.ragignore`` files at every level, both with gitignore
@@ -125,8 +126,18 @@ def is_virtualenv(child_names: Collection[str]) -> bool:
 
 
 def is_builtin_skipped_file(name: str) -> bool:
-    """True for lock files, minified bundles, source maps and dotenv secrets."""
-    return name in LOCK_FILES or name.endswith(GENERATED_FILE_SUFFIXES) or _is_dotenv(name)
+    """True for lock files, minified bundles, source maps, dotenv secrets and editor artefacts."""
+    return (name in LOCK_FILES or name.endswith(GENERATED_FILE_SUFFIXES) or _is_dotenv(name)
+            or is_editor_artefact(name))
+
+
+_EDITOR_ARTEFACT = re.compile(r".*~|\.#.*|#.*#|\..*\.sw[a-p]|4913")
+
+
+def is_editor_artefact(name: str) -> bool:
+    """Backups (``x~``), Emacs lock and autosave files (``.#x``, ``#x#``), Vim swap files
+    (``.x.swp``) and Vim's write test file ``4913``: copies of text being edited, never sources."""
+    return _EDITOR_ARTEFACT.fullmatch(name) is not None
 
 
 def _is_dotenv(name: str) -> bool:

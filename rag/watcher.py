@@ -1,0 +1,306 @@
+"""Keeping local sources fresh: file-system events turned into small index runs.
+
+A ``Watcher`` watches the folders of some local sources, one thread each on ``watchfiles``
+(inotify, FSEvents, ReadDirectoryChangesW; no polling while events work), and collects the
+relative paths that changed. Its ``run`` loop syncs each source with pending paths as one
+index run limited to them (``RagService.index(paths=...)``: scan those paths, ``rag.plan_files``
+with a scope, chunk, embed, ``rag.replace_files``), the same SQL bookkeeping as ``rag index``.
+
+- Debounce: watchfiles hands over a batch once the folder was quiet for ``QUIET_MS``; a burst
+  (a ``git checkout``) is one batch, and paths seen while a sync runs form the next one.
+- A ``.gitignore`` / ``.ragignore`` change, a folder that came back, or a watch that had to
+  restart syncs the whole source (a full scan; unchanged files are not read).
+- A folder deleted or renamed: said once, re-checked every ``MISSING_CHECK_S``; the other
+  sources go on. The OS watch limit: said once, then a stat scan every ``STAT_SCAN_S``.
+- Another process indexing the source: the sync waits for its lock, silently. The database
+  gone: said once, retried until it answers (each sync opens its own connection).
+- ``stop()`` (SIGINT/SIGTERM in ``rag watch``) ends the threads within a ``STEP_MS`` step;
+  a sync under way is interrupted between per-file transactions.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from rag.config import SourceSpec
+from rag.errors import DatabaseError, RagError, SourceBusyError, first_line
+from rag.schemas import WatchedSource, WatchEvent, WatchStatus
+from rag.sources.ignore import ALWAYS_SKIPPED_DIRS, GITIGNORE, RAGIGNORE, is_editor_artefact
+
+if TYPE_CHECKING:
+    from rag.service import RagService
+
+log = logging.getLogger(__name__)
+
+QUIET_MS = 150  # a batch is handed over after this long without events
+MAX_BATCH_MS = 5_000  # ... or after this long of continuous events
+STEP_MS = 50  # how often the watch threads look at the stop flag
+MISSING_CHECK_S = 2.0
+STAT_SCAN_S = 30.0
+RETRY_S = 1.0  # a busy source or an unreachable database is tried again after this long
+WATCH_LIMIT_MESSAGE = "OS file watch limit reached"
+
+Emit = Callable[[WatchEvent], None]
+State = Literal["starting", "watching", "missing", "stat-scan"]
+
+
+@dataclass
+class _Source:
+    spec: SourceSpec
+    root: Path
+    state: State = "starting"
+    pending: set[str] = field(default_factory=set)
+    full: bool = True  # the next sync scans the whole source (first one: catch up)
+    retry_at: float = 0.0
+    last_sync: datetime | None = None
+    last_event: WatchEvent | None = None
+    syncs: int = 0
+
+
+class Watcher:
+    """Watches local sources and syncs their changed files; ``run`` until ``stop``."""
+
+    def __init__(self, service: RagService, specs: Iterable[SourceSpec], emit: Emit | None = None,
+                 *, stat_scan: bool = False) -> None:
+        self.service = service
+        self._emit = emit or (lambda event: None)
+        self._stat_scan = stat_scan  # no events: scan every STAT_SCAN_S (also after the watch limit)
+        self._sources: dict[str, _Source] = {}
+        self._lock = threading.Condition()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._db_down = False
+        for spec in specs:
+            self.add(spec)
+
+    # -- what the front ends see ---------------------------------------------
+
+    def status(self) -> WatchStatus:
+        with self._lock:
+            return WatchStatus(sources=[
+                WatchedSource(name=s.spec.name, path=str(s.root), state=s.state, last_sync_at=s.last_sync,
+                              pending_changes=len(s.pending), full_sync_pending=s.full, syncs=s.syncs,
+                              last_sync=s.last_event)
+                for s in self._sources.values()])
+
+    def add(self, spec: SourceSpec) -> None:
+        """Watch one more local source (its first sync catches up with the folder)."""
+        if spec.type != "local":
+            raise RagError(f"source {spec.name!r} is a {spec.type} source; only local folders are watched")
+        with self._lock:
+            if spec.name in self._sources:
+                return
+            source = _Source(spec, Path(spec.location))
+            self._sources[spec.name] = source
+            self._lock.notify_all()
+        if self._threads or self._stop.is_set():  # already started: watch it now
+            self._start_thread(source)
+
+    # -- lifetime --------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the watch threads (``run`` does the syncing)."""
+        with self._lock:
+            sources = list(self._sources.values())
+        for source in sources:
+            self._start_thread(source)
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._lock:
+            self._lock.notify_all()
+
+    def join(self, timeout: float = 1.0) -> None:
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def run(self) -> None:
+        """Sync sources with pending changes until ``stop``; starts the watch threads first."""
+        self.start()
+        try:
+            while not self._stop.is_set():
+                source = self._next_due()
+                if source is not None:
+                    self._sync(source)
+        finally:
+            self.stop()
+            self.join()
+
+    def _start_thread(self, source: _Source) -> None:
+        thread = threading.Thread(target=self._watch, args=(source,), name=f"rag-watch-{source.spec.name}",
+                                  daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    # -- collecting changes (one thread per source) ------------------------------
+
+    def _watch(self, source: _Source) -> None:
+        # RustNotify is watchfiles' engine under ``watch()``: used directly, the catch-up sync
+        # starts once the watch is in place, so no event falls between the two.
+        from watchfiles._rust_notify import RustNotify
+
+        root = str(source.root)
+        while not self._stop.is_set():
+            if not source.root.is_dir():
+                self._set_state(source, "missing", f"folder {source.root} is gone (deleted or renamed); "
+                                "watching for it to come back")
+                self._stop.wait(MISSING_CHECK_S)
+                continue
+            if self._stat_scan or source.state == "stat-scan":
+                self._set_state(source, "stat-scan")
+                self._mark_full(source)
+                self._stop.wait(STAT_SCAN_S)
+                continue
+            try:
+                with RustNotify([root], False, False, 300, True, True) as notify:
+                    self._set_state(source, "watching")
+                    while not self._stop.is_set():
+                        changes = notify.watch(MAX_BATCH_MS, QUIET_MS, 1_000, self._stop)
+                        if isinstance(changes, set):
+                            self._add_paths(source, (path for _, path in changes))
+                        if changes == "stop" or not source.root.is_dir():
+                            break
+            except Exception as exc:
+                if WATCH_LIMIT_MESSAGE in str(exc):
+                    self._set_state(source, "stat-scan", f"{WATCH_LIMIT_MESSAGE} (raise "
+                                    "fs.inotify.max_user_watches); scanning the folder every "
+                                    f"{STAT_SCAN_S:.0f} s instead")
+                elif source.root.is_dir():
+                    self._event(source, WatchEvent(
+                        source=source.spec.name, event="error",
+                        message=f"watching stopped: {first_line(exc)}; restarting"))
+                    self._stop.wait(MISSING_CHECK_S)
+            self._mark_full(source)  # events between two watches are unknown: sync it whole
+
+    def _add_paths(self, source: _Source, paths: Iterable[str]) -> None:
+        relative = set()
+        for path in paths:
+            try:
+                rel = Path(path).relative_to(source.root).as_posix()
+            except ValueError:
+                continue
+            if rel == "." or not _relevant(rel):
+                continue
+            if rel.rsplit("/", 1)[-1] in (GITIGNORE, RAGIGNORE):
+                source.full = True  # the rules changed: re-plan the whole source
+            else:
+                relative.add(rel)
+        if relative or source.full:
+            with self._lock:
+                source.pending |= relative
+                self._lock.notify_all()
+
+    def _mark_full(self, source: _Source) -> None:
+        with self._lock:
+            source.full = True
+            self._lock.notify_all()
+
+    def _set_state(self, source: _Source, state: State, message: str | None = None) -> None:
+        if source.state == state:
+            return
+        was = source.state
+        source.state = state
+        if was == "starting" and state == "watching":
+            message = f"watching {source.root}"
+        elif was == "missing" and state in ("watching", "stat-scan"):
+            message = f"folder {source.root} is back; syncing it whole"
+            self._mark_full(source)
+        if message:
+            kind = "watching" if state == "starting" else state
+            self._event(source, WatchEvent(source=source.spec.name, event=kind, message=message))
+
+    # -- syncing (the thread of ``run``) -------------------------------------------
+
+    def _next_due(self) -> _Source | None:
+        with self._lock:
+            while not self._stop.is_set():
+                now = time.monotonic()
+                due = [s for s in self._sources.values() if (s.pending or s.full) and s.state != "missing"
+                       and s.state != "starting" and s.retry_at <= now]
+                if due:
+                    return min(due, key=lambda s: s.retry_at)
+                waits = [s.retry_at - now for s in self._sources.values()
+                         if (s.pending or s.full) and s.retry_at > now]
+                self._lock.wait(min(waits, default=1.0))
+        return None
+
+    def _sync(self, source: _Source) -> None:
+        with self._lock:
+            paths, full = source.pending, source.full
+            source.pending, source.full = set(), False
+        started = time.monotonic()
+        try:
+            out = self.service.index(source.spec, paths=None if full else paths)
+        except SourceBusyError:
+            self._retry_later(source, paths, full)  # another run holds the lock: wait for it quietly
+            return
+        except DatabaseError as exc:
+            if not self._db_down:
+                self._db_down = True
+                self._event(source, WatchEvent(
+                    source=source.spec.name, event="error",
+                    message=f"{first_line(exc)}; retrying until the database answers"))
+            self._retry_later(source, paths, full)
+            return
+        except RagError as exc:
+            if not source.root.is_dir():
+                self._retry_later(source, paths, True)  # the watch thread says it is gone
+                return
+            self._event(source, WatchEvent(source=source.spec.name, event="error", message=first_line(exc)))
+            return
+        if self._db_down:
+            self._db_down = False
+            self._event(source, WatchEvent(source=source.spec.name, event="watching",
+                                           message="the database answers again"))
+        event = WatchEvent(
+            source=source.spec.name, event="sync", chunks_added=out.chunks_added,
+            chunks_removed=out.chunks_removed, files=out.new + out.changed + out.deleted,
+            seconds=round(time.monotonic() - started, 3), full=full, errors=out.file_errors)
+        with self._lock:
+            source.last_sync = datetime.now(UTC)
+            source.syncs += 1
+        if event.files or event.errors or event.chunks_added or event.chunks_removed:
+            self._event(source, event)
+        else:
+            source.last_event = event
+
+    def _retry_later(self, source: _Source, paths: set[str], full: bool) -> None:
+        with self._lock:
+            source.pending |= paths
+            source.full = source.full or full
+            source.retry_at = time.monotonic() + RETRY_S
+
+    def _event(self, source: _Source, event: WatchEvent) -> None:
+        source.last_event = event
+        try:
+            self._emit(event)
+        except Exception:  # a front end's printing must not stop the watcher
+            log.exception("reporting a watch event failed")
+
+
+def _relevant(rel_path: str) -> bool:
+    """Paths worth a sync: not inside .git, node_modules and the like, not editor artefacts."""
+    parts = rel_path.split("/")
+    return not (any(part in ALWAYS_SKIPPED_DIRS for part in parts) or is_editor_artefact(parts[-1]))
+
+
+def describe(event: WatchEvent) -> str:
+    """One line per event: ``app: +3 -1 chunks, 2 files, 0.4 s``."""
+    if event.event != "sync":
+        return f"{event.source}: {event.message}"
+    line = (f"{event.source}: +{event.chunks_added:,} -{event.chunks_removed:,} chunks, "
+            f"{event.files:,} file{'s' if event.files != 1 else ''}, {event.seconds:.1f} s")
+    if event.errors:
+        shown = "; ".join(f"{e.path}: {e.error}" for e in event.errors[:3])
+        more = f" (+{len(event.errors) - 3} more)" if len(event.errors) > 3 else ""
+        line += f" ({len(event.errors)} error{'s' if len(event.errors) != 1 else ''}: {shown}{more})"
+    return line
+
