@@ -77,13 +77,33 @@ class RagMCPServer(MCPServer[RagService]):
 
     @asynccontextmanager
     async def _lifespan(self, _: MCPServer[RagService]) -> AsyncIterator[RagService]:
+        keeper = None
+        if self._owns_service and self.service.config.mcp.watch:
+            keeper = threading.Thread(target=self._keep_fresh, name="rag-watch", daemon=True)
+            keeper.start()
         try:
             yield self.service
         finally:
+            if self.service.watcher is not None:
+                self.service.watcher.stop()
             if self._owns_service:
                 if self.warm_up is not None:
                     self.warm_up.cancel()  # a client gone at once needs no models
                 self.service.close()
+
+    def _keep_fresh(self) -> None:
+        """The background watcher of ``mcp.watch``: every local source of this machine kept fresh
+        (its syncs use connections of their own, so searches never wait for them)."""
+        from rag.watcher import Watcher, describe
+
+        try:
+            specs = self.service.local_sources()
+        except RagError as exc:
+            log.warning("not watching sources: %s", first_line(exc))
+            return
+        watcher = Watcher(self.service, specs, lambda event: log.info("watch: %s", describe(event)))
+        self.service.watcher = watcher
+        watcher.run()
 
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
@@ -233,8 +253,10 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
 
         with _tool_errors():
             service = _service(ctx)
-            summary = service.index(_source_to_index(service, source, path, name), force=force,
-                                    reporter=ProgressReporter(progress))
+            spec = _source_to_index(service, source, path, name)
+            summary = service.index(spec, force=force, reporter=ProgressReporter(progress))
+            if service.watcher is not None and spec.type == "local":
+                service.watcher.add(spec)  # kept fresh from now on
             summary.file_errors = summary.file_errors[:MAX_FILE_ERRORS]
             return summary
 

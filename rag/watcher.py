@@ -76,6 +76,7 @@ class Watcher:
         self._lock = threading.Condition()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._started = False
         self._db_down = False
         for spec in specs:
             self.add(spec)
@@ -100,7 +101,7 @@ class Watcher:
             source = _Source(spec, Path(spec.location))
             self._sources[spec.name] = source
             self._lock.notify_all()
-        if self._threads or self._stop.is_set():  # already started: watch it now
+        if self._started:
             self._start_thread(source)
 
     # -- lifetime --------------------------------------------------------------
@@ -109,6 +110,7 @@ class Watcher:
         """Start the watch threads (``run`` does the syncing)."""
         with self._lock:
             sources = list(self._sources.values())
+            self._started = True
         for source in sources:
             self._start_thread(source)
 

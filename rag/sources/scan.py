@@ -232,7 +232,7 @@ class _Scan:
     def result(self) -> ScanResult:
         self.files = list({f.path: f for f in self.files}.values())  # a folder and a file in it, both visited
         self.files.sort(key=lambda f: f.path)
-        skipped = {reason: sorted(paths) for reason, paths in sorted(self.skipped.items())}
+        skipped = {reason: sorted(set(paths)) for reason, paths in sorted(self.skipped.items())}
         return ScanResult(files=self.files, skipped=skipped)
 
     def _list_dir(self, rel_dir: str, abs_dir: str) -> list[os.DirEntry[str]] | None:
