@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint demo up down bench bench-chunk bench-index bench-search bench-mcp eval
+.PHONY: install test lint demo up down bench bench-chunk bench-index bench-search bench-mcp bench-watch eval
 
 install: $(STAMP)
 
@@ -30,7 +30,7 @@ demo: install
 	$(BIN)/rag search "where is the embedded database server started" --top-k 3
 	$(BIN)/rag search "combine keyword and vector rankings" --top-k 3
 
-bench: bench-chunk bench-index bench-search bench-mcp
+bench: bench-chunk bench-index bench-search bench-mcp bench-watch
 
 bench-chunk: install
 	$(BIN)/python tests/bench/bench_chunk.py
@@ -43,6 +43,9 @@ bench-search: install
 
 bench-mcp: install
 	$(BIN)/python tests/bench/bench_mcp.py
+
+bench-watch: install
+	$(BIN)/python tests/bench/bench_watch.py
 
 # Retrieval quality of every search mode on evaluation sets built at run time.
 eval: install
