@@ -101,7 +101,8 @@ class Watcher:
             source = _Source(spec, Path(spec.location))
             self._sources[spec.name] = source
             self._lock.notify_all()
-        if self._started:
+            started = self._started  # else start() watches it with the others
+        if started:
             self._start_thread(source)
 
     # -- lifetime --------------------------------------------------------------

@@ -347,3 +347,41 @@ def test_rag_watch_cli_json_lines_and_sigterm(tmp_path: Path, rag_db: db.Databas
             assert proc.returncode == 0, proc.stderr.read()
         finally:
             proc.kill()
+
+
+def test_the_mcp_server_keeps_its_sources_fresh(service: RagService, app: Path, tmp_path: Path) -> None:
+    import anyio
+    from mcp import Client
+
+    from rag.mcp_server import build_server
+
+    other = make_app(tmp_path / "other")
+    service.index(folder_source(other, "other"))  # indexed before: watched from the start
+    server = build_server(service, preload=False, watch=True)
+
+    async def session() -> tuple[float, dict[str, object]]:
+        async with Client(server) as client:
+            indexed = await client.call_tool("index", {"path": str(app), "name": "app"})
+            assert not indexed.is_error
+            for folder, word in ((app, "quokka"), (other, "wombat")):
+                await anyio.sleep(0.5)
+                (folder / "pkg" / "core.py").write_text(f"def {word}():\n    return 1\n")
+                started = time.monotonic()
+                while True:
+                    found = await client.call_tool("search", {"query": word})
+                    assert found.structured_content is not None
+                    if found.structured_content["results"]:
+                        break
+                    assert time.monotonic() - started < TIMEOUT, f"{word} never became searchable"
+                    await anyio.sleep(0.05)
+            status = await client.call_tool("status", {})
+            assert status.structured_content is not None
+            return time.monotonic() - started, status.structured_content
+
+    seconds, status = anyio.run(session)
+    assert seconds < 5, "an edit is searchable through the server within seconds (1 s p95 in make bench-watch)"
+    watched = {s["name"]: s for s in status["watch"]["sources"]}  # type: ignore[index]
+    assert set(watched) == {"app", "other"}
+    assert watched["app"]["state"] == "watching" and watched["app"]["lastSyncAt"]
+    assert watched["app"]["pendingChanges"] == 0 and watched["other"]["syncs"] >= 1
+    assert service.watcher is None, "the session's end stopped the watcher"
