@@ -145,6 +145,9 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"last indexed: {last.isoformat(timespec='seconds') if last else 'never'}")
     for cov in out.embedding_coverage:
         typer.echo(f"embeddings {cov.model}: {cov.embedded_chunks:,}/{cov.total_chunks:,} chunks")
+    for watched in out.indexing.watched:
+        synced = watched.last_sync_at.isoformat(timespec="seconds") if watched.last_sync_at else "never"
+        typer.echo(f"watched:      {watched.source} by pid {watched.pid}, last sync {synced}")
     run = out.indexing.last_run
     if run is not None:
         typer.echo(

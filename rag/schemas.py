@@ -129,11 +129,21 @@ class LastRun(_Out):
     errors: int
 
 
+class WatchedBy(_Out):
+    """A source a watcher keeps fresh, in any process (``rag.watched_sources``)."""
+
+    source: str
+    pid: int
+    since: datetime | None
+    last_sync_at: datetime | None
+
+
 class IndexingInfo(_Out):
     active: bool
     active_runs: list[ActiveRun]
     last_indexed_at: datetime | None
     last_run: LastRun | None
+    watched: list[WatchedBy] = []
 
 
 class ConfigInfo(_Out):

@@ -47,6 +47,7 @@ from rag.schemas import (
     SourcesOutput,
     SourceText,
     StatusOutput,
+    WatchedBy,
 )
 
 if TYPE_CHECKING:
@@ -339,6 +340,10 @@ class RagService:
                 ActiveRun(source=r["source_name"], run_id=r["run_id"], started_at=r["started_at"])
                 for r in conn.execute("SELECT * FROM rag.active_runs()").fetchall()]
             indexing.active = bool(indexing.active_runs)
+            indexing.watched = [
+                WatchedBy(source=r["source_name"], pid=r["pid"], since=r["watching_since"],
+                          last_sync_at=r["last_indexed_at"])
+                for r in conn.execute("SELECT * FROM rag.watched_sources()").fetchall()]
 
         try:
             self.with_db(work)

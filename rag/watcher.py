@@ -35,7 +35,7 @@ from rag.schemas import WatchedSource, WatchEvent, WatchStatus
 from rag.sources.ignore import ALWAYS_SKIPPED_DIRS, GITIGNORE, RAGIGNORE, is_editor_artefact
 
 if TYPE_CHECKING:
-    from rag.service import RagService
+    from rag.service import Connection, RagService
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,7 @@ STEP_MS = 50  # how often the watch threads look at the stop flag
 MISSING_CHECK_S = 2.0
 STAT_SCAN_S = 30.0
 RETRY_S = 1.0  # a busy source or an unreachable database is tried again after this long
+PRESENCE_CHECK_S = 10.0  # how often the connection that shows the watched sources is checked
 WATCH_LIMIT_MESSAGE = "OS file watch limit reached"
 
 Emit = Callable[[WatchEvent], None]
@@ -78,6 +79,7 @@ class Watcher:
         self._threads: list[threading.Thread] = []
         self._started = False
         self._db_down = False
+        self._presence = _Presence(service)
         for spec in specs:
             self.add(spec)
 
@@ -133,8 +135,12 @@ class Watcher:
                 source = self._next_due()
                 if source is not None:
                     self._sync(source)
+                with self._lock:
+                    synced = [s.spec.name for s in self._sources.values() if s.syncs]
+                self._presence.keep(synced)
         finally:
             self.stop()
+            self._presence.close()
             self.join()
 
     def _start_thread(self, source: _Source) -> None:
@@ -232,7 +238,9 @@ class Watcher:
                     return min(due, key=lambda s: s.retry_at)
                 waits = [s.retry_at - now for s in self._sources.values()
                          if (s.pending or s.full) and s.retry_at > now]
-                self._lock.wait(min(waits, default=1.0))
+                self._lock.wait(min([*waits, PRESENCE_CHECK_S]))
+                if not waits:
+                    return None  # a quiet moment: run() checks the presence connection
         return None
 
     def _sync(self, source: _Source) -> None:
@@ -287,6 +295,47 @@ class Watcher:
             self._emit(event)
         except Exception:  # a front end's printing must not stop the watcher
             log.exception("reporting a watch event failed")
+
+
+class _Presence:
+    """A connection holding ``rag.watch_source`` for each watched source, so that ``rag status``
+    in any process lists them; re-opened (and the sources marked again) after the database
+    restarted, checked every ``PRESENCE_CHECK_S``."""
+
+    def __init__(self, service: RagService) -> None:
+        self._service = service
+        self._conn: Connection | None = None
+        self._held: set[str] = set()
+        self._checked = 0.0
+
+    def keep(self, names: list[str]) -> None:
+        import psycopg
+
+        check = time.monotonic() - self._checked >= PRESENCE_CHECK_S
+        if not check and self._held.issuperset(names):
+            return
+        try:
+            if self._conn is not None and check:
+                self._checked = time.monotonic()
+                self._conn.execute("SELECT 1")
+            if self._conn is None or self._conn.closed:
+                self._conn, self._held = self._service.new_connection(), set()
+            for name in names:
+                if name not in self._held:
+                    row = self._conn.execute("SELECT rag.watch_source(%s) AS held", (name,)).fetchone()
+                    if row and row["held"]:
+                        self._held.add(name)
+        except (psycopg.Error, RagError) as exc:
+            log.debug("the watch presence connection failed: %s", first_line(exc))
+            self.close()
+
+    def close(self) -> None:
+        conn, self._conn, self._held = self._conn, None, set()
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # a dead connection may complain on close; nothing to do
+                log.debug("closing the presence connection failed", exc_info=True)
 
 
 def _relevant(rel_path: str) -> bool:

@@ -638,3 +638,72 @@ AS $$
 $$;
 COMMENT ON FUNCTION rag.active_runs() IS
     'Index runs going on right now in any process (their source lock is held), with the run record.';
+
+-- ---------------------------------------------------------------------------
+-- _watch_lock_key: advisory-lock key a watcher holds (shared) for a source it watches
+CREATE OR REPLACE FUNCTION rag._watch_lock_key(
+    source_id bigint
+)
+RETURNS bigint
+LANGUAGE sql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT (x'7261677700000000'::bigint) + source_id
+$$;
+COMMENT ON FUNCTION rag._watch_lock_key(bigint) IS
+    'Private: the pg_advisory_lock key a watcher holds, shared, while it keeps a source fresh.';
+
+-- ---------------------------------------------------------------------------
+-- watch_source
+CREATE OR REPLACE FUNCTION rag.watch_source(
+    source_name text
+)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    watched_id bigint;
+BEGIN
+    SELECT s.id INTO watched_id FROM rag.sources s WHERE s.name = source_name;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    -- Shared and session-level: several watchers of one source (rag watch, MCP servers) all
+    -- show, and a watcher that dies or loses its connection stops showing.
+    PERFORM pg_advisory_lock_shared(rag._watch_lock_key(watched_id));
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION rag.watch_source(text) IS
+    'Marks the source as kept fresh by this session (rag watch, an MCP server) until it ends; '
+    'false if no source has that name yet.';
+
+-- ---------------------------------------------------------------------------
+-- watched_sources
+CREATE OR REPLACE FUNCTION rag.watched_sources()
+RETURNS TABLE (
+    source_name     text,
+    pid             integer,
+    watching_since  timestamptz,
+    last_indexed_at timestamptz
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- Like active_runs: the watchers' locks (high 32 bits 0x72616777, low 32 bits the source id).
+    SELECT s.name, l.pid, a.backend_start, s.last_indexed_at
+    FROM pg_locks l
+    JOIN rag.sources s ON s.id = l.objid::bigint
+    LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+      AND l.classid = x'72616777'::bigint::oid
+      AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+    ORDER BY s.name, l.pid
+$$;
+COMMENT ON FUNCTION rag.watched_sources() IS
+    'Sources kept fresh right now by a watcher in any process (rag watch, an MCP server): its '
+    'backend pid, since when, and the source''s last index or sync.';

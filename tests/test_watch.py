@@ -15,8 +15,10 @@ from pathlib import Path
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
+from typer.testing import CliRunner
 
 from rag import db, watcher
+from rag.cli import app as app_cli
 from rag.config import SourceSpec
 from rag.schemas import WatchEvent
 from rag.search import SearchRequest
@@ -325,7 +327,8 @@ def test_stat_scan_when_events_cannot_be_had(service: RagService, app: Path,
     assert len([e for e in run.seen if e.event == "stat-scan"]) == 1
 
 
-def test_rag_watch_cli_json_lines_and_sigterm(tmp_path: Path, rag_db: db.DatabaseTarget, app: Path) -> None:
+def test_rag_watch_cli_json_lines_status_and_sigterm(tmp_path: Path, rag_db: db.DatabaseTarget, app: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = tmp_path / "rag.config.yaml"
     cfg.write_text("embeddings: {provider: none}\n")
     env = {**os.environ, "RAG_DATABASE_URL": rag_db.url}
@@ -340,6 +343,10 @@ def test_rag_watch_cli_json_lines_and_sigterm(tmp_path: Path, rag_db: db.Databas
             (app / "cli.md").write_text("# CLI\n")
             line = json.loads(proc.stdout.readline())
             assert line["event"] == "sync" and line["files"] == 1 and line["chunksAdded"] == 1
+            # Another process's rag status lists the source as watched, by the watcher's backend.
+            monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+            result = CliRunner().invoke(app_cli, ["--config", str(cfg), "status"], catch_exceptions=False)
+            assert result.exit_code == 0 and "watched:      app by pid " in result.stdout, result.stdout
             started = time.monotonic()
             proc.send_signal(signal.SIGTERM)
             proc.wait(5)
