@@ -296,7 +296,7 @@ def _dry_run(service: RagService, spec: SourceSpec, as_json: bool) -> None:
 def watch(
     ctx: typer.Context,
     names: Annotated[list[str] | None, typer.Argument(
-        help="Sources to watch (default: every local source in the config or the database).")] = None,
+        help="Sources to watch (default: every source in the config or the database).")] = None,
     path: Annotated[str | None, typer.Option("--path", help="Watch this folder ad hoc.")] = None,
     source_name: Annotated[str | None, typer.Option(
         "--name", help="Source name for --path (default: the folder name).")] = None,
@@ -304,7 +304,8 @@ def watch(
 ) -> None:
     """Keep sources fresh: re-index the files that change, as they change, until Ctrl-C.
 
-    Prints one line per sync (app: +3 -1 chunks, 2 files, 0.4 s).
+    Prints one line per sync (app: +3 -1 chunks, 2 files, 0.4 s). Git sources are fetched
+    every indexing.git.pollInterval seconds and synced when their branch moved.
 
     Example: rag watch --path ~/code/app --name app
     """
@@ -324,9 +325,9 @@ def watch(
             raise RagError(f"--path {path}: not a directory")
         specs = [folder_source(folder, source_name)]
     else:
-        specs = service.local_sources(names or ())
+        specs = service.sources_to_watch(names or ())
         if not specs:
-            raise RagError("no local sources to watch; index one first (rag index --path DIR) "
+            raise RagError("no sources to watch; index one first (rag index --path DIR) "
                            "or use --path DIR")
     service.embedder()  # a model that cannot load fails now, not at the first edit
 
@@ -334,7 +335,7 @@ def watch(
         typer.echo(json.dumps(event.model_dump(mode="json", by_alias=True), ensure_ascii=False)
                    if as_json else describe(event))
 
-    watcher = Watcher(service, specs, emit)
+    watcher = Watcher(service, specs, emit, git_poll_s=service.config.indexing.git.poll_interval)
     # SIGTERM stops it as Ctrl-C does: a sync under way ends between two per-file transactions.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:

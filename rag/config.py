@@ -151,6 +151,8 @@ class ChunkSettings:
 
 class GitIndexing(_Section):
     clone_dir: str | None = None  # default: <data dir>/repos
+    # Seconds between fetches of a git source by rag watch and the MCP server; 0: never.
+    poll_interval: int = Field(default=300, ge=0)
 
 
 class ChunkSize(_Section):

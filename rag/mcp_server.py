@@ -100,13 +100,14 @@ class RagMCPServer(MCPServer[RagService]):
         searches never wait for them). Made on this thread: start-up imports none of it."""
         from rag.watcher import Watcher, describe
 
-        watcher = Watcher(self.service, [], lambda event: log.info("watch: %s", describe(event)))
+        watcher = Watcher(self.service, [], lambda event: log.info("watch: %s", describe(event)),
+                          git_poll_s=self.service.config.indexing.git.poll_interval)
         self.service.watcher = watcher
         if closing.is_set():  # the session ended meanwhile (the lifespan saw no watcher yet)
             self.service.watcher = None
             return
         try:
-            for spec in self.service.local_sources():
+            for spec in self.service.sources_to_watch():
                 watcher.add(spec)
         except RagError as exc:
             log.warning("not watching the indexed sources: %s", first_line(exc))
@@ -263,7 +264,7 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
             service = _service(ctx)
             spec = _source_to_index(service, source, path, name)
             summary = service.index(spec, force=force, reporter=ProgressReporter(progress))
-            if service.watcher is not None and spec.type == "local":
+            if service.watcher is not None:
                 service.watcher.add(spec)  # kept fresh from now on
             summary.file_errors = summary.file_errors[:MAX_FILE_ERRORS]
             return summary

@@ -402,9 +402,9 @@ class RagService:
             sync_git_source(spec.location, dest, branch=spec.branch)
         return dest
 
-    def local_sources(self, names: Collection[str] = ()) -> list[SourceSpec]:
-        """The local sources to watch: those named, else every one in the config or the database
-        whose folder is on this machine."""
+    def sources_to_watch(self, names: Collection[str] = ()) -> list[SourceSpec]:
+        """The sources to keep fresh: those named, else every local one in the config or the
+        database whose folder is on this machine, and the git ones unless their polling is off."""
         if names:
             specs = []
             for name in names:
@@ -413,15 +413,21 @@ class RagService:
                     known = ", ".join(self.known_source_names()) or "none"
                     raise RagError(f"source {name!r} not found (known: {known}); "
                                    "use --path DIR to watch a folder")
-                if spec.type != "local":
-                    raise RagError(f"source {name!r} is a git source; only local folders are watched")
                 specs.append(spec)
             return specs
-        found = {s.name: s.spec() for s in self.config.sources if s.type == "local"}
+        polled = self.config.indexing.git.poll_interval > 0
+        found = {s.name: s.spec() for s in self.config.sources}
         for r in self.with_db(lambda conn: conn.execute(
-                "SELECT * FROM rag.list_sources(source_type => 'local', max_rows => 2147483647)").fetchall()):
+                "SELECT * FROM rag.list_sources(max_rows => 2147483647)").fetchall()):
             found.setdefault(r["name"], catalog_source(r))
-        return [spec for _, spec in sorted(found.items()) if Path(spec.location).is_dir()]
+        return [spec for _, spec in sorted(found.items())
+                if (spec.type == "git" and polled) or (spec.type == "local" and Path(spec.location).is_dir())]
+
+    def git_commit(self, spec: SourceSpec) -> str:
+        """Fetch a git source's branch into its clone; the commit it is at now."""
+        from rag.sources.git import sync_git_source
+
+        return sync_git_source(spec.location, self.root(spec, sync=False), branch=spec.branch)
 
     def dry_run(self, spec: SourceSpec) -> DryRunOutput:
         """What an index run of ``spec`` would read, changing nothing."""
@@ -433,12 +439,14 @@ class RagService:
                             skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())})
 
     def index(self, spec: SourceSpec, *, force: bool = False,
-              reporter: Reporter | None = None, paths: Collection[str] | None = None) -> IndexOutput:
+              reporter: Reporter | None = None, paths: Collection[str] | None = None,
+              fetch: bool = True) -> IndexOutput:
         """One index run of ``spec``: only new and changed files are chunked, only new text embedded;
-        with ``paths`` (relative files or folders, as a watcher saw them change) only those."""
+        with ``paths`` (relative files or folders, as a watcher saw them change) only those.
+        A git source is fetched first unless ``fetch`` is false (a watcher fetched it)."""
         from rag import indexer
 
-        root = self.root(spec, sync=paths is None)
+        root = self.root(spec, sync=fetch)
         embedder = self.embedder()
         # Its own connection: the run holds the source's advisory lock until it ends.
         with database_errors(), self.new_connection() as conn:

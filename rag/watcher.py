@@ -69,8 +69,9 @@ class Watcher:
     """Watches local sources and syncs their changed files; ``run`` until ``stop``."""
 
     def __init__(self, service: RagService, specs: Iterable[SourceSpec], emit: Emit | None = None,
-                 *, stat_scan: bool = False) -> None:
+                 *, stat_scan: bool = False, git_poll_s: float = 0) -> None:
         self.service = service
+        self._git_poll_s = git_poll_s  # git sources are fetched this often (0: not watched)
         self._emit = emit or (lambda event: None)
         self._stat_scan = stat_scan  # no events: scan every STAT_SCAN_S (also after the watch limit)
         self._sources: dict[str, _Source] = {}
@@ -94,9 +95,10 @@ class Watcher:
                 for s in self._sources.values()])
 
     def add(self, spec: SourceSpec) -> None:
-        """Watch one more local source (its first sync catches up with the folder)."""
-        if spec.type != "local":
-            raise RagError(f"source {spec.name!r} is a {spec.type} source; only local folders are watched")
+        """Watch one more source (its first sync catches up with the folder); a git source is
+        fetched every ``git_poll_s`` seconds instead, and not watched when that is 0."""
+        if spec.type == "git" and not self._git_poll_s:
+            return
         with self._lock:
             if spec.name in self._sources:
                 return
@@ -144,7 +146,8 @@ class Watcher:
             self.join()
 
     def _start_thread(self, source: _Source) -> None:
-        thread = threading.Thread(target=self._watch, args=(source,), name=f"rag-watch-{source.spec.name}",
+        work = self._poll_git if source.spec.type == "git" else self._watch
+        thread = threading.Thread(target=work, args=(source,), name=f"rag-watch-{source.spec.name}",
                                   daemon=True)
         self._threads.append(thread)
         thread.start()
@@ -188,6 +191,23 @@ class Watcher:
                         message=f"watching stopped: {first_line(exc)}; restarting"))
                     self._stop.wait(MISSING_CHECK_S)
             self._mark_full(source)  # events between two watches are unknown: sync it whole
+
+    def _poll_git(self, source: _Source) -> None:
+        """A git source: fetch its branch every ``git_poll_s``; a new commit syncs it whole
+        (the sync scans the clone; only files whose size or mtime changed are read)."""
+        self._set_state(source, "watching")
+        commit = None
+        while not self._stop.is_set():
+            try:
+                now = self.service.git_commit(source.spec)
+            except RagError as exc:
+                self._event(source, WatchEvent(source=source.spec.name, event="error",
+                                               message=f"{first_line(exc)}; trying again later"))
+            else:
+                if now != commit:
+                    commit = now
+                    self._mark_full(source)
+            self._stop.wait(self._git_poll_s)
 
     def _add_paths(self, source: _Source, paths: Iterable[str]) -> None:
         relative = set()
@@ -249,7 +269,8 @@ class Watcher:
             source.pending, source.full = set(), False
         started = time.monotonic()
         try:
-            out = self.service.index(source.spec, paths=None if full else paths)
+            # A git source's clone is fetched by its poll thread: the sync only scans it.
+            out = self.service.index(source.spec, paths=None if full else paths, fetch=False)
         except SourceBusyError:
             self._retry_later(source, paths, full)  # another run holds the lock: wait for it quietly
             return
@@ -262,7 +283,7 @@ class Watcher:
             self._retry_later(source, paths, full)
             return
         except RagError as exc:
-            if not source.root.is_dir():
+            if source.spec.type == "local" and not source.root.is_dir():
                 self._retry_later(source, paths, True)  # the watch thread says it is gone
                 return
             self._event(source, WatchEvent(source=source.spec.name, event="error", message=first_line(exc)))

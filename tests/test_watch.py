@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -40,7 +41,7 @@ def service(tmp_path: Path, rag_db: db.DatabaseTarget, monkeypatch: pytest.Monke
 class Running:
     """A watcher on a thread, its events in a queue."""
 
-    def __init__(self, service: RagService, specs: list[SourceSpec], **kwargs: bool) -> None:
+    def __init__(self, service: RagService, specs: list[SourceSpec], **kwargs: Any) -> None:
         self.events: queue.Queue[WatchEvent] = queue.Queue()
         self.seen: list[WatchEvent] = []
         self.watcher = watcher.Watcher(service, specs, self.events.put, **kwargs)
@@ -392,3 +393,35 @@ def test_the_mcp_server_keeps_its_sources_fresh(service: RagService, app: Path, 
     assert watched["app"]["state"] == "watching" and watched["app"]["lastSyncAt"]
     assert watched["app"]["pendingChanges"] == 0 and watched["other"]["syncs"] >= 1
     assert service.watcher is None, "the session's end stopped the watcher"
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def test_git_sources_are_fetched_on_an_interval(service: RagService, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag.service import git_source
+
+    monkeypatch.setenv("RAG_HOME", str(tmp_path / "home"))
+    remote, work = tmp_path / "remote.git", tmp_path / "work"
+    git("init", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    git("clone", str(remote), str(work), cwd=tmp_path)
+    (work / "lib.py").write_text("def first():\n    pass\n")
+    git("add", ".", cwd=work)
+    git("commit", "-m", "one", cwd=work)
+    git("push", "origin", "HEAD:main", cwd=work)
+    run = Running(service, [git_source(f"file://{remote}", "main", "lib")], git_poll_s=0.5)
+    try:
+        assert run.sync("lib").files == 1
+        (work / "more.py").write_text("def second():\n    pass\n")
+        git("add", ".", cwd=work)
+        git("commit", "-m", "two", cwd=work)
+        git("push", "origin", "HEAD:main", cwd=work)
+        moved = run.sync("lib")
+        assert moved.files == 1 and moved.chunks_added == 1
+        assert set(stored(os.environ["RAG_DATABASE_URL"], "lib")) == {"lib.py", "more.py"}
+    finally:
+        run.stop()
+    assert not [e for e in run.seen if e.event == "error"]
