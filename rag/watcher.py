@@ -45,6 +45,8 @@ STEP_MS = 50  # how often the watch threads look at the stop flag
 MISSING_CHECK_S = 2.0
 STAT_SCAN_S = 30.0
 RETRY_S = 1.0  # a busy source or an unreachable database is tried again after this long
+FAILED_RETRY_S = 30.0  # a sync that failed otherwise (a bug, a source that cannot be indexed)
+FULL_SYNC_ABOVE = 10_000  # more changed paths than this: a full scan is as cheap as checking each
 PRESENCE_CHECK_S = 10.0  # how often the connection that shows the watched sources is checked
 WATCH_LIMIT_MESSAGE = "OS file watch limit reached"
 
@@ -265,7 +267,7 @@ class Watcher:
 
     def _sync(self, source: _Source) -> None:
         with self._lock:
-            paths, full = source.pending, source.full
+            paths, full = source.pending, source.full or len(source.pending) > FULL_SYNC_ABOVE
             source.pending, source.full = set(), False
         started = time.monotonic()
         try:
@@ -282,11 +284,16 @@ class Watcher:
                     message=f"{first_line(exc)}; retrying until the database answers"))
             self._retry_later(source, paths, full)
             return
-        except RagError as exc:
+        except Exception as exc:  # one source's failure never stops the watcher
             if source.spec.type == "local" and not source.root.is_dir():
                 self._retry_later(source, paths, True)  # the watch thread says it is gone
                 return
-            self._event(source, WatchEvent(source=source.spec.name, event="error", message=first_line(exc)))
+            if not isinstance(exc, RagError):
+                log.debug("sync of %s failed", source.spec.name, exc_info=True)
+            message = f"sync failed: {first_line(exc)}; syncing it whole again in {FAILED_RETRY_S:.0f} s"
+            if source.last_event is None or source.last_event.message != message:  # said once
+                self._event(source, WatchEvent(source=source.spec.name, event="error", message=message))
+            self._retry_later(source, set(), True, FAILED_RETRY_S)
             return
         if self._db_down:
             self._db_down = False
@@ -304,11 +311,11 @@ class Watcher:
         else:
             source.last_event = event
 
-    def _retry_later(self, source: _Source, paths: set[str], full: bool) -> None:
+    def _retry_later(self, source: _Source, paths: set[str], full: bool, delay: float = RETRY_S) -> None:
         with self._lock:
             source.pending |= paths
             source.full = source.full or full
-            source.retry_at = time.monotonic() + RETRY_S
+            source.retry_at = time.monotonic() + delay
 
     def _event(self, source: _Source, event: WatchEvent) -> None:
         source.last_event = event

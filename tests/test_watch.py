@@ -425,3 +425,19 @@ def test_git_sources_are_fetched_on_an_interval(service: RagService, tmp_path: P
     finally:
         run.stop()
     assert not [e for e in run.seen if e.event == "error"]
+
+
+def test_a_source_that_cannot_be_synced_is_said_once(service: RagService, tmp_path: Path) -> None:
+    one, two = make_app(tmp_path / "one"), make_app(tmp_path / "two")
+    service.index(folder_source(one, "taken"))
+    run = Running(service, [folder_source(two, "taken"), folder_source(one, "one")])
+    try:
+        error = run.wait(lambda e: e.event == "error", "the refusal")
+        assert error.source == "taken" and "already indexes" in (error.message or "")
+        run.sync("one")
+        (two / "again.md").write_text("# Again\n")
+        (one / "later.md").write_text("# Later\n")
+        assert run.sync("one").files == 1
+    finally:
+        run.stop()
+    assert len([e for e in run.seen if e.event == "error"]) == 1
