@@ -640,21 +640,6 @@ COMMENT ON FUNCTION rag.active_runs() IS
     'Index runs going on right now in any process (their source lock is held), with the run record.';
 
 -- ---------------------------------------------------------------------------
--- _watch_lock_key: advisory-lock key a watcher holds (shared) for a source it watches
-CREATE OR REPLACE FUNCTION rag._watch_lock_key(
-    source_id bigint
-)
-RETURNS bigint
-LANGUAGE sql
-IMMUTABLE
-SET search_path = pg_catalog, rag, public
-AS $$
-    SELECT (x'7261677700000000'::bigint) + source_id
-$$;
-COMMENT ON FUNCTION rag._watch_lock_key(bigint) IS
-    'Private: the pg_advisory_lock key a watcher holds, shared, while it keeps a source fresh.';
-
--- ---------------------------------------------------------------------------
 -- watch_source
 CREATE OR REPLACE FUNCTION rag.watch_source(
     source_name text
@@ -672,8 +657,9 @@ BEGIN
         RETURN false;
     END IF;
     -- Shared and session-level: several watchers of one source (rag watch, MCP servers) all
-    -- show, and a watcher that dies or loses its connection stops showing.
-    PERFORM pg_advisory_lock_shared(rag._watch_lock_key(watched_id));
+    -- show, and a watcher that dies or loses its connection stops showing. The two-key form
+    -- (0x72616777 "ragw", the source id) never meets an index run's one-key lock.
+    PERFORM pg_advisory_lock_shared(x'72616777'::integer, watched_id::integer);
     RETURN true;
 END
 $$;
@@ -694,12 +680,12 @@ LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    -- Like active_runs: the watchers' locks (high 32 bits 0x72616777, low 32 bits the source id).
+    -- Like active_runs, over the watchers' two-key locks taken by watch_source.
     SELECT s.name, l.pid, a.backend_start, s.last_indexed_at
     FROM pg_locks l
     JOIN rag.sources s ON s.id = l.objid::bigint
     LEFT JOIN pg_stat_activity a ON a.pid = l.pid
-    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
       AND l.classid = x'72616777'::bigint::oid
       AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
     ORDER BY s.name, l.pid
