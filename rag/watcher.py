@@ -1,4 +1,4 @@
-"""Keeping local sources fresh: file-system events turned into small index runs.
+"""Keeping sources fresh: file-system events turned into small index runs.
 
 A ``Watcher`` watches the folders of some local sources, one thread each on ``watchfiles``
 (inotify, FSEvents, ReadDirectoryChangesW; no polling while events work), and collects the
@@ -14,8 +14,10 @@ with a scope, chunk, embed, ``rag.replace_files``), the same SQL bookkeeping as 
   sources go on. The OS watch limit: said once, then a stat scan every ``STAT_SCAN_S``.
 - Another process indexing the source: the sync waits for its lock, silently. The database
   gone: said once, retried until it answers (each sync opens its own connection).
-- ``stop()`` (SIGINT/SIGTERM in ``rag watch``) ends the threads within a ``STEP_MS`` step;
-  a sync under way is interrupted between per-file transactions.
+- Git sources are fetched every ``git_poll_s`` seconds on a thread of their own and synced
+  whole when their branch moved.
+- ``stop()`` ends the threads within a ``QUIET_MS`` step; ``rag watch`` turns SIGINT/SIGTERM
+  into KeyboardInterrupt, so a sync under way stops between per-file transactions.
 """
 
 from __future__ import annotations
@@ -39,9 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-QUIET_MS = 150  # a batch is handed over after this long without events
+QUIET_MS = 150  # a batch is handed over after this long without events (and the stop flag read)
 MAX_BATCH_MS = 5_000  # ... or after this long of continuous events
-STEP_MS = 50  # how often the watch threads look at the stop flag
 MISSING_CHECK_S = 2.0
 STAT_SCAN_S = 30.0
 RETRY_S = 1.0  # a busy source or an unreachable database is tried again after this long
@@ -68,14 +69,13 @@ class _Source:
 
 
 class Watcher:
-    """Watches local sources and syncs their changed files; ``run`` until ``stop``."""
+    """Watches sources and syncs their changed files; ``run`` until ``stop``."""
 
     def __init__(self, service: RagService, specs: Iterable[SourceSpec], emit: Emit | None = None,
-                 *, stat_scan: bool = False, git_poll_s: float = 0) -> None:
+                 *, git_poll_s: float = 0) -> None:
         self.service = service
         self._git_poll_s = git_poll_s  # git sources are fetched this often (0: not watched)
         self._emit = emit or (lambda event: None)
-        self._stat_scan = stat_scan  # no events: scan every STAT_SCAN_S (also after the watch limit)
         self._sources: dict[str, _Source] = {}
         self._lock = threading.Condition()
         self._stop = threading.Event()
@@ -168,8 +168,7 @@ class Watcher:
                                 "watching for it to come back")
                 self._stop.wait(MISSING_CHECK_S)
                 continue
-            if self._stat_scan or source.state == "stat-scan":
-                self._set_state(source, "stat-scan")
+            if source.state == "stat-scan":  # the OS watch limit was reached
                 self._mark_full(source)
                 self._stop.wait(STAT_SCAN_S)
                 continue

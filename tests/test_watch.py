@@ -285,15 +285,14 @@ def test_waits_quietly_for_a_concurrent_index_run(service: RagService, app: Path
 
 def test_survives_the_database_going_away(service: RagService, app: Path, rag_db: db.DatabaseTarget) -> None:
     """The database refusing connections and dropping them, as a restart does: one message, then syncs."""
-    from conftest import backend
-
     name = psycopg.conninfo.conninfo_to_dict(rag_db.url)["dbname"]
     run = Running(service, [folder_source(app, "app")])
     try:
         run.sync()
-        with psycopg.connect(backend().admin_url, autocommit=True) as admin:
+        with psycopg.connect(rag_db.url, autocommit=True) as admin:  # the one connection left open
             admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE datname = %s AND pid <> pg_backend_pid()", (name,))
             (app / "offline.md").write_text("# Offline\n")
             error = run.wait(lambda e: e.event == "error", "database error")
             assert "retrying" in (error.message or "")
