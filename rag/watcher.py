@@ -91,7 +91,7 @@ class Watcher:
     def status(self) -> WatchStatus:
         with self._lock:
             return WatchStatus(sources=[
-                WatchedSource(name=s.spec.name, path=str(s.root), state=s.state, last_sync_at=s.last_sync,
+                WatchedSource(name=s.spec.name, path=s.spec.location, state=s.state, last_sync_at=s.last_sync,
                               pending_changes=len(s.pending), full_sync_pending=s.full, syncs=s.syncs,
                               last_sync=s.last_event)
                 for s in self._sources.values()])
@@ -196,7 +196,6 @@ class Watcher:
     def _poll_git(self, source: _Source) -> None:
         """A git source: fetch its branch every ``git_poll_s``; a new commit syncs it whole
         (the sync scans the clone; only files whose size or mtime changed are read)."""
-        self._set_state(source, "watching")
         commit = None
         while not self._stop.is_set():
             try:
@@ -205,6 +204,7 @@ class Watcher:
                 self._event(source, WatchEvent(source=source.spec.name, event="error",
                                                message=f"{first_line(exc)}; trying again later"))
             else:
+                self._set_state(source, "watching")  # syncs start once the clone is there
                 if now != commit:
                     commit = now
                     self._mark_full(source)
@@ -239,7 +239,7 @@ class Watcher:
         was = source.state
         source.state = state
         if was == "starting" and state == "watching":
-            message = f"watching {source.root}"
+            message = f"watching {source.spec.location}"
         elif was == "missing" and state in ("watching", "stat-scan"):
             message = f"folder {source.root} is back; syncing it whole"
             self._mark_full(source)

@@ -289,10 +289,10 @@ def test_survives_the_database_going_away(service: RagService, app: Path, rag_db
     run = Running(service, [folder_source(app, "app")])
     try:
         run.sync()
-        with psycopg.connect(rag_db.url, autocommit=True) as admin:  # the one connection left open
+        admin_url = psycopg.conninfo.make_conninfo(rag_db.url, dbname="postgres")
+        with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                          "WHERE datname = %s AND pid <> pg_backend_pid()", (name,))
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
             (app / "offline.md").write_text("# Offline\n")
             error = run.wait(lambda e: e.event == "error", "database error")
             assert "retrying" in (error.message or "")
