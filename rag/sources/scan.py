@@ -140,7 +140,11 @@ def scan_paths(
     folders: dict[str, _Listed] = {}
     for rel_path in sorted(set(paths)):
         scan.visit(rel_path, folders)
-    return scan.result()
+    result = scan.result()
+    # A folder and a path in it were both given: what both reached is listed once.
+    result.files = list({f.path: f for f in result.files}.values())
+    result.skipped = {reason: sorted(set(paths)) for reason, paths in result.skipped.items()}
+    return result
 
 
 def _checked_root(root: Path) -> Path:
@@ -230,9 +234,8 @@ class _Scan:
             rel_dir, abs_dir = child, entry.path
 
     def result(self) -> ScanResult:
-        self.files = list({f.path: f for f in self.files}.values())  # a folder and a file in it, both visited
         self.files.sort(key=lambda f: f.path)
-        skipped = {reason: sorted(set(paths)) for reason, paths in sorted(self.skipped.items())}
+        skipped = {reason: sorted(paths) for reason, paths in sorted(self.skipped.items())}
         return ScanResult(files=self.files, skipped=skipped)
 
     def _list_dir(self, rel_dir: str, abs_dir: str) -> list[os.DirEntry[str]] | None:
