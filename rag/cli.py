@@ -344,6 +344,8 @@ def watch(
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+    global _exit_at_once
+    _exit_at_once = True
 
 
 @app.command("list")
@@ -601,5 +603,17 @@ def mcp(
     serve(config or _state(ctx).config_path)
 
 
+# Set by `rag watch` once everything is written: Python's own teardown with the local model
+# loaded takes ~2 s (torch), and a watcher must stop within one.
+_exit_at_once = False
+
+
 def main() -> None:
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        if not _exit_at_once:
+            raise
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(done.code if isinstance(done.code, int) else 0)
