@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph eval
+.PHONY: install test lint freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch eval
 
 install: $(STAMP)
 
@@ -35,7 +35,7 @@ demo: install
 	$(BIN)/rag search "where is the embedded database server started" --top-k 3
 	$(BIN)/rag search "combine keyword and vector rankings" --top-k 3
 
-bench: bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph
+bench: bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch
 
 bench-chunk: install
 	$(BIN)/python tests/bench/bench_chunk.py
@@ -55,6 +55,9 @@ bench-mcp: install
 # A new `rag search` process with the default model, next to importing torch.
 bench-cold: install
 	$(BIN)/python tests/bench/bench_cold.py
+
+bench-watch: install
+	$(BIN)/python tests/bench/bench_watch.py
 
 # Retrieval quality of every search mode on evaluation sets built at run time.
 eval: install

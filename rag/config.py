@@ -156,6 +156,8 @@ class ChunkSettings:
 
 class GitIndexing(_Section):
     clone_dir: str | None = None  # default: <data dir>/repos
+    # Seconds between fetches of a git source by rag watch and the MCP server; 0: never.
+    poll_interval: int = Field(default=300, ge=0)
 
 
 class ChunkSize(_Section):
@@ -173,6 +175,12 @@ class IndexingConfig(_Section):
     phase_timeout: float | None = Field(default=None, gt=0)
 
 
+class McpConfig(_Section):
+    # The server keeps the local sources it serves fresh with a background watcher;
+    # off for read-only or remote-database setups.
+    watch: bool = True
+
+
 class RagConfig(_Section):
     database: DatabaseConfig = DatabaseConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
@@ -180,6 +188,7 @@ class RagConfig(_Section):
     search: SearchConfig = SearchConfig()
     sources: list[SourceConfig] = []
     indexing: IndexingConfig = IndexingConfig()
+    mcp: McpConfig = McpConfig()
 
     @model_validator(mode="after")
     def _unique_source_names(self) -> "RagConfig":

@@ -7,7 +7,8 @@ RagError                 anything the user can fix, shown without a traceback
 │   └── UnexpectedDatabaseError   a statement failed for a reason nobody foresaw (a bug)
 ├── SourceError          a source folder or repository cannot be scanned or synced
 ├── ProviderError        an embedding/rerank provider cannot be set up or used
-├── IndexingError        a source cannot be indexed (locked by another run…)
+├── IndexingError        a source cannot be indexed
+│   └── SourceBusyError           another run holds the source's lock (a watcher waits for it)
 └── ChunkingError        a file cannot be chunked (recorded per file, never fatal)
 """
 
@@ -41,6 +42,10 @@ class ProviderError(RagError):
 
 
 class IndexingError(RagError):
+    pass
+
+
+class SourceBusyError(IndexingError):
     pass
 
 

@@ -10,7 +10,7 @@ every file fully old or fully new and the next run finishes the job.
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +23,11 @@ from psycopg.types.json import Jsonb
 
 from rag import db
 from rag.config import ChunkSettings, SourceSpec
-from rag.errors import IndexingError, RagError
+from rag.errors import IndexingError, RagError, SourceBusyError
 from rag.providers import Embedder, vector_literal
 from rag.secrets import mask_connection
 from rag.sources.reading import read_regular_file
-from rag.sources.scan import ScannedFile, ScanResult, scan_source
+from rag.sources.scan import ScannedFile, ScanResult, scan_paths, scan_source
 
 if TYPE_CHECKING:
     from rag.chunking.dispatcher import FileChunks
@@ -120,13 +120,16 @@ class SilentReporter:
         pass
 
 
-def scan(root: Path, spec: SourceSpec, settings: ChunkSettings) -> ScanResult:
+def scan(root: Path, spec: SourceSpec, settings: ChunkSettings,
+         paths: Collection[str] | None = None) -> ScanResult:
+    """The source's files, or (``paths``) only those at or under these relative paths."""
     if not root.is_dir():
         raise IndexingError(f"source {spec.name!r}: {root} is not a directory; check the path")
-    return scan_source(
-        root, include=list(spec.include) or None, exclude=list(spec.exclude) or None,
-        max_file_size=settings.max_file_size,
-    )
+    rules: dict[str, Any] = {"include": list(spec.include) or None, "exclude": list(spec.exclude) or None,
+                             "max_file_size": settings.max_file_size}
+    if paths is not None:
+        return scan_paths(root, paths, **rules)
+    return scan_source(root, **rules)
 
 
 def index_source(
@@ -138,12 +141,15 @@ def index_source(
     *,
     force: bool = False,
     reporter: Reporter | None = None,
+    paths: Collection[str] | None = None,
 ) -> RunSummary:
-    """Bring the stored index of ``spec`` (files under ``root``) up to date."""
+    """Bring the stored index of ``spec`` (files under ``root``) up to date; with ``paths``
+    (relative files or folders, e.g. those a watcher saw change) only what lies at or under them."""
     report = reporter or SilentReporter()
     started = time.monotonic()
     summary = RunSummary(spec.name)
-    scanned = scan(root, spec, settings)
+    scope = sorted(set(paths)) if paths is not None else None
+    scanned = scan(root, spec, settings, scope)
     summary.files_found = len(scanned.files)
     summary.skipped = {reason: len(paths) for reason, paths in scanned.skipped.items()}
     summary.errors.extend(scanned.problems())
@@ -158,11 +164,11 @@ def index_source(
     try:
         summary.run_id = _sql_value(conn, "SELECT rag.begin_run(%s)", source_id)
     except psycopg.errors.LockNotAvailable as exc:
-        raise IndexingError(exc.diag.message_primary or str(exc)) from None
+        raise SourceBusyError(exc.diag.message_primary or str(exc)) from None
 
     status = "failed"
     try:
-        _run(conn, source_id, scanned, embedder, settings, force, summary, report)
+        _run(conn, source_id, scanned, scope, embedder, settings, force, summary, report)
         status = "succeeded"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -185,6 +191,7 @@ def _run(
     conn: psycopg.Connection[dict[str, Any]],
     source_id: int,
     scanned: ScanResult,
+    scope: list[str] | None,
     embedder: Embedder,
     settings: ChunkSettings,
     force: bool,
@@ -193,9 +200,9 @@ def _run(
 ) -> None:
     by_path = {f.path: f for f in scanned.files}
     plan = conn.execute(
-        "SELECT path, action, old_sha256 FROM rag.plan_files(%s, %s, %s)",
+        "SELECT path, action, old_sha256 FROM rag.plan_files(%s, %s, %s, %s)",
         (source_id, Jsonb([{"path": f.path, "size": f.size, "mtimeNs": f.mtime_ns}
-                           for f in scanned.files]), force),
+                           for f in scanned.files]), force, scope),
     ).fetchall()
     todo = [(by_path[row["path"]], row["action"], row["old_sha256"])
             for row in plan if row["action"] in ("new", "changed")]

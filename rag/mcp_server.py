@@ -70,22 +70,50 @@ class RagMCPServer(MCPServer[RagService]):
     """An ``MCPServer`` whose lifespan hands the service to the tools (and closes it when the
     server owns it), and that starts the warm-up once it has answered the first ``tools/list``."""
 
-    def __init__(self, service: RagService, *, preload: bool, owns_service: bool, **kwargs: Any) -> None:
+    def __init__(self, service: RagService, *, preload: bool, owns_service: bool, watch: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(lifespan=self._lifespan, **kwargs)
         self.service = service
         self._preload = preload
         self._owns_service = owns_service
+        self._watch = watch
         self.warm_up: threading.Timer | None = None
 
     @asynccontextmanager
     async def _lifespan(self, _: MCPServer[RagService]) -> AsyncIterator[RagService]:
+        closing = threading.Event()
+        if self._watch:
+            threading.Thread(target=self._keep_fresh, args=(closing,), name="rag-watch", daemon=True).start()
         try:
             yield self.service
         finally:
+            closing.set()
+            watcher, self.service.watcher = self.service.watcher, None
+            if watcher is not None:
+                watcher.stop()
             if self._owns_service:
                 if self.warm_up is not None:
                     self.warm_up.cancel()  # a client gone at once needs no models
                 self.service.close()
+
+    def _keep_fresh(self, closing: threading.Event) -> None:
+        """The background watcher of ``mcp.watch``: every local source of this machine kept fresh,
+        and every folder the index tool indexes (its syncs use connections of their own, so
+        searches never wait for them). Made on this thread: start-up imports none of it."""
+        from rag.watcher import Watcher, describe
+
+        watcher = Watcher(self.service, [], lambda event: log.info("watch: %s", describe(event)),
+                          git_poll_s=self.service.config.indexing.git.poll_interval)
+        self.service.watcher = watcher
+        if closing.is_set():  # the session ended meanwhile (the lifespan saw no watcher yet)
+            self.service.watcher = None
+            return
+        try:
+            for spec in self.service.sources_to_watch():
+                watcher.add(spec)
+        except RagError as exc:
+            log.warning("not watching the indexed sources: %s", first_line(exc))
+        watcher.run()
 
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
@@ -137,11 +165,12 @@ def _service(ctx: Ctx) -> RagService:
 
 
 def build_server(service: RagService, *, preload: bool = True, log_level: str = "INFO",
-                 owns_service: bool = False) -> RagMCPServer:
+                 owns_service: bool = False, watch: bool = False) -> RagMCPServer:
     """The server with its six tools; nothing is connected or loaded until a tool needs it.
-    ``owns_service``: the server's lifespan closes the service when the session ends."""
+    ``owns_service``: the server's lifespan closes the service when the session ends;
+    ``watch``: it keeps the local sources fresh meanwhile (``mcp.watch``)."""
     level = cast(Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], log_level)
-    server = RagMCPServer(service, preload=preload, owns_service=owns_service, name=SERVER_NAME,
+    server = RagMCPServer(service, preload=preload, owns_service=owns_service, watch=watch, name=SERVER_NAME,
                           version=__version__, instructions=INSTRUCTIONS, log_level=level)
 
     @server.tool(title="Search code and docs", annotations=READ_ONLY)
@@ -249,8 +278,10 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
 
         with _tool_errors():
             service = _service(ctx)
-            summary = service.index(_source_to_index(service, source, path, name), force=force,
-                                    reporter=ProgressReporter(progress))
+            spec = _source_to_index(service, source, path, name)
+            summary = service.index(spec, force=force, reporter=ProgressReporter(progress))
+            if service.watcher is not None:
+                service.watcher.add(spec)  # kept fresh from now on
             summary.file_errors = summary.file_errors[:MAX_FILE_ERRORS]
             return summary
 
@@ -350,7 +381,7 @@ def serve(config_path: str | None = None) -> None:
     configure_logging(level)
     preload = os.environ.get("RAG_MCP_PRELOAD", "1").strip().lower() not in ("0", "false", "no")
     server = build_server(RagService(config_path, loaded=loaded), preload=preload, log_level=level,
-                          owns_service=True)
+                          owns_service=True, watch=loaded.config.mcp.watch)
     where = f"{loaded.path} ({loaded.origin})" if loaded.path else loaded.origin
     log.info("local-rag %s MCP server on stdio; config: %s", __version__, where)
     with suppress(KeyboardInterrupt):

@@ -129,11 +129,21 @@ class LastRun(_Out):
     errors: int
 
 
+class WatchedBy(_Out):
+    """A source a watcher keeps fresh, in any process (``rag.watched_sources``)."""
+
+    source: str
+    pid: int
+    since: datetime | None
+    last_sync_at: datetime | None
+
+
 class IndexingInfo(_Out):
     active: bool
     active_runs: list[ActiveRun]
     last_indexed_at: datetime | None
     last_run: LastRun | None
+    watched: list[WatchedBy] = []
 
 
 class ConfigInfo(_Out):
@@ -147,6 +157,7 @@ class StatusOutput(_Out):
     embedding_coverage: list[Coverage]
     indexing: IndexingInfo
     config: ConfigInfo
+    watch: "WatchStatus | None" = None  # the sources this process keeps fresh (MCP server)
 
 
 class FileError(_Out):
@@ -205,3 +216,34 @@ class DryRunOutput(_Out):
     files: list[str]
     skipped: dict[str, int]
     file_errors: list[FileError]
+
+
+class WatchEvent(_Out):
+    """One line of ``rag watch``: a sync of a source, or a change of its watch (missing, back...)."""
+
+    source: str
+    event: Literal["sync", "watching", "missing", "stat-scan", "error"]
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    files: int = 0
+    seconds: float = 0.0
+    full: bool = False  # the whole source was scanned (first sync, ignore rules changed, folder back)
+    errors: list[FileError] = []
+    message: str | None = None
+
+
+class WatchedSource(_Out):
+    name: str
+    path: str
+    state: str  # watching | missing | stat-scan | starting
+    last_sync_at: datetime | None
+    pending_changes: int
+    full_sync_pending: bool
+    syncs: int
+    last_sync: WatchEvent | None
+
+
+class WatchStatus(_Out):
+    sources: list[WatchedSource]
+
+StatusOutput.model_rebuild()

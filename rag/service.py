@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,6 +48,7 @@ from rag.schemas import (
     SourcesOutput,
     SourceText,
     StatusOutput,
+    WatchedBy,
 )
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from rag.providers import Embedder
     from rag.providers.rerankers import Reranker
     from rag.search import SearchRequest, SearchResponse
+    from rag.watcher import Watcher
 
     Connection = psycopg.Connection[dict[str, Any]]
 
@@ -87,6 +89,7 @@ class RagService:
         self._model_lock = threading.Lock()
         self._embedder = embedder
         self._reranker = reranker
+        self.watcher: Watcher | None = None  # set while this process keeps sources fresh
 
     # -- configuration, database and models ---------------------------------
 
@@ -355,6 +358,10 @@ class RagService:
                 ActiveRun(source=r["source_name"], run_id=r["run_id"], started_at=r["started_at"])
                 for r in conn.execute("SELECT * FROM rag.active_runs()").fetchall()]
             indexing.active = bool(indexing.active_runs)
+            indexing.watched = [
+                WatchedBy(source=r["source_name"], pid=r["pid"], since=r["watching_since"],
+                          last_sync_at=r["last_indexed_at"])
+                for r in conn.execute("SELECT * FROM rag.watched_sources()").fetchall()]
 
         try:
             self.with_db(work)
@@ -371,6 +378,7 @@ class RagService:
             embedding_coverage=coverage,
             indexing=indexing,
             config=ConfigInfo(path=str(loaded.path) if loaded.path else None, origin=loaded.origin),
+            watch=self.watcher.status() if self.watcher is not None else None,
         )
 
     # -- indexing -----------------------------------------------------------
@@ -390,9 +398,7 @@ class RagService:
             "SELECT * FROM rag.list_sources(%s, NULL, 2147483647)", (name,)).fetchall())
         for r in row:
             if r["name"] == name:
-                cfg = r["config"] or {}
-                return SourceSpec(r["name"], r["type"], r["location"], r["branch"],
-                                  tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()))
+                return catalog_source(r)
         return None
 
     def known_source_names(self) -> list[str]:
@@ -414,6 +420,33 @@ class RagService:
             sync_git_source(spec.location, dest, branch=spec.branch)
         return dest
 
+    def sources_to_watch(self, names: Collection[str] = ()) -> list[SourceSpec]:
+        """The sources to keep fresh: those named, else every local one in the config or the
+        database whose folder is on this machine, and the git ones unless their polling is off."""
+        if names:
+            specs = []
+            for name in names:
+                spec = self.known_source(name)
+                if spec is None:
+                    known = ", ".join(self.known_source_names()) or "none"
+                    raise RagError(f"source {name!r} not found (known: {known}); "
+                                   "use --path DIR to watch a folder")
+                specs.append(spec)
+            return specs
+        polled = self.config.indexing.git.poll_interval > 0
+        found = {s.name: s.spec() for s in self.config.sources}
+        for r in self.with_db(lambda conn: conn.execute(
+                "SELECT * FROM rag.list_sources(max_rows => 2147483647)").fetchall()):
+            found.setdefault(r["name"], catalog_source(r))
+        return [spec for _, spec in sorted(found.items())
+                if (spec.type == "git" and polled) or (spec.type == "local" and Path(spec.location).is_dir())]
+
+    def git_commit(self, spec: SourceSpec) -> str:
+        """Fetch a git source's branch into its clone; the commit it is at now."""
+        from rag.sources.git import sync_git_source
+
+        return sync_git_source(spec.location, self.root(spec, sync=False), branch=spec.branch)
+
     def dry_run(self, spec: SourceSpec) -> DryRunOutput:
         """What an index run of ``spec`` would read, changing nothing."""
         from rag import indexer
@@ -425,16 +458,19 @@ class RagService:
                             file_errors=[FileError(**problem) for problem in scanned.problems()])
 
     def index(self, spec: SourceSpec, *, force: bool = False,
-              reporter: Reporter | None = None) -> IndexOutput:
-        """One index run of ``spec``: only new and changed files are chunked, only new text embedded."""
+              reporter: Reporter | None = None, paths: Collection[str] | None = None,
+              fetch: bool = True) -> IndexOutput:
+        """One index run of ``spec``: only new and changed files are chunked, only new text embedded;
+        with ``paths`` (relative files or folders, as a watcher saw them change) only those.
+        A git source is fetched first unless ``fetch`` is false (a watcher fetched it)."""
         from rag import indexer
 
-        root = self.root(spec, sync=True)
+        root = self.root(spec, sync=fetch)
         embedder = self.embedder()
         # Its own connection: the run holds the source's advisory lock until it ends.
         with database_errors(), self.new_connection() as conn:
             summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
-                                           force=force, reporter=reporter)
+                                           force=force, reporter=reporter, paths=paths)
         return IndexOutput(
             source=spec.name, location=spec.location + (f" ({spec.branch})" if spec.branch else ""),
             run_id=summary.run_id, status=summary.status, seconds=round(summary.seconds, 3),
@@ -446,6 +482,13 @@ class RagService:
                                                      for e in summary.errors],
             file_warnings=[FileWarning(**w) for w in summary.warnings],
         )
+
+
+def catalog_source(row: dict[str, Any]) -> SourceSpec:
+    """A source as ``rag.list_sources`` recorded it."""
+    cfg = row["config"] or {}
+    return SourceSpec(row["name"], row["type"], row["location"], row["branch"],
+                      tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()))
 
 
 def folder_source(folder: Path, name: str | None = None) -> SourceSpec:

@@ -179,10 +179,14 @@ COMMENT ON FUNCTION rag.finish_run(bigint, text, jsonb, jsonb) IS
 
 -- ---------------------------------------------------------------------------
 -- plan_files
+-- It took no scope before watch syncs planned a few paths: drop that version,
+-- else a call with three arguments would be ambiguous.
+DROP FUNCTION IF EXISTS rag.plan_files(bigint, jsonb, boolean);
 CREATE OR REPLACE FUNCTION rag.plan_files(
     plan_source_id bigint,
     scanned jsonb,
-    force boolean DEFAULT false
+    force boolean DEFAULT false,
+    scope text[] DEFAULT NULL
 )
 RETURNS TABLE (
     path       text,
@@ -193,31 +197,72 @@ LANGUAGE plpgsql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
+DECLARE
+    folders text[];  -- scope entries that may be folders: neither a stored nor a scanned file
 BEGIN
     IF scanned IS NULL OR jsonb_typeof(scanned) <> 'array' THEN
         RAISE EXCEPTION 'plan_files: scanned must be a JSON array of {path, size, mtimeNs}'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF scope IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(scope) p WHERE p IS NULL OR p = '' OR p LIKE '/%') THEN
+        RAISE EXCEPTION 'plan_files: scope entries must be paths relative to the source root, not empty or absolute'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF scope IS NOT NULL THEN
+        folders := ARRAY(
+            SELECT p FROM unnest(scope) p
+            EXCEPT SELECT f.path FROM rag.files f WHERE f.source_id = plan_source_id AND f.path = ANY (scope)
+            EXCEPT SELECT s->>'path' FROM jsonb_array_elements(scanned) s);
+    END IF;
     RETURN QUERY
     WITH seen AS (
         SELECT s.path, s.size, s."mtimeNs" AS mtime_ns
         FROM jsonb_to_recordset(scanned) AS s(path text, size bigint, "mtimeNs" bigint)
+    ),
+    stored AS (
+        SELECT f.path, f.size, f.mtime_ns, f.sha256 FROM rag.files f
+        WHERE f.source_id = plan_source_id AND scope IS NULL
+        UNION ALL  -- a partial scan: the files it names, and those under folders of its scope
+        SELECT f.path, f.size, f.mtime_ns, f.sha256 FROM rag.files f
+        WHERE f.source_id = plan_source_id AND f.path = ANY (scope)
+        UNION ALL
+        SELECT f.path, f.size, f.mtime_ns, f.sha256 FROM rag.files f
+        WHERE f.source_id = plan_source_id AND cardinality(folders) > 0
+          AND EXISTS (SELECT 1 FROM rag._path_folders(f.path) a JOIN unnest(folders) d ON d = a)
     )
     SELECT coalesce(seen.path, f.path),
            CASE
-               WHEN f.id IS NULL THEN 'new'
+               WHEN f.path IS NULL THEN 'new'
                WHEN seen.path IS NULL THEN 'deleted'
                WHEN force OR f.size <> seen.size OR f.mtime_ns <> seen.mtime_ns THEN 'changed'
                ELSE 'unchanged'
            END,
            f.sha256
     FROM seen
-    FULL JOIN (SELECT * FROM rag.files WHERE source_id = plan_source_id) f ON f.path = seen.path
+    FULL JOIN stored f ON f.path = seen.path
     ORDER BY 1;
 END
 $$;
-COMMENT ON FUNCTION rag.plan_files(bigint, jsonb, boolean) IS
-    'Compares a scan [{path, size, mtimeNs}] with the stored files: new, changed (size/mtime differ, or force), unchanged, deleted.';
+COMMENT ON FUNCTION rag.plan_files(bigint, jsonb, boolean, text[]) IS
+    'Compares a scan [{path, size, mtimeNs}] with the stored files: new, changed (size/mtime differ, or force), '
+    'unchanged, deleted. With scope (paths of files or folders) the scan covered only those: stored files at or '
+    'under them that it lacks are deleted, the others are left out of the plan.';
+
+-- ---------------------------------------------------------------------------
+-- _path_folders: the folders holding a path
+CREATE OR REPLACE FUNCTION rag._path_folders(
+    file_path text
+)
+RETURNS SETOF text
+LANGUAGE sql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT array_to_string((string_to_array(file_path, '/'))[1:i], '/')
+    FROM generate_series(1, cardinality(string_to_array(file_path, '/')) - 1) AS i
+$$;
+COMMENT ON FUNCTION rag._path_folders(text) IS
+    'Private: the folders a relative path lies in, outermost first (a/b/c.py -> a, a/b).';
 
 -- ---------------------------------------------------------------------------
 -- store_embeddings
@@ -621,3 +666,58 @@ AS $$
 $$;
 COMMENT ON FUNCTION rag.active_runs() IS
     'Index runs going on right now in any process (their source lock is held), with the run record.';
+
+-- ---------------------------------------------------------------------------
+-- watch_source
+CREATE OR REPLACE FUNCTION rag.watch_source(
+    source_name text
+)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    watched_id bigint;
+BEGIN
+    SELECT s.id INTO watched_id FROM rag.sources s WHERE s.name = source_name;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    -- Shared and session-level: several watchers of one source (rag watch, MCP servers) all
+    -- show, and a watcher that dies or loses its connection stops showing. The two-key form
+    -- (0x72616777 "ragw", the source id) never meets an index run's one-key lock.
+    PERFORM pg_advisory_lock_shared(x'72616777'::integer, watched_id::integer);
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION rag.watch_source(text) IS
+    'Marks the source as kept fresh by this session (rag watch, an MCP server) until it ends; '
+    'false if no source has that name yet.';
+
+-- ---------------------------------------------------------------------------
+-- watched_sources
+CREATE OR REPLACE FUNCTION rag.watched_sources()
+RETURNS TABLE (
+    source_name     text,
+    pid             integer,
+    watching_since  timestamptz,
+    last_indexed_at timestamptz
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- Like active_runs, over the watchers' two-key locks taken by watch_source.
+    SELECT s.name, l.pid, a.backend_start, s.last_indexed_at
+    FROM pg_locks l
+    JOIN rag.sources s ON s.id = l.objid::bigint
+    LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+      AND l.classid = x'72616777'::bigint::oid
+      AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+    ORDER BY s.name, l.pid
+$$;
+COMMENT ON FUNCTION rag.watched_sources() IS
+    'Sources kept fresh right now by a watcher in any process (rag watch, an MCP server): its '
+    'backend pid, since when, and the source''s last index or sync.';

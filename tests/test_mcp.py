@@ -432,10 +432,14 @@ def test_index_configured_source_and_default_name(rag_db: db.DatabaseTarget, tmp
         ({"source": "proj", "name": "x"}, "name goes with path"),
         ({"path": "/no/such/folder"}, "path '/no/such/folder' is not a directory"),
         ({"source": "ghost"}, "source 'ghost' not found; known: proj; to index a folder, pass path instead"),
-        ({"path": "/tmp", "name": "bad name!"}, "must be letters, digits"),
+        ({"path": "EMPTY", "name": "bad name!"}, "must be letters, digits"),
     ],
 )
-def test_index_errors(harness: Harness, args: dict[str, Any], message: str) -> None:
+def test_index_errors(harness: Harness, tmp_path: Path, args: dict[str, Any], message: str) -> None:
+    # An empty folder, not /tmp: a bad name is refused only after the folder is scanned.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = {key: str(empty) if value == "EMPTY" else value for key, value in args.items()}
     assert message in harness.error("index", args)
 
 

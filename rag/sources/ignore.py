@@ -10,7 +10,8 @@ Built-in exclusions (final: no ignore file can re-include them)
       Cargo.toml/pom.xml/build.sbt. Elsewhere these names are often real source
       (Go's ``build/`` packaging scripts, Vue 2's ``build/`` webpack config), so a
       ``build/`` without a manifest is kept; ``out/`` is never excluded;
-    * lock files (``LOCK_FILES``), minified bundles and source maps.
+    * lock files (``LOCK_FILES``), minified bundles and source maps;
+    * editor artefacts: ``x~`` backups, ``.#x`` / ``#x#`` (Emacs), ``.x.swp`` and ``4913`` (Vim).
 
 Secret-bearing files (skipped as "secret"; a ``.ragignore`` negation naming one,
 e.g. ``!deploy/test.env``, indexes it on purpose)
@@ -145,8 +146,8 @@ def is_virtualenv(child_names: Collection[str]) -> bool:
 
 
 def is_builtin_skipped_file(name: str) -> bool:
-    """True for lock files, minified bundles and source maps."""
-    return name in LOCK_FILES or name.endswith(GENERATED_FILE_SUFFIXES)
+    """True for lock files, minified bundles, source maps and editor artefacts."""
+    return name in LOCK_FILES or name.endswith(GENERATED_FILE_SUFFIXES) or is_editor_artefact(name)
 
 
 def is_secret_file(name: str, path: str) -> bool:
@@ -161,6 +162,15 @@ def is_secret_file(name: str, path: str) -> bool:
             return pattern.search(f.read(_SECRET_SNIFF_BYTES)) is not None
     except OSError:
         return False  # the scan's own read check will name it unreadable
+
+
+_EDITOR_ARTEFACT = re.compile(r".*~|\.#.*|#.*#|\..*\.sw[a-p]|4913")
+
+
+def is_editor_artefact(name: str) -> bool:
+    """Backups (``x~``), Emacs lock and autosave files (``.#x``, ``#x#``), Vim swap files
+    (``.x.swp``) and Vim's write test file ``4913``: copies of text being edited, never sources."""
+    return _EDITOR_ARTEFACT.fullmatch(name) is not None
 
 
 def _is_dotenv(name: str) -> bool:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,6 +160,32 @@ def scan_source(
     return scan.result()
 
 
+def scan_paths(
+    root: Path,
+    paths: Iterable[str],
+    *,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    max_file_size: int = 1_000_000,
+) -> ScanResult:
+    """``scan_source`` for some paths of ``root`` only (relative, POSIX): each file that passes the
+    same checks, each folder walked whole; a path that no longer exists is left out."""
+    scan = _Scan(
+        root=_checked_root(root),
+        include=_compile_globs(include, "include"),
+        exclude=_compile_globs(exclude, "exclude"),
+        max_file_size=max_file_size,
+    )
+    folders: dict[str, _Listed] = {}
+    for rel_path in sorted(set(paths)):
+        scan.visit(rel_path, folders)
+    result = scan.result()
+    # A folder and a path in it were both given: what both reached is listed once.
+    result.files = list({f.path: f for f in result.files}.values())
+    result.skipped = {reason: sorted(set(paths)) for reason, paths in result.skipped.items()}
+    return result
+
+
 def _checked_root(root: Path) -> Path:
     resolved = Path(root).expanduser().resolve()
     if not resolved.is_dir():
@@ -180,6 +207,9 @@ def _compile_globs(globs: list[str] | None, option: str) -> GitIgnoreSpec | None
     return GitIgnoreSpec.from_lines(globs)
 
 
+_Listed = tuple[dict[str, os.DirEntry[str]], IgnoreRules]  # a folder's entries by name, its rules
+
+
 @dataclass
 class _Scan:
     root: Path
@@ -189,9 +219,9 @@ class _Scan:
     files: list[ScannedFile] = field(default_factory=list)
     skipped: defaultdict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
 
-    def walk(self) -> None:
+    def walk(self, start: tuple[str, str, IgnoreRules] | None = None) -> None:
         # Depth-first with an explicit stack: deep trees cannot hit the recursion limit.
-        pending: list[tuple[str, str, IgnoreRules]] = [("", str(self.root), IgnoreRules())]
+        pending: list[tuple[str, str, IgnoreRules]] = [start or ("", str(self.root), IgnoreRules())]
         while pending:
             rel_dir, abs_dir, parent_rules = pending.pop()
             entries = self._list_dir(rel_dir, abs_dir)
@@ -229,6 +259,35 @@ class _Scan:
             self.skipped[reason].append(shown)
         else:
             self._consider_file(entry, rel_path, rules)
+
+    def visit(self, rel_path: str, folders: dict[str, _Listed]) -> None:
+        """Check one path as ``walk`` would reach it: its folders from the root down (listed once
+        per scan in ``folders``), then the file, or the whole folder it names."""
+        parts = rel_path.split("/")
+        rel_dir, abs_dir, rules = "", str(self.root), IgnoreRules()
+        for depth, name in enumerate(parts, 1):
+            if rel_dir not in folders:
+                listed = self._list_dir(rel_dir, abs_dir)
+                if listed is None or (rel_dir and is_virtualenv({e.name for e in listed})):
+                    return
+                entries = {e.name: e for e in listed}
+                folders[rel_dir] = entries, rules.descend(rel_dir, abs_dir, entries.keys())
+            entries, rules = folders[rel_dir]
+            entry = entries.get(name)
+            if entry is None:
+                return  # gone since the event
+            child = f"{rel_dir}/{name}" if rel_dir else name
+            if not entry.is_dir(follow_symlinks=False):
+                if depth == len(parts):
+                    self._consider_file(entry, child, rules)
+                return
+            reason = self._dir_reason(name, child, set(entries), rules)
+            if reason is not None:
+                self.skipped[reason].append(child + "/")
+                return
+            if depth == len(parts):
+                self.walk((child, entry.path, rules))
+            rel_dir, abs_dir = child, entry.path
 
     def result(self) -> ScanResult:
         self.files.sort(key=lambda f: f.path)
