@@ -15,7 +15,9 @@ of ``rag.*`` functions, search is ``rag.search.Searcher``, indexing ``rag.indexe
 from __future__ import annotations
 
 import logging
+import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -86,6 +88,7 @@ class RagService:
         self._model_lock = threading.Lock()
         self._embedder = embedder
         self._reranker = reranker
+        self._schema_checked = False
 
     # -- configuration, database and models ---------------------------------
 
@@ -117,14 +120,29 @@ class RagService:
         from rag import db
 
         try:
-            return db.connect(self.target())
+            conn = db.connect(self.target())
         except (DatabaseError, psycopg.OperationalError):
             if self._target is None or self._target.origin != "embedded":
                 raise
             # The embedded server was stopped since (rag db stop): start it again.
             log.info("the embedded PostgreSQL is not answering; starting it again")
             self._target = None  # resolving it again starts the server
-            return db.connect(self.target())
+            conn = db.connect(self.target())
+        if not self._schema_checked:
+            self._ensure_schema(conn)
+        return conn
+
+    def _ensure_schema(self, conn: Connection) -> None:
+        """Zero setup: the first connection installs or upgrades the schema when it is missing or
+        from another version (``rag init``'s install, under its lock, so first runs may race)."""
+        from rag import db
+
+        if not db.schema_is_current(conn):
+            target = self.target()
+            print(f"rag: installing the local-rag schema in {target.masked_url} (first use or upgrade)",
+                  file=sys.stderr, flush=True)
+            db.install_schema(target)
+        self._schema_checked = True
 
     def with_db(self, work: Callable[[Connection], T], *, retry: bool = True) -> T:
         """Run ``work`` on the shared connection; a connection lost on the way is

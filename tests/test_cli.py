@@ -85,17 +85,20 @@ def test_db_url_prints_the_configured_url(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.mark.parametrize("args", [["index", "--path", ".", "--name", "t"], ["list"], ["search", "words"]])
-def test_commands_before_init_say_run_init(
+def test_commands_install_the_schema_on_first_use(
     args: list[str], empty_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Zero setup: no `rag init` first; the schema is installed once, said once on stderr."""
     monkeypatch.setenv("RAG_DATABASE_URL", empty_db.url)
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("def f():\n    return 1\n")
     config = tmp_path / "rag.config.yaml"
     config.write_text("embeddings: {provider: none}\n")
     code, _, err = rag("--config", str(config), *args)
-    last = err.strip().splitlines()[-1]
-    assert code == 1 and last.startswith("error: database: ") and "run `rag init`" in last, err
-    assert "Traceback" not in err
+    assert code == 0, err
+    assert err.count("installing the local-rag schema") == 1, err
+    code, _, err = rag("--config", str(config), *args)
+    assert code == 0 and "installing" not in err, err
 
 
 @pytest.mark.parametrize(

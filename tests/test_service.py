@@ -10,7 +10,7 @@ from fakes import HashEmbedder
 
 from rag import db
 from rag.config import LoadedConfig, RagConfig, SourceSpec
-from rag.errors import DatabaseError, RagError, SchemaMissingError, UnexpectedDatabaseError
+from rag.errors import DatabaseError, RagError, UnexpectedDatabaseError
 from rag.search import SearchRequest
 from rag.service import RagService, default_source_name, folder_source, git_source
 
@@ -76,12 +76,30 @@ def test_dry_run_changes_nothing(service: RagService, project: Path) -> None:
     assert service.list_sources().sources[0].file_count == 2
 
 
-def test_a_database_without_schema(empty_db: db.DatabaseTarget) -> None:
+def test_a_database_without_schema_gets_it_on_first_use(empty_db: db.DatabaseTarget) -> None:
     service = make_service(empty_db)
-    with pytest.raises(SchemaMissingError, match="no local-rag schema yet; run `rag init`"):
-        service.list_sources()
-    assert "run `rag init`" in (service.status().database.error or "")
+    assert service.list_sources().sources == []
+    assert service.status().database.schema_version == db.migration_files()[-1].stem
     service.close()
+
+
+def test_an_older_schema_is_upgraded_and_concurrent_first_uses_are_safe(empty_db: db.DatabaseTarget) -> None:
+    import threading
+
+    db.install_schema(empty_db)
+    with db.connect(empty_db) as conn:  # as an older version left it: another stamp, a function missing
+        conn.execute("COMMENT ON SCHEMA rag IS 'local-rag schema 0000'")
+        conn.execute("DROP FUNCTION rag.list_sources")
+    services = [make_service(empty_db) for _ in range(3)]
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda s=s: results.append(s.list_sources())) for s in services]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 3 and all(r.sources == [] for r in results)  # type: ignore[attr-defined]
+    for s in services:
+        s.close()
 
 
 def test_an_unexpected_database_error(rag_db: db.DatabaseTarget) -> None:
