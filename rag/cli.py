@@ -96,6 +96,14 @@ db_app = typer.Typer(cls=_FriendlyErrors, no_args_is_help=True, help="The databa
 app.add_typer(db_app, name="db")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from rag import __version__
+
+        typer.echo(f"local-rag {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     ctx: typer.Context,
@@ -105,6 +113,8 @@ def _main(
                      "~/.config/rag/config.yaml, built-in defaults)."),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", help="Print the version and exit.", is_eager=True, callback=_print_version)] = False,
 ) -> None:
     ctx.obj = CliState(config_path=config, debug=debug)
     ctx.call_on_close(ctx.obj.close)
@@ -130,13 +140,20 @@ def init(ctx: typer.Context) -> None:
 
 
 @app.command()
-def status(ctx: typer.Context) -> None:
-    """Show the connection, schema version and what is indexed.
+def status(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the MCP status tool's answer).")] = False,
+) -> None:
+    """Show the version, connection, schema version and what is indexed.
 
-    Example: rag status
+    Example: rag status --json
     """
     out = _state(ctx).service.status(strict=True)
+    if as_json:
+        _echo_json(out)
+        return
     database, last = out.database, out.indexing.last_indexed_at
+    typer.echo(f"local-rag:    {out.version}")
     typer.echo(f"database:     {database.url} ({database.origin})")
     typer.echo(f"schema:       {database.schema_version}")
     typer.echo(f"PostgreSQL:   {database.postgres_version}, pgvector {database.pgvector_version}")
@@ -156,19 +173,26 @@ def status(ctx: typer.Context) -> None:
 
 
 @app.command("config")
-def show_config(ctx: typer.Context) -> None:
-    """Print the resolved configuration and where it came from, secrets masked.
+def show_config(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Print the resolved configuration and where it came from, secrets masked, and which
+    provider API keys the environment holds.
 
     Example: rag --config ~/rag.yaml config
     """
     import yaml
 
-    from rag.config import masked_dump
-
-    loaded = _state(ctx).service.loaded
-    where = f"{loaded.path} ({loaded.origin})" if loaded.path else loaded.origin
+    out = _state(ctx).service.config_info()
+    if as_json:
+        _echo_json(out)
+        return
+    where = f"{out.path} ({out.origin})" if out.path else out.origin
     typer.echo(f"# configuration from {where}")
-    typer.echo(yaml.safe_dump(masked_dump(loaded.config), sort_keys=False, allow_unicode=True), nl=False)
+    keys = ", ".join(f"{var}={value}" for var, value in out.environment_api_keys.items()) or "none"
+    typer.echo(f"# API keys in the environment: {keys}")
+    typer.echo(yaml.safe_dump(out.config, sort_keys=False, allow_unicode=True), nl=False)
 
 
 @db_app.command("url")
@@ -294,12 +318,19 @@ def _dry_run(service: RagService, spec: SourceSpec, as_json: bool) -> None:
 
 
 @app.command("list")
-def list_sources(ctx: typer.Context) -> None:
+def list_sources(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the MCP list_sources answer).")] = False,
+) -> None:
     """List indexed sources with type, location, files, chunks and last index time.
 
-    Example: rag list
+    Example: rag list --json
     """
-    sources = _state(ctx).service.list_sources().sources
+    out = _state(ctx).service.list_sources()
+    if as_json:
+        _echo_json(out)
+        return
+    sources = out.sources
     if not sources:
         typer.echo("no sources indexed yet; try: rag index --path . --name my-project")
         return

@@ -141,7 +141,18 @@ class ConfigInfo(_Out):
     origin: str
 
 
+class ConfigOutput(_Out):
+    """``rag config``: the resolved configuration, secrets masked, and the provider API keys
+    found in the environment (masked), whether or not the file mentions them."""
+
+    path: str | None
+    origin: str
+    config: dict[str, Any]
+    environment_api_keys: dict[str, str]
+
+
 class StatusOutput(_Out):
+    version: str
     database: DatabaseInfo
     providers: Providers
     embedding_coverage: list[Coverage]

@@ -24,11 +24,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from rag import __version__
 from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
 from rag.errors import DatabaseError, RagError, first_line
 from rag.schemas import (
     ActiveRun,
     ConfigInfo,
+    ConfigOutput,
     Coordinates,
     Coverage,
     DatabaseInfo,
@@ -67,6 +69,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 SNIPPET_CHARS = 500
+# The variables the hosted providers read their keys from when the config names none.
+API_KEY_VARIABLES = ("JINA_API_KEY", "OPENAI_API_KEY")
 
 
 class RagService:
@@ -228,6 +232,16 @@ class RagService:
         except Exception as exc:  # the call that needs the piece reports the problem
             log.info("warm-up stopped: %s", first_line(exc))
 
+    def config_info(self) -> ConfigOutput:
+        """The resolved configuration and where it came from, secrets masked (``rag config``)."""
+        from rag.config import masked_dump
+        from rag.secrets import MASK
+
+        loaded = self.loaded
+        return ConfigOutput(path=str(loaded.path) if loaded.path else None, origin=loaded.origin,
+                            config=masked_dump(loaded.config),
+                            environment_api_keys={var: MASK for var in API_KEY_VARIABLES if os.environ.get(var)})
+
     # -- the schema ---------------------------------------------------------
 
     def init(self) -> InitOutput:
@@ -367,6 +381,7 @@ class RagService:
         if target is not None:
             database.url, database.origin = target.masked_url, target.origin
         return StatusOutput(
+            version=__version__,
             database=database,
             providers=providers(self.config),
             embedding_coverage=coverage,

@@ -120,3 +120,30 @@ def test_config_and_status_never_show_a_database_password(
     code, out, err = rag("--config", str(cfg), "status")  # nothing listens there: an error
     assert code == 1 and err.startswith("error: ") and err.count("\n") == 1
     assert secret not in out + err
+
+
+def test_version_and_json_of_list_status_config(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from rag import __version__
+
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdef123456")
+    monkeypatch.delenv("JINA_API_KEY", raising=False)
+    config = tmp_path / "rag.config.yaml"
+    config.write_text("embeddings: {provider: none}\n")  # mentions no key
+    assert rag("--version") == (0, f"local-rag {__version__}\n", "")
+    code, out, _ = rag("--config", str(config), "status")
+    assert code == 0 and f"local-rag:    {__version__}" in out
+    code, out, _ = rag("--config", str(config), "status", "--json")
+    status = json.loads(out)
+    assert status["version"] == __version__ and status["database"]["totalSources"] == 0
+    code, out, _ = rag("--config", str(config), "list", "--json")
+    assert code == 0 and json.loads(out) == {"sources": []}
+    code, out, _ = rag("--config", str(config), "config", "--json")
+    shown = json.loads(out)
+    assert shown["environmentApiKeys"] == {"OPENAI_API_KEY": "****"} and shown["config"]["embeddings"]["provider"] == "none"
+    code, out, _ = rag("--config", str(config), "config")
+    assert "# API keys in the environment: OPENAI_API_KEY=****" in out and "abcdef" not in out
