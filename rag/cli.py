@@ -142,7 +142,8 @@ def init(ctx: typer.Context) -> None:
 @app.command()
 def status(
     ctx: typer.Context,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the MCP status tool's answer).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (what the MCP status tool answers).")
+                       ] = False,
 ) -> None:
     """Show the version, connection, schema version and what is indexed.
 
@@ -320,7 +321,8 @@ def _dry_run(service: RagService, spec: SourceSpec, as_json: bool) -> None:
 @app.command("list")
 def list_sources(
     ctx: typer.Context,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the MCP list_sources answer).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (what MCP list_sources answers).")
+                       ] = False,
 ) -> None:
     """List indexed sources with type, location, files, chunks and last index time.
 

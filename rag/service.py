@@ -238,9 +238,9 @@ class RagService:
         from rag.secrets import MASK
 
         loaded = self.loaded
+        present = {var: MASK for var in API_KEY_VARIABLES if os.environ.get(var)}
         return ConfigOutput(path=str(loaded.path) if loaded.path else None, origin=loaded.origin,
-                            config=masked_dump(loaded.config),
-                            environment_api_keys={var: MASK for var in API_KEY_VARIABLES if os.environ.get(var)})
+                            config=masked_dump(loaded.config), environment_api_keys=present)
 
     # -- the schema ---------------------------------------------------------
 
@@ -507,7 +507,12 @@ def providers(config: RagConfig) -> Providers:
         embeddings = ProviderInfo(provider="none", model=None, configured=False)
     rr = config.reranker
     if rr.provider == "jina":
-        reranker = ProviderInfo(provider="jina", model=rr.jina.model, configured=rr.jina.api_key is not None)
+        from rag.providers.rerank_http import JINA_RERANK_URL
+
+        own_url = (rr.jina.base_url or JINA_RERANK_URL).strip().rstrip("/") == JINA_RERANK_URL
+        # Jina's own endpoint needs a key (the config's or JINA_API_KEY); another server may need none.
+        has_key = rr.jina.api_key is not None or (own_url and bool(os.environ.get("JINA_API_KEY")))
+        reranker = ProviderInfo(provider="jina", model=rr.jina.model, configured=has_key or not own_url)
     elif rr.provider == "local":
         reranker = ProviderInfo(provider="local", model=rr.local.model, configured=True)
     else:

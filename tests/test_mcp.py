@@ -361,6 +361,18 @@ def test_status_providers_from_config(rag_db: db.DatabaseTarget, monkeypatch: py
     assert "secret" not in json.dumps(out)
 
 
+def test_status_says_a_keyless_reranker_server_is_configured(
+        rag_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch, make_harness: Callable[..., Harness]) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    monkeypatch.delenv("JINA_API_KEY", raising=False)
+    keyless = {"provider": "jina", "jina": {"baseUrl": "http://127.0.0.1:7997"}}
+    out = make_harness({"embeddings": {"provider": "none"}, "reranker": keyless}).ok("status")
+    assert out["providers"]["reranker"]["configured"] is True
+    jina_without_key = {"provider": "jina"}
+    out = make_harness({"embeddings": {"provider": "none"}, "reranker": jina_without_key}).ok("status")
+    assert out["providers"]["reranker"]["configured"] is False
+
+
 def test_status_and_tools_when_the_database_is_down(monkeypatch: pytest.MonkeyPatch,
                                                     make_harness: Callable[..., Harness]) -> None:
     monkeypatch.setenv("RAG_DATABASE_URL", "postgresql://rag@127.0.0.1:1/nothing")
