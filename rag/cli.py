@@ -234,11 +234,14 @@ def psql(ctx: typer.Context) -> None:
 @app.command()
 def index(
     ctx: typer.Context,
-    name: Annotated[str | None, typer.Argument(help="A source from the config.")] = None,
-    all_sources: Annotated[bool, typer.Option("--all", help="Every source in the config.")] = False,
+    name: Annotated[str | None, typer.Argument(
+        help="A source from the config or the database (default: the source rooted here).")] = None,
+    all_sources: Annotated[bool, typer.Option(
+        "--all", help="Every source in the config and in the database.")] = False,
     path: Annotated[str | None, typer.Option("--path", help="Index this folder ad hoc.")] = None,
     git: Annotated[str | None, typer.Option("--git", help="Index this git repository ad hoc.")] = None,
-    branch: Annotated[str | None, typer.Option("--branch", help="Git branch (with --git).")] = None,
+    branch: Annotated[str | None, typer.Option(
+        "--branch", help="Git branch (with --git; default: the one used before, else the remote's).")] = None,
     source_name: Annotated[
         str | None, typer.Option("--name", help="Source name for --path/--git (default: folder/repo name).")
     ] = None,

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
 from rag import embedded
@@ -254,8 +254,9 @@ def rag_error(exc: psycopg.Error) -> DatabaseError:
     """
     reason = exc.diag.message_primary or first_line(exc)
     if isinstance(exc, SCHEMA_MISSING):
-        return SchemaMissingError(f"database: no local-rag schema yet; run `rag init` to install or "
-                                  f"update it ({reason})")
+        # Not the reason: it names internal relations (rag.keyword_data_intact) a user cannot act on.
+        return SchemaMissingError("database: the local-rag schema is missing or from another version; "
+                                  "run `rag init` to install or update it")
     if exc.diag.source_function == "exec_stmt_raise":
         head, sep, rest = reason.partition(": ")
         return DatabaseError(rest if sep and head.isidentifier() and head.islower() else reason)

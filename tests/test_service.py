@@ -127,3 +127,15 @@ def test_ad_hoc_sources(spec: SourceSpec, expected: SourceSpec) -> None:
 def test_a_location_without_a_usable_name() -> None:
     with pytest.raises(RagError, match="cannot derive a source name from '/'"):
         default_source_name("/")
+
+
+def test_a_broken_schema_error_names_no_internal_relation(rag_db: db.DatabaseTarget) -> None:
+    from rag.errors import SchemaMissingError
+
+    with db.connect(rag_db) as conn:
+        conn.execute("DROP TABLE rag.keyword_data_intact CASCADE")
+    service = make_service(rag_db)
+    with pytest.raises(SchemaMissingError) as err:
+        service.search(SearchRequest("combine"))
+    assert "keyword_data_intact" not in str(err.value) and "run `rag init`" in str(err.value)
+    service.close()
