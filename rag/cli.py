@@ -167,9 +167,11 @@ def status(
         typer.echo(f"embeddings {cov.model}: {cov.embedded_chunks:,}/{cov.total_chunks:,} chunks")
     run = out.indexing.last_run
     if run is not None:
+        from rag.progress import plural
+
         typer.echo(
             f"last run:     {run.source} {run.status} at {run.started_at.isoformat(timespec='seconds')} "
-            f"(+{run.chunks_added:,} -{run.chunks_removed:,} chunks, {run.errors} errors)"
+            f"(+{run.chunks_added:,} -{run.chunks_removed:,} chunks, {plural(run.errors, 'error')})"
         )
 
 
@@ -245,25 +247,34 @@ def index(
     source_name: Annotated[
         str | None, typer.Option("--name", help="Source name for --path/--git (default: folder/repo name).")
     ] = None,
+    include: Annotated[list[str] | None, typer.Option(
+        "--include", help="Only paths matching this glob (--path/--git; repeatable; kept with the source).")
+    ] = None,
+    exclude: Annotated[list[str] | None, typer.Option(
+        "--exclude", help="Skip paths matching this glob (--path/--git; repeatable; kept with the source).")
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Re-chunk every file (embeddings are still reused).")
     ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List what would be indexed; change nothing.")
     ] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="With --dry-run: list every skipped path with its reason.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary per source.")] = False,
 ) -> None:
     """Index a source: only new and changed files are chunked, only new text is embedded.
 
-    Example: rag index --path ~/code/my-project --name my-project
+    Example: rag index --path ~/code/my-project --name my-project --exclude "*.min.js"
     """
     from rag.progress import TerminalReporter
 
     service = _state(ctx).service
-    specs = _sources_to_index(service, name, all_sources, path, git, branch, source_name)
+    specs = _sources_to_index(service, name, all_sources, path, git, branch, source_name,
+                              tuple(include or ()), tuple(exclude or ()))
     if dry_run:
         for spec in specs:
-            _dry_run(service, spec, as_json)
+            _dry_run(service, spec, as_json, verbose)
         return
     for spec in specs:
         with TerminalReporter(spec.name, quiet=as_json) as reporter:
@@ -274,49 +285,62 @@ def index(
 
 
 def _sources_to_index(
-    service: RagService, name: str | None, all_sources: bool, path: str | None,
-    git: str | None, branch: str | None, source_name: str | None,
+    service: RagService, name: str | None, all_sources: bool, path: str | None, git: str | None,
+    branch: str | None, source_name: str | None, include: tuple[str, ...], exclude: tuple[str, ...],
 ) -> list[SourceSpec]:
     from rag.service import folder_source, git_source
 
     chosen = [bool(name), all_sources, bool(path), bool(git)]
-    if sum(chosen) != 1:
+    if sum(chosen) > 1:
         raise RagError("say what to index: a source NAME, --all, --path PATH or --git URL (one of them)")
     if branch and not git:
         raise RagError("--branch goes with --git")
     if source_name and not (path or git):
         raise RagError("--name goes with --path or --git; a configured source is named by NAME")
-    config = service.config
+    if (include or exclude) and not (path or git):
+        raise RagError("--include/--exclude go with --path or --git; an indexed source keeps its own "
+                       "(a configured one: set include/exclude in the config)")
     if name:
-        spec = service.configured_source(name)
+        spec = service.known_source(name)
         if spec is None:
-            known = ", ".join(s.name for s in config.sources) or "none configured"
-            raise RagError(f"source {name!r} is not in the config (known: {known}); "
-                           "add it under sources: or use --path/--git")
+            known = ", ".join(service.known_source_names()) or "none yet"
+            raise RagError(f"no source {name!r} in the config or the database (known: {known}); "
+                           "index a folder with --path or a repository with --git")
         return [spec]
     if all_sources:
-        if not config.sources:
-            raise RagError("no sources in the config; add some under sources: or use --path/--git")
-        return [s.spec() for s in config.sources]
+        specs = service.every_source()
+        if not specs:
+            raise RagError("no sources yet, in the config or the database; use --path or --git")
+        return specs
     if path:
         folder = Path(path).expanduser().resolve()
         if not folder.is_dir():
             raise RagError(f"--path {path}: not a directory")
-        return [folder_source(folder, source_name)]
-    assert git is not None
-    return [git_source(git, branch, source_name)]
+        return [service.remembered(folder_source(folder, source_name, include, exclude))]
+    if git:
+        return [service.remembered(git_source(git, branch, source_name, include, exclude))]
+    here = Path.cwd().resolve()
+    spec = service.source_at(here)
+    if spec is None:
+        raise RagError(f"{here} is not the root of an indexed source; run `rag index --path .` to index it, "
+                       "or give a source NAME, --all or --git URL")
+    return [spec]
 
 
-def _dry_run(service: RagService, spec: SourceSpec, as_json: bool) -> None:
-    out = service.dry_run(spec)
+def _dry_run(service: RagService, spec: SourceSpec, as_json: bool, verbose: bool) -> None:
+    from rag.progress import plural
+
+    out = service.dry_run(spec, verbose=verbose)
     if as_json:
         _echo_json(out)
         return
     for path in out.files:
         typer.echo(path)
-    typer.echo(f"# {spec.name}: {len(out.files):,} files would be indexed from {out.root}", err=True)
+    typer.echo(f"# {spec.name}: {plural(len(out.files), 'file')} would be indexed from {out.root}", err=True)
     for reason, count in out.skipped.items():
         typer.echo(f"#   skipped ({reason}): {count:,}", err=True)
+        for path in (out.skipped_paths or {}).get(reason, []):
+            typer.echo(f"#     {path}", err=True)
     for problem in out.file_errors:
         typer.echo(f"#   error: {problem.path}: {problem.error}", err=True)
 
@@ -388,11 +412,13 @@ def chunk(
     window_overlap = settings.overlap if overlap is None else overlap
     if limit < 1 or window_overlap < 0 or window_overlap >= limit:
         raise RagError("--max-tokens must be positive and --overlap between 0 and max-tokens - 1")
+    failed = 0
     for file, shown in _files_to_chunk(paths, settings):
         result = chunk_file(file, shown, max_tokens=limit, overlap=window_overlap)
         for warning in result.warnings:
             typer.echo(f"warning: {shown}: {warning}", err=True)
         if result.error:
+            failed += 1
             typer.echo(f"error: {shown}: {result.error}", err=True)
         for piece in result.chunks:
             if as_json:
@@ -401,6 +427,8 @@ def chunk(
                                       ensure_ascii=False))
             else:
                 typer.echo(_describe_chunk(piece.metadata, piece.tokens))
+    if failed:  # every file was shown; the exit code says some could not be chunked
+        raise typer.Exit(1)
 
 
 def _files_to_chunk(paths: list[Path], settings: ChunkSettings) -> Iterator[tuple[Path, str]]:

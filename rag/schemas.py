@@ -215,4 +215,5 @@ class DryRunOutput(_Out):
     root: str
     files: list[str]
     skipped: dict[str, int]
+    skipped_paths: dict[str, list[str]] | None = None  # reason -> paths, with --verbose
     file_errors: list[FileError]

@@ -402,14 +402,37 @@ class RagService:
         spec = self.configured_source(name)
         if spec is not None:
             return spec
-        row = self.with_db(lambda conn: conn.execute(
-            "SELECT * FROM rag.list_sources(%s, NULL, 2147483647)", (name,)).fetchall())
-        for r in row:
-            if r["name"] == name:
-                cfg = r["config"] or {}
-                return SourceSpec(r["name"], r["type"], r["location"], r["branch"],
-                                  tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()))
-        return None
+        return next((s for s in self.indexed_sources(name) if s.name == name), None)
+
+    def indexed_sources(self, name_prefix: str | None = None) -> list[SourceSpec]:
+        """The sources in the database, as their last run took them (branch, include, exclude)."""
+        rows = self.with_db(lambda conn: conn.execute(
+            "SELECT * FROM rag.list_sources(%s, NULL, 2147483647)", (name_prefix,)).fetchall())
+        return [SourceSpec(r["name"], r["type"], r["location"], r["branch"],
+                           tuple((r["config"] or {}).get("include") or ()),
+                           tuple((r["config"] or {}).get("exclude") or ()))
+                for r in rows]
+
+    def every_source(self) -> list[SourceSpec]:
+        """``rag index --all``: the configured sources, then those only the database knows."""
+        configured = [s.spec() for s in self.config.sources]
+        names = {s.name for s in configured}
+        return configured + [s for s in self.indexed_sources() if s.name not in names]
+
+    def source_at(self, folder: Path) -> SourceSpec | None:
+        """The local source (configured or indexed) whose root is ``folder``."""
+        candidates = [s.spec() for s in self.config.sources] + self.indexed_sources()
+        return next((s for s in candidates if s.type == "local" and Path(s.location) == folder), None)
+
+    def remembered(self, spec: SourceSpec) -> SourceSpec:
+        """An ad hoc source given again: what the command line leaves out (a git branch, include
+        and exclude globs) is what the earlier run of the same source used."""
+        earlier = next((s for s in self.indexed_sources(spec.name)
+                        if (s.name, s.type, s.location) == (spec.name, spec.type, spec.location)), None)
+        if earlier is None:
+            return spec
+        return SourceSpec(spec.name, spec.type, spec.location, spec.branch or earlier.branch,
+                          spec.include or earlier.include, spec.exclude or earlier.exclude)
 
     def known_source_names(self) -> list[str]:
         indexed = self.with_db(lambda conn: conn.execute(
@@ -430,15 +453,21 @@ class RagService:
             sync_git_source(spec.location, dest, branch=spec.branch)
         return dest
 
-    def dry_run(self, spec: SourceSpec) -> DryRunOutput:
-        """What an index run of ``spec`` would read, changing nothing."""
+    def dry_run(self, spec: SourceSpec, *, verbose: bool = False) -> DryRunOutput:
+        """What an index run of ``spec`` would read, changing nothing; a file the run would refuse
+        as binary by its content is a file error here too. ``verbose``: every skipped path."""
         from rag import indexer
+        from rag.chunking.dispatcher import file_rejected_as_binary
 
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
-        return DryRunOutput(source=spec.name, root=str(root), files=[f.path for f in scanned.files],
+        binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
+        return DryRunOutput(source=spec.name, root=str(root),
+                            files=[f.path for f in scanned.files if f.path not in binary],
                             skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
-                            file_errors=[FileError(**problem) for problem in scanned.problems()])
+                            skipped_paths=dict(sorted(scanned.skipped.items())) if verbose else None,
+                            file_errors=[FileError(**problem) for problem in scanned.problems()]
+                            + [FileError(path=path, error="binary file") for path in sorted(binary)])
 
     def index(self, spec: SourceSpec, *, force: bool = False,
               reporter: Reporter | None = None) -> IndexOutput:
@@ -464,14 +493,16 @@ class RagService:
         )
 
 
-def folder_source(folder: Path, name: str | None = None) -> SourceSpec:
+def folder_source(folder: Path, name: str | None = None, include: tuple[str, ...] = (),
+                  exclude: tuple[str, ...] = ()) -> SourceSpec:
     """An ad hoc local source: ``folder`` (absolute), named after it unless ``name``."""
-    return SourceSpec(name or default_source_name(str(folder)), "local", str(folder))
+    return SourceSpec(name or default_source_name(str(folder)), "local", str(folder), None, include, exclude)
 
 
-def git_source(url: str, branch: str | None = None, name: str | None = None) -> SourceSpec:
+def git_source(url: str, branch: str | None = None, name: str | None = None, include: tuple[str, ...] = (),
+               exclude: tuple[str, ...] = ()) -> SourceSpec:
     """An ad hoc git source, named after the repository unless ``name``."""
-    return SourceSpec(name or default_source_name(url), "git", url, branch)
+    return SourceSpec(name or default_source_name(url), "git", url, branch, include, exclude)
 
 
 def default_source_name(location: str) -> str:

@@ -81,6 +81,49 @@ def test_index_json_summary_and_configured_source(keyword_only: Path) -> None:
     assert json.loads(out)["unchanged"] == 1
 
 
+def test_ad_hoc_sources_are_indexed_by_name_all_and_from_their_root(
+    keyword_only: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_folder(tmp_path / "adhoc")
+    (folder / "pkg" / "gen.min.py").write_text("x = 1\n")
+    code, _, err = rag("index", "--path", str(folder), "--exclude", "*.min.py", "--include", "**/*.py",
+                       "--include", "*.md", "--json")
+    assert code == 0, err
+    (folder / "pkg" / "new.py").write_text("def new():\n    return 1\n")
+    # By name: the source made with --path, its include/exclude kept with it.
+    code, out, err = rag("--config", str(keyword_only), "index", "adhoc", "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert (summary["new"], summary["unchanged"], summary["skipped"]) == (1, 2, {"builtin": 1, "exclude": 1})
+    # --all: the configured source and the one only the database knows.
+    code, out, err = rag("--config", str(keyword_only), "index", "--all", "--json")
+    assert code == 0, err
+    assert [json.loads(line)["source"] for line in out.splitlines()] == ["docs", "adhoc"]
+    # No argument in a source's root: that source.
+    monkeypatch.chdir(folder)
+    code, out, err = rag("--config", str(keyword_only), "index", "--json")
+    assert code == 0 and json.loads(out)["source"] == "adhoc", err
+    # --path again without the globs keeps them.
+    code, out, err = rag("index", "--path", str(folder), "--json")
+    assert code == 0 and json.loads(out)["skipped"] == {"builtin": 1, "exclude": 1}, err
+
+
+def test_dry_run_verbose_names_skipped_paths_and_binary_content(keyword_only: Path, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "p")
+    (folder / "blob.py").write_bytes(b"\x00\x01binary with a text name\n")
+    code, out, err = rag("index", "--path", str(folder), "--dry-run", "--verbose")
+    assert code == 0, err
+    assert out.splitlines() == ["README.md", "pkg/core.py"]
+    assert "#   skipped (builtin): 1\n#     node_modules/\n" in err
+    assert "#   error: blob.py: binary file" in err
+    code, out, _ = rag("index", "--path", str(folder), "--dry-run", "--json", "--verbose")
+    dry = json.loads(out)
+    assert dry["skippedPaths"] == {"builtin": ["node_modules/"]}
+    assert {"path": "blob.py", "error": "binary file"} in dry["fileErrors"]
+    code, out, err = rag("index", "--path", str(folder), "--json")  # what the real run says of it
+    assert {"path": "blob.py", "error": "binary file"} in json.loads(out)["fileErrors"]
+
+
 def test_dry_run_lists_files_and_skip_reasons_without_writing(keyword_only: Path, tmp_path: Path) -> None:
     folder = make_folder(tmp_path / "p")
     code, out, err = rag("index", "--path", str(folder), "--dry-run")
@@ -93,15 +136,18 @@ def test_dry_run_lists_files_and_skip_reasons_without_writing(keyword_only: Path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["index"], "say what to index"),
+        (["index"], "is not the root of an indexed source; run `rag index --path .` to index it"),
         (["index", "docs", "--path", "."], "say what to index"),
+        (["index", "docs", "--include", "*.md"], "--include/--exclude go with --path or --git"),
         (["index", "--path", "/no/such/dir"], "--path /no/such/dir: not a directory"),
-        (["index", "ghost"], "source 'ghost' is not in the config (known: docs)"),
+        (["index", "ghost"], "no source 'ghost' in the config or the database (known: docs)"),
         (["index", "--path", ".", "--branch", "main"], "--branch goes with --git"),
         (["remove", "ghost"], "source 'ghost' not found; known: none"),
     ],
 )
-def test_bad_index_arguments_are_one_line(keyword_only: Path, args: list[str], message: str) -> None:
+def test_bad_index_arguments_are_one_line(keyword_only: Path, args: list[str], message: str,
+                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     code, out, err = rag("--config", str(keyword_only), *args)
     assert out == ""
     assert code == 1
