@@ -466,7 +466,8 @@ def search(
     ] = None,
     source_type: Annotated[list[str] | None, typer.Option(
         "--type", help="code, markdown, text or pdf (repeatable).")] = None,
-    language: Annotated[list[str] | None, typer.Option("--lang", help="e.g. python (repeatable).")] = None,
+    language: Annotated[list[str] | None, typer.Option(
+        "--lang", help="A language, alias or extension: python, py, ts, golang, c++ (repeatable).")] = None,
     path_prefix: Annotated[str | None, typer.Option("--path-prefix", help="e.g. src/api/")] = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="Skip the reranker.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

@@ -14,6 +14,7 @@ of ``rag.*`` functions, search is ``rag.search.Searcher``, indexing ``rag.indexe
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -261,6 +262,8 @@ class RagService:
         """The hits of one search, with everything a front end may show of them."""
         from rag.search import Searcher
 
+        if request.languages:
+            request = dataclasses.replace(request, languages=known_languages(request.languages))
         settings = self.config.search
         embedder, reranker = self.embedder(), self.reranker()
         return self.with_db(lambda conn: Searcher(conn, settings, embedder, reranker).search(request))
@@ -512,6 +515,20 @@ def default_source_name(location: str) -> str:
     if not name:
         raise RagError(f"cannot derive a source name from {location!r}; pass --name")
     return name
+
+
+def known_languages(given: list[str]) -> list[str]:
+    """The languages ``given`` names (``ts``, ``Python``, ``golang``, ``c++``), or an error listing
+    the valid names: a filter no chunk can match would silently find nothing."""
+    from rag.chunking.languages import language_name, language_names
+
+    names = [language_name(g) for g in given]
+    unknown = [g for g, name in zip(given, names, strict=True) if name is None]
+    if unknown:
+        raise RagError(f"unknown language {', '.join(map(repr, unknown))}; use a name such as python, "
+                       "typescript, javascript, go, cpp, markdown, text, or a file extension (ts, py); "
+                       f"all names: {', '.join(sorted(language_names()))}")
+    return sorted({n for n in names if n is not None})
 
 
 def search_result(hit: Any) -> SearchResult:

@@ -139,3 +139,14 @@ def test_a_broken_schema_error_names_no_internal_relation(rag_db: db.DatabaseTar
         service.search(SearchRequest("combine"))
     assert "keyword_data_intact" not in str(err.value) and "run `rag init`" in str(err.value)
     service.close()
+
+
+@pytest.mark.parametrize("given", ["ts", "TypeScript", "TS", ".ts"])
+def test_search_languages_accept_names_aliases_and_extensions(service: RagService, given: str) -> None:
+    out = service.search(SearchRequest("combineLatest", languages=[given], rerank=False))
+    assert [r.path for r in out.results] == ["src/stream.ts"]
+
+
+def test_an_unknown_language_lists_the_valid_names(service: RagService) -> None:
+    with pytest.raises(RagError, match=r"unknown language 'klingon'; .* all names: .*typescript"):
+        service.search(SearchRequest("combineLatest", languages=["klingon"]))
