@@ -626,7 +626,8 @@ def _print_hits(query: str, hits: list[SearchHit]) -> None:
     words = [w for w in re.split(r"\W+", query) if len(w) > 2]
     for number, hit in enumerate(hits, 1):
         where = f"{hit.path}:{hit.coordinates.get('startLine', '?')}-{hit.coordinates.get('endLine', '?')}"
-        label = hit.coordinates.get("fqn") or hit.coordinates.get("headerPath") or ""
+        names = ", ".join(hit.fqns or ())  # a merged chunk: every name it holds
+        label = names or hit.coordinates.get("fqn") or hit.coordinates.get("headerPath") or ""
         scores = [f"rrf {hit.rrf:.4f}"]
         if hit.bm25_rank:
             scores.append(f"bm25 #{hit.bm25_rank} {hit.bm25:.2f}")
@@ -636,8 +637,11 @@ def _print_hits(query: str, hits: list[SearchHit]) -> None:
             scores.append(f"rerank {hit.rerank:.3f}")
         header = Text(f"{number}. ", style="bold")
         header.append(where, style="bold cyan")
-        header.append(f"  {label}  [{hit.source_name}, {hit.source_type}]  {', '.join(scores)}")
+        kind = ", ".join(k for k in (hit.source_name, hit.source_type, hit.language) if k)
+        header.append(f"  {label}  [{kind}]  {', '.join(scores)}")
         console.print(header)
+        if hit.abs_path:
+            console.print(Text(f"   {hit.abs_path}", style="dim"))
         snippet = Text("\n".join("   " + line for line in hit.content.strip().splitlines()[:6]))
         snippet.highlight_words(words, style="bold yellow", case_sensitive=False)
         console.print(snippet)

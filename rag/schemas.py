@@ -38,6 +38,9 @@ class SearchResult(_Out):
     source_name: str
     path: str
     source_type: str
+    language: str | None = None
+    absolute_path: str | None = None  # local sources: the file as a user can open it
+    fqns: list[str] | None = None  # a chunk holding several small definitions: all their names
     start_line: int | None
     end_line: int | None
     coordinates: Coordinates

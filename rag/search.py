@@ -8,6 +8,7 @@ A reranker failure returns the fused order with a warning, never an error.
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -50,6 +51,9 @@ class SearchHit:
     vector_rank: int | None
     rrf: float
     rerank: float | None = None
+    language: str | None = None
+    fqns: list[str] | None = None  # the names a chunk holding several small definitions carries
+    abs_path: str | None = None  # a local source's file, as a user can open it
 
 
 @dataclass
@@ -100,10 +104,21 @@ class Searcher:
             },
         ).fetchall()
         hits = [_hit(row) for row in rows]
+        self._add_absolute_paths(hits)
         response = SearchResponse(hits, len(hits))
         if use_reranker and hits:
             response.hits = self._rerank(query, hits, final_k, response.warnings)
         return response
+
+    def _add_absolute_paths(self, hits: list[SearchHit]) -> None:
+        names = sorted({h.source_name for h in hits})
+        if not names:
+            return
+        roots = {r["name"]: r["location"] for r in self.conn.execute(
+            "SELECT * FROM rag.local_roots(%s)", (names,)).fetchall()}
+        for hit in hits:
+            if hit.source_name in roots:
+                hit.abs_path = str(Path(roots[hit.source_name]) / hit.path)
 
     def _query_vector(self, query: str) -> str | None:
         """The query's embedding as pgvector text, stored for reuse; None for a keyword-only index."""
@@ -146,4 +161,5 @@ def _hit(row: dict[str, Any]) -> SearchHit:
         coordinates={k: metadata[k] for k in COORDINATE_KEYS if metadata.get(k) is not None},
         bm25=row["bm25_score"], bm25_rank=row["bm25_rank"],
         vector=row["vector_score"], vector_rank=row["vector_rank"], rrf=row["score"],
+        language=row["language"], fqns=metadata.get("fqns"),
     )

@@ -99,6 +99,21 @@ COMMENT ON FUNCTION rag.list_sources(text, text, integer, text) IS
     'location prefix.';
 
 -- ---------------------------------------------------------------------------
+-- local_roots
+CREATE OR REPLACE FUNCTION rag.local_roots(
+    source_names text[]
+)
+RETURNS TABLE (name text, location text)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT s.name, s.location FROM rag.sources s WHERE s.type = 'local' AND s.name = ANY (source_names)
+$$;
+COMMENT ON FUNCTION rag.local_roots(text[]) IS
+    'The folders of the named local sources, so search results can carry a path a user can open.';
+
+-- ---------------------------------------------------------------------------
 -- has_model
 CREATE OR REPLACE FUNCTION rag.has_model(
     model_name text

@@ -157,6 +157,7 @@ def test_search_returns_structured_results(harness: Harness) -> None:
     assert first["scores"]["bm25"] > 0 and first["scores"]["vector"] is not None
     assert first["scores"]["rrf"] > 0 and first["scores"]["rerank"] is None
     assert "combineLatest" in first["snippet"] and len(first["snippet"]) <= 500
+    assert first["language"] == "typescript" and first["absolutePath"].endswith("/proj/src/stream.ts")
 
     docs = harness.ok("search", {"query": "combine latest", "sourceType": "markdown", "topK": 1})
     assert [r["path"] for r in docs["results"]] == ["docs/guide.md"]
