@@ -163,6 +163,8 @@ def status(
     typer.echo(f"chunks:       {database.total_chunks}")
     typer.echo(f"embeddings:   {database.total_embeddings}")
     typer.echo(f"last indexed: {last.isoformat(timespec='seconds') if last else 'never'}")
+    for git in out.git_sources:
+        typer.echo(f"git {git.name}: {git.branch or 'default branch'} @{git.commit_sha or 'not indexed yet'}")
     for cov in out.embedding_coverage:
         typer.echo(f"embeddings {cov.model}: {cov.embedded_chunks:,}/{cov.total_chunks:,} chunks")
     run = out.indexing.last_run
@@ -367,6 +369,7 @@ def list_sources(
     for s in sources:
         last = s.last_indexed_at.strftime("%Y-%m-%d %H:%M:%S") if s.last_indexed_at else "never"
         where = s.path + (f" ({s.branch})" if s.branch else "")
+        where += f" @{s.commit_sha[:12]}" if s.commit_sha else ""
         typer.echo(f"{s.name:<24} {s.type:<5} {s.file_count:>7,} {s.chunk_count:>8,}  {last:<19}  {where}")
 
 
@@ -377,7 +380,8 @@ def remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Source 
     Example: rag remove my-project
     """
     out = _state(ctx).service.remove_source(name)
-    typer.echo(f"removed {out.name}: {out.removed_chunks:,} chunks")
+    typer.echo(f"removed {out.name}: {out.removed_chunks:,} chunks"
+               + (f"; deleted its clone {out.deleted_clone}" if out.deleted_clone else ""))
 
 
 @app.command()

@@ -79,6 +79,7 @@ class SourceInfo(_Out):
     chunk_count: int
     last_indexed_at: datetime | None
     indexing: bool
+    commit_sha: str | None = None  # git: the commit indexed last
 
 
 class SourcesOutput(_Out):
@@ -154,6 +155,12 @@ class ConfigOutput(_Out):
     environment_api_keys: dict[str, str]
 
 
+class GitCommit(_Out):
+    name: str
+    branch: str | None
+    commit_sha: str | None
+
+
 class StatusOutput(_Out):
     version: str
     database: DatabaseInfo
@@ -161,6 +168,7 @@ class StatusOutput(_Out):
     embedding_coverage: list[Coverage]
     indexing: IndexingInfo
     config: ConfigInfo
+    git_sources: list[GitCommit] = []  # the commit each git source's last run read
 
 
 class FileError(_Out):
@@ -198,6 +206,7 @@ class IndexOutput(_Out):
 class RemoveOutput(_Out):
     name: str
     removed_chunks: int
+    deleted_clone: str | None = None  # a git source's clone, deleted with it
 
 
 class GcOutput(_Out):

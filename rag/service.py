@@ -39,6 +39,7 @@ from rag.schemas import (
     FileError,
     FileWarning,
     GcOutput,
+    GitCommit,
     IndexingInfo,
     IndexOutput,
     InitOutput,
@@ -325,16 +326,24 @@ class RagService:
         return SourcesOutput(sources=[
             SourceInfo(id=r["id"], name=r["name"], type=r["type"], path=r["location"], branch=r["branch"],
                        file_count=r["files"], chunk_count=r["chunks"], last_indexed_at=r["last_indexed_at"],
-                       indexing=r["indexing"])
+                       indexing=r["indexing"], commit_sha=r["commit_sha"])
             for r in rows
         ])
 
     def remove_source(self, name: str) -> RemoveOutput:
-        """Delete a source with its files and chunks (refused by SQL while it is being indexed)."""
+        """Delete a source with its files and chunks (refused by SQL while it is being indexed);
+        a git source's clone goes too."""
+        was_git = any(s.name == name and s.type == "git" for s in self.indexed_sources(name))
         row = self.with_db(lambda conn: conn.execute("SELECT rag.remove_source(%s) AS n", (name,)).fetchone(),
                            retry=False)
         assert row is not None
-        return RemoveOutput(name=name, removed_chunks=int(row["n"]))
+        clone = self.clone_dir(name) if was_git else None
+        if clone is not None and clone.is_dir():
+            import shutil
+
+            shutil.rmtree(clone)
+        return RemoveOutput(name=name, removed_chunks=int(row["n"]),
+                            deleted_clone=str(clone) if clone is not None else None)
 
     def gc(self) -> GcOutput:
         """Delete embeddings no chunk uses any more."""
@@ -349,6 +358,7 @@ class RagService:
         database = DatabaseInfo(connected=False, url=None, origin=None)
         coverage: list[Coverage] = []
         indexing = IndexingInfo(active=False, active_runs=[], last_indexed_at=None, last_run=None)
+        git_sources: list[GitCommit] = []
 
         def work(conn: Connection) -> None:
             database.connected = True
@@ -373,6 +383,9 @@ class RagService:
                 ActiveRun(source=r["source_name"], run_id=r["run_id"], started_at=r["started_at"])
                 for r in conn.execute("SELECT * FROM rag.active_runs()").fetchall()]
             indexing.active = bool(indexing.active_runs)
+            git_rows = conn.execute("SELECT * FROM rag.list_sources(NULL, 'git', 2147483647)").fetchall()
+            git_sources.extend(GitCommit(name=r["name"], branch=r["branch"], commit_sha=r["commit_sha"])
+                               for r in git_rows)
 
         try:
             self.with_db(work)
@@ -390,6 +403,7 @@ class RagService:
             embedding_coverage=coverage,
             indexing=indexing,
             config=ConfigInfo(path=str(loaded.path) if loaded.path else None, origin=loaded.origin),
+            git_sources=git_sources,
         )
 
     # -- indexing -----------------------------------------------------------
@@ -444,17 +458,26 @@ class RagService:
 
     def root(self, spec: SourceSpec, *, sync: bool) -> Path:
         """The folder to scan: a local source's path, or a git source's clone (updated when ``sync``)."""
+        return self._checkout(spec, sync=sync)[0]
+
+    def _checkout(self, spec: SourceSpec, *, sync: bool) -> tuple[Path, str | None]:
+        """``root``, with the commit a git clone was just brought to (None when not synced)."""
         if spec.type == "local":
-            return Path(spec.location)
-        from rag.embedded import data_dir
+            return Path(spec.location), None
         from rag.sources.git import sync_git_source
 
-        configured = self.config.indexing.git.clone_dir
-        dest = (Path(configured).expanduser() if configured else data_dir() / "repos") / spec.name
+        dest = self.clone_dir(spec.name)
         if sync or not dest.exists():
             dest.parent.mkdir(parents=True, exist_ok=True)
-            sync_git_source(spec.location, dest, branch=spec.branch)
-        return dest
+            return dest, sync_git_source(spec.location, dest, branch=spec.branch)
+        return dest, None
+
+    def clone_dir(self, name: str) -> Path:
+        """Where the git source ``name`` is cloned (indexing.git.cloneDir, else $RAG_HOME/repos)."""
+        from rag.embedded import data_dir
+
+        configured = self.config.indexing.git.clone_dir
+        return (Path(configured).expanduser() if configured else data_dir() / "repos") / name
 
     def dry_run(self, spec: SourceSpec, *, verbose: bool = False) -> DryRunOutput:
         """What an index run of ``spec`` would read, changing nothing; a file the run would refuse
@@ -477,12 +500,14 @@ class RagService:
         """One index run of ``spec``: only new and changed files are chunked, only new text embedded."""
         from rag import indexer
 
-        root = self.root(spec, sync=True)
+        root, commit = self._checkout(spec, sync=True)
         embedder = self.embedder()
         # Its own connection: the run holds the source's advisory lock until it ends.
         with database_errors(), self.new_connection() as conn:
             summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
                                            force=force, reporter=reporter)
+            if commit is not None:
+                conn.execute("SELECT rag.record_commit(%s, %s)", (spec.name, commit))
         return IndexOutput(
             source=spec.name, location=spec.location + (f" ({spec.branch})" if spec.branch else ""),
             run_id=summary.run_id, status=summary.status, seconds=round(summary.seconds, 3),

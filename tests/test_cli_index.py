@@ -183,6 +183,40 @@ def test_index_git_repository_clones_and_updates(keyword_only: Path, tmp_path: P
     assert "remote" in rag("list")[1]
 
 
+def test_a_git_source_keeps_its_branch_records_its_commit_and_goes_with_its_clone(
+    keyword_only: Path, tmp_path: Path
+) -> None:
+    remote, work = tmp_path / "remote.git", tmp_path / "work"
+    git("init", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    git("clone", str(remote), str(work), cwd=tmp_path)
+    commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-m"]
+    (work / "lib.py").write_text("def first():\n    pass\n")
+    git("add", ".", cwd=work)
+    git(*commit, "one", cwd=work)
+    git("push", "origin", "HEAD:main", cwd=work)
+    git("checkout", "-b", "feature", cwd=work)
+    (work / "feature.py").write_text("def only_on_feature():\n    pass\n")
+    git("add", ".", cwd=work)
+    git(*commit, "two", cwd=work)
+    git("push", "origin", "HEAD:feature", cwd=work)
+    feature_sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True,
+                                 check=True).stdout.strip()
+    url = f"file://{remote}"
+    code, _, err = rag("index", "--git", url, "--name", "x", "--branch", "feature", "--json")
+    assert code == 0, err
+    code, out, err = rag("index", "--git", url, "--name", "x", "--json")  # no --branch: still feature
+    assert code == 0, err
+    assert (json.loads(out)["unchanged"], json.loads(out)["deleted"]) == (2, 0)
+    [listed] = json.loads(rag("list", "--json")[1])["sources"]
+    assert (listed["branch"], listed["commitSha"]) == ("feature", feature_sha)
+    assert f"@{feature_sha[:12]}" in rag("list")[1]
+    assert f"git x: feature @{feature_sha}" in rag("status")[1]
+    clone = tmp_path / "home" / "repos" / "x"
+    assert clone.is_dir()
+    code, out, _ = rag("remove", "x")
+    assert code == 0 and f"deleted its clone {clone}" in out and not clone.exists()
+
+
 def test_a_database_error_is_one_line(keyword_only: Path, tmp_path: Path, rag_db: db.DatabaseTarget) -> None:
     with db.connect(rag_db) as conn:  # a schema this version does not expect
         conn.execute("ALTER TABLE rag.postings RENAME COLUMN term_count TO chunk_length")
