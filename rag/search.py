@@ -15,7 +15,7 @@ import psycopg
 
 from rag import db
 from rag.config import SearchConfig
-from rag.errors import ProviderError, RagError
+from rag.errors import ProviderError, RagError, first_line
 from rag.providers import Embedder, vector_literal
 from rag.providers.rerankers import Reranker
 
@@ -86,18 +86,22 @@ class Searcher:
         final_k = request.top_k or self.settings.final_top_k
         use_reranker = request.rerank and self.reranker.name != "none"
         candidates = max(self.settings.retrieve_top_k, final_k)
+        warnings: list[str] = []
+        embedding = None if request.keyword_only else self._query_vector(query, warnings)
         rows = self.conn.execute(
             "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
             " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
             " %(candidates)s, %(model)s, %(k1)s, %(b)s)",
             {
                 "query": query,
-                "embedding": None if request.keyword_only else self._query_vector(query),
+                "embedding": embedding,
                 "top_k": candidates if use_reranker else final_k,
                 "sources": request.sources, "types": request.source_types,
                 "languages": request.languages, "prefix": request.path_prefix,
                 "bm25_weight": 0.0 if request.vector_only else self.settings.bm25_weight,
-                "vector_weight": 0.0 if request.keyword_only else self.settings.vector_weight,
+                # No vector of this config's model: keywords alone, never a query vector another
+                # model stored for the same text (rag.search would pick one up when given none).
+                "vector_weight": 0.0 if embedding is None else self.settings.vector_weight,
                 "rrf_k": self.settings.rrf.k, "candidates": candidates,
                 "model": self.embedder.model_id if self.embedder.dimensions else None,
                 "k1": self.settings.bm25.k1, "b": self.settings.bm25.b,
@@ -105,7 +109,7 @@ class Searcher:
         ).fetchall()
         hits = [_hit(row) for row in rows]
         self._add_absolute_paths(hits)
-        response = SearchResponse(hits, len(hits))
+        response = SearchResponse(hits, len(hits), warnings)
         if use_reranker and hits:
             response.hits = self._rerank(query, hits, final_k, response.warnings)
         return response
@@ -120,9 +124,14 @@ class Searcher:
             if hit.source_name in roots:
                 hit.abs_path = str(Path(roots[hit.source_name]) / hit.path)
 
-    def _query_vector(self, query: str) -> str | None:
-        """The query's embedding as pgvector text, stored for reuse; None for a keyword-only index."""
-        if not self.model_has_vectors():
+    def _query_vector(self, query: str, warnings: list[str]) -> str | None:
+        """The query's embedding as pgvector text, stored for reuse; None for a keyword-only index
+        (a configured model without stored vectors adds a warning saying the answer is keyword-only)."""
+        if not self.embedder.dimensions:
+            return None
+        if not db.has_model(self.conn, self.embedder.model_id):
+            warnings.append(f"no vectors of the embedding model {self.embedder.model_id} are stored, so "
+                            "this answer is keyword-only; index again (rag index --all) to embed with it")
             return None
         stored = self.conn.execute(
             "SELECT rag.stored_query_embedding(%s, %s)::text AS v", (self.embedder.model_id, query)
@@ -142,8 +151,9 @@ class Searcher:
         try:
             ranked = self.reranker.rerank(query, [h.content for h in hits], top_k)
         except ProviderError as exc:
-            warnings.append(f"reranker failed, results are in fused order: {exc}")
-            log.warning("reranker failed: %s", exc)
+            # One line, said once: the front end shows the warning (no log line repeating it).
+            warnings.append(f"reranker failed, results are in fused order: {first_line(exc)}")
+            log.debug("reranker failed", exc_info=True)
             return hits[:top_k]
         reranked = []
         for result in ranked:

@@ -150,3 +150,46 @@ def test_search_languages_accept_names_aliases_and_extensions(service: RagServic
 def test_an_unknown_language_lists_the_valid_names(service: RagService) -> None:
     with pytest.raises(RagError, match=r"unknown language 'klingon'; .* all names: .*typescript"):
         service.search(SearchRequest("combineLatest", languages=["klingon"]))
+
+
+def test_a_keyword_only_config_never_uses_a_query_vector_stored_by_another_model(
+    service: RagService, rag_db: db.DatabaseTarget
+) -> None:
+    from rag.providers.base import NoneEmbedder
+
+    hybrid = service.search(SearchRequest("combineLatest", rerank=False))  # stores the query's vector
+    assert hybrid.results[0].scores.vector is not None
+    keyword_only = RagService(loaded=service.loaded, embedder=NoneEmbedder())
+    keyword_only._target = rag_db
+    out = keyword_only.search(SearchRequest("combineLatest", rerank=False))
+    assert out.results and all(r.scores.vector is None for r in out.results)
+    assert out.warnings == []  # no model configured: keywords are what was asked for
+    keyword_only.close()
+
+
+def test_a_model_without_vectors_warns_that_the_answer_is_keyword_only(
+    service: RagService, rag_db: db.DatabaseTarget
+) -> None:
+    other = RagService(loaded=service.loaded, embedder=HashEmbedder(8, name="other"))
+    other._target = rag_db
+    out = other.search(SearchRequest("combineLatest", rerank=False))
+    assert out.results and all(r.scores.vector is None for r in out.results)
+    assert len(out.warnings) == 1 and "no vectors of the embedding model other@8" in out.warnings[0]
+    assert "keyword-only" in out.warnings[0]
+    other.close()
+
+
+def test_a_failing_reranker_is_one_warning_line(service: RagService, rag_db: db.DatabaseTarget) -> None:
+    from rag.errors import ProviderError
+
+    class BrokenReranker:
+        name = "broken"
+
+        def rerank(self, query: str, documents: list[str], top_k: int) -> Any:
+            raise ProviderError("rerank: HTTP 500\nTraceback-like second line")
+
+    broken = RagService(loaded=service.loaded, embedder=HashEmbedder(8), reranker=BrokenReranker())  # type: ignore[arg-type]
+    broken._target = rag_db
+    out = broken.search(SearchRequest("combineLatest"))
+    assert out.warnings == ["reranker failed, results are in fused order: rerank: HTTP 500"]
+    broken.close()
