@@ -89,7 +89,7 @@ class CliState:
 app = typer.Typer(
     cls=_FriendlyErrors,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # typer's --install-completion; `rag --help` measured no slower with it
     help="Semantic search over your code and docs, for you and your AI coding agents.",
 )
 db_app = typer.Typer(cls=_FriendlyErrors, no_args_is_help=True, help="The database connection.")

@@ -147,3 +147,8 @@ def test_version_and_json_of_list_status_config(
     assert shown["environmentApiKeys"] == {"OPENAI_API_KEY": "****"} and shown["config"]["embeddings"]["provider"] == "none"
     code, out, _ = rag("--config", str(config), "config")
     assert "# API keys in the environment: OPENAI_API_KEY=****" in out and "abcdef" not in out
+
+
+def test_shell_completion_is_offered() -> None:
+    code, out, _ = rag("--help")
+    assert code == 0 and "--install-completion" in out and "--show-completion" in out
