@@ -13,7 +13,6 @@ U+FFFD and a warning; a PDF or .docx that cannot be read → error.
 """
 
 import codecs
-import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -113,14 +112,10 @@ def file_rejected_as_binary(path: Path) -> bool:
     says which files the real run would refuse); PDF and DOCX files are extracted, not decoded."""
     if path.suffix.lower() in (".pdf", ".docx"):
         return False
-    from rag.sources.reading import open_regular
+    from rag.sources.reading import read_head
 
     try:
-        fd = open_regular(path)
-        try:
-            head = os.read(fd, _BINARY_SNIFF_BYTES)
-        finally:
-            os.close(fd)
+        head = read_head(path, _BINARY_SNIFF_BYTES)
     except OSError:
         return False  # the real run reports it as unreadable
     return rejected_as_binary(head)
