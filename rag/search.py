@@ -87,7 +87,7 @@ class Searcher:
         use_reranker = request.rerank and self.reranker.name != "none"
         candidates = max(self.settings.retrieve_top_k, final_k)
         warnings: list[str] = []
-        embedding = None if request.keyword_only else self._query_vector(query, warnings)
+        embedding = None if request.keyword_only else self._query_vector(query, request.sources, warnings)
         rows = self.conn.execute(
             "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
             " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
@@ -124,14 +124,20 @@ class Searcher:
             if hit.source_name in roots:
                 hit.abs_path = str(Path(roots[hit.source_name]) / hit.path)
 
-    def _query_vector(self, query: str, warnings: list[str]) -> str | None:
+    def _query_vector(self, query: str, sources: list[str] | None, warnings: list[str]) -> str | None:
         """The query's embedding as pgvector text, stored for reuse; None for a keyword-only index
-        (a configured model without stored vectors adds a warning saying the answer is keyword-only)."""
+        (a configured model without vectors in the searched sources adds a warning saying the
+        answer is keyword-only)."""
         if not self.embedder.dimensions:
             return None
-        if not db.has_model(self.conn, self.embedder.model_id):
-            warnings.append(f"no vectors of the embedding model {self.embedder.model_id} are stored, so "
-                            "this answer is keyword-only; index again (rag index --all) to embed with it")
+        model = self.embedder.model_id
+        if not db.has_model(self.conn, model):
+            warnings.append(f"no vectors of the embedding model {model} are stored, so this answer is "
+                            "keyword-only; index again (rag index --all) to embed with it")
+            return None
+        if sources and not _value(self.conn, "SELECT rag.sources_have_vectors(%s, %s)", (model, sources)):
+            warnings.append(f"the sources searched ({', '.join(sources)}) have no vectors of the embedding "
+                            f"model {model}, so this answer is keyword-only; index them again to embed them")
             return None
         stored = self.conn.execute(
             "SELECT rag.stored_query_embedding(%s, %s)::text AS v", (self.embedder.model_id, query)
@@ -161,6 +167,11 @@ class Searcher:
             hit.rerank = result.score
             reranked.append(hit)
         return reranked
+
+
+def _value(conn: psycopg.Connection[dict[str, Any]], query: str, params: tuple[Any, ...]) -> Any:
+    row = conn.execute(query, params).fetchone()
+    return next(iter(row.values())) if row else None
 
 
 def _hit(row: dict[str, Any]) -> SearchHit:

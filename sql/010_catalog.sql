@@ -132,6 +132,26 @@ COMMENT ON FUNCTION rag.record_commit(text, text) IS
     'Notes the commit a git source''s index run read (shown by list_sources).';
 
 -- ---------------------------------------------------------------------------
+-- sources_have_vectors
+CREATE OR REPLACE FUNCTION rag.sources_have_vectors(
+    model_name   text,
+    source_names text[]
+)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT EXISTS (
+        SELECT 1 FROM rag.sources s
+        JOIN rag.chunks c ON c.source_id = s.id
+        JOIN rag.embeddings e ON e.model = model_name AND e.content_hash = c.content_hash
+        WHERE s.name = ANY (source_names))
+$$;
+COMMENT ON FUNCTION rag.sources_have_vectors(text, text[]) IS
+    'Whether any chunk of the named sources has a vector of this model (else a search of them is keyword-only).';
+
+-- ---------------------------------------------------------------------------
 -- has_model
 CREATE OR REPLACE FUNCTION rag.has_model(
     model_name text

@@ -193,3 +193,21 @@ def test_a_failing_reranker_is_one_warning_line(service: RagService, rag_db: db.
     out = broken.search(SearchRequest("combineLatest"))
     assert out.warnings == ["reranker failed, results are in fused order: rerank: HTTP 500"]
     broken.close()
+
+
+def test_searched_sources_without_vectors_of_the_model_warn(
+    service: RagService, rag_db: db.DatabaseTarget, tmp_path: Path
+) -> None:
+    from rag.providers.base import NoneEmbedder
+
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "todo.md").write_text("# Todo\n\ncombineLatest needs tests.\n")
+    keyword_only = RagService(loaded=service.loaded, embedder=NoneEmbedder())
+    keyword_only._target = rag_db
+    keyword_only.index(folder_source(other))
+    keyword_only.close()
+    out = service.search(SearchRequest("combineLatest", sources=["notes"], rerank=False))
+    assert [r.path for r in out.results] == ["todo.md"]
+    assert len(out.warnings) == 1 and "the sources searched (notes) have no vectors" in out.warnings[0]
+    assert service.search(SearchRequest("combineLatest", sources=["proj"], rerank=False)).warnings == []
