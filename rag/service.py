@@ -439,7 +439,8 @@ class RagService:
     def source_at(self, folder: Path) -> SourceSpec | None:
         """The local source (configured or indexed) whose root is ``folder``."""
         candidates = [s.spec() for s in self.config.sources] + self.indexed_sources()
-        return next((s for s in candidates if s.type == "local" and Path(s.location) == folder), None)
+        return next((s for s in candidates
+                     if s.type == "local" and Path(s.location).expanduser().resolve() == folder), None)
 
     def remembered(self, spec: SourceSpec) -> SourceSpec:
         """An ad hoc source given again: what the command line leaves out (a git branch, include
