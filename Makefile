@@ -29,7 +29,6 @@ freeze: install
 
 # Nothing configured: embedded PostgreSQL, the bundled local model, this repository.
 demo: install
-	$(BIN)/rag init
 	$(BIN)/rag index --path . --name local-rag
 	$(BIN)/rag status
 	$(BIN)/rag search "where is the embedded database server started" --top-k 3

@@ -89,11 +89,19 @@ class CliState:
 app = typer.Typer(
     cls=_FriendlyErrors,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # typer's --install-completion; `rag --help` measured no slower with it
     help="Semantic search over your code and docs, for you and your AI coding agents.",
 )
 db_app = typer.Typer(cls=_FriendlyErrors, no_args_is_help=True, help="The database connection.")
 app.add_typer(db_app, name="db")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from rag import __version__
+
+        typer.echo(f"local-rag {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -105,6 +113,8 @@ def _main(
                      "~/.config/rag/config.yaml, built-in defaults)."),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", help="Print the version and exit.", is_eager=True, callback=_print_version)] = False,
 ) -> None:
     ctx.obj = CliState(config_path=config, debug=debug)
     ctx.call_on_close(ctx.obj.close)
@@ -130,13 +140,21 @@ def init(ctx: typer.Context) -> None:
 
 
 @app.command()
-def status(ctx: typer.Context) -> None:
-    """Show the connection, schema version and what is indexed.
+def status(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (what the MCP status tool answers).")
+                       ] = False,
+) -> None:
+    """Show the version, connection, schema version and what is indexed.
 
-    Example: rag status
+    Example: rag status --json
     """
     out = _state(ctx).service.status(strict=True)
+    if as_json:
+        _echo_json(out)
+        return
     database, last = out.database, out.indexing.last_indexed_at
+    typer.echo(f"local-rag:    {out.version}")
     typer.echo(f"database:     {database.url} ({database.origin})")
     typer.echo(f"schema:       {database.schema_version}")
     typer.echo(f"PostgreSQL:   {database.postgres_version}, pgvector {database.pgvector_version}")
@@ -145,6 +163,8 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"chunks:       {database.total_chunks}")
     typer.echo(f"embeddings:   {database.total_embeddings}")
     typer.echo(f"last indexed: {last.isoformat(timespec='seconds') if last else 'never'}")
+    for git in out.git_sources:
+        typer.echo(f"git {git.name}: {git.branch or 'default branch'} @{git.commit_sha or 'not indexed yet'}")
     for cov in out.embedding_coverage:
         typer.echo(f"embeddings {cov.model}: {cov.embedded_chunks:,}/{cov.total_chunks:,} chunks")
     for watched in out.indexing.watched:
@@ -152,26 +172,35 @@ def status(ctx: typer.Context) -> None:
         typer.echo(f"watched:      {watched.source} by pid {watched.pid}, last sync {synced}")
     run = out.indexing.last_run
     if run is not None:
+        from rag.progress import plural
+
         typer.echo(
             f"last run:     {run.source} {run.status} at {run.started_at.isoformat(timespec='seconds')} "
-            f"(+{run.chunks_added:,} -{run.chunks_removed:,} chunks, {run.errors} errors)"
+            f"(+{run.chunks_added:,} -{run.chunks_removed:,} chunks, {plural(run.errors, 'error')})"
         )
 
 
 @app.command("config")
-def show_config(ctx: typer.Context) -> None:
-    """Print the resolved configuration and where it came from, secrets masked.
+def show_config(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Print the resolved configuration and where it came from, secrets masked, and which
+    provider API keys the environment holds.
 
     Example: rag --config ~/rag.yaml config
     """
     import yaml
 
-    from rag.config import masked_dump
-
-    loaded = _state(ctx).service.loaded
-    where = f"{loaded.path} ({loaded.origin})" if loaded.path else loaded.origin
+    out = _state(ctx).service.config_info()
+    if as_json:
+        _echo_json(out)
+        return
+    where = f"{out.path} ({out.origin})" if out.path else out.origin
     typer.echo(f"# configuration from {where}")
-    typer.echo(yaml.safe_dump(masked_dump(loaded.config), sort_keys=False, allow_unicode=True), nl=False)
+    keys = ", ".join(f"{var}={value}" for var, value in out.environment_api_keys.items()) or "none"
+    typer.echo(f"# API keys in the environment: {keys}")
+    typer.echo(yaml.safe_dump(out.config, sort_keys=False, allow_unicode=True), nl=False)
 
 
 @db_app.command("url")
@@ -212,13 +241,22 @@ def psql(ctx: typer.Context) -> None:
 @app.command()
 def index(
     ctx: typer.Context,
-    name: Annotated[str | None, typer.Argument(help="A source from the config.")] = None,
-    all_sources: Annotated[bool, typer.Option("--all", help="Every source in the config.")] = False,
+    name: Annotated[str | None, typer.Argument(
+        help="A source from the config or the database (default: the source rooted here).")] = None,
+    all_sources: Annotated[bool, typer.Option(
+        "--all", help="Every source in the config and in the database.")] = False,
     path: Annotated[str | None, typer.Option("--path", help="Index this folder ad hoc.")] = None,
     git: Annotated[str | None, typer.Option("--git", help="Index this git repository ad hoc.")] = None,
-    branch: Annotated[str | None, typer.Option("--branch", help="Git branch (with --git).")] = None,
+    branch: Annotated[str | None, typer.Option(
+        "--branch", help="Git branch (with --git; default: the one used before, else the remote's).")] = None,
     source_name: Annotated[
         str | None, typer.Option("--name", help="Source name for --path/--git (default: folder/repo name).")
+    ] = None,
+    include: Annotated[list[str] | None, typer.Option(
+        "--include", help="Only paths matching this glob (--path/--git; repeatable; kept with the source).")
+    ] = None,
+    exclude: Annotated[list[str] | None, typer.Option(
+        "--exclude", help="Skip paths matching this glob (--path/--git; repeatable; kept with the source).")
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Re-chunk every file (embeddings are still reused).")
@@ -226,19 +264,22 @@ def index(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List what would be indexed; change nothing.")
     ] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="With --dry-run: list every skipped path with its reason.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary per source.")] = False,
 ) -> None:
     """Index a source: only new and changed files are chunked, only new text is embedded.
 
-    Example: rag index --path ~/code/my-project --name my-project
+    Example: rag index --path ~/code/my-project --name my-project --exclude "*.min.js"
     """
     from rag.progress import TerminalReporter
 
     service = _state(ctx).service
-    specs = _sources_to_index(service, name, all_sources, path, git, branch, source_name)
+    specs = _sources_to_index(service, name, all_sources, path, git, branch, source_name,
+                              tuple(include or ()), tuple(exclude or ()))
     if dry_run:
         for spec in specs:
-            _dry_run(service, spec, as_json)
+            _dry_run(service, spec, as_json, verbose)
         return
     for spec in specs:
         with TerminalReporter(spec.name, quiet=as_json) as reporter:
@@ -249,49 +290,62 @@ def index(
 
 
 def _sources_to_index(
-    service: RagService, name: str | None, all_sources: bool, path: str | None,
-    git: str | None, branch: str | None, source_name: str | None,
+    service: RagService, name: str | None, all_sources: bool, path: str | None, git: str | None,
+    branch: str | None, source_name: str | None, include: tuple[str, ...], exclude: tuple[str, ...],
 ) -> list[SourceSpec]:
     from rag.service import folder_source, git_source
 
     chosen = [bool(name), all_sources, bool(path), bool(git)]
-    if sum(chosen) != 1:
+    if sum(chosen) > 1:
         raise RagError("say what to index: a source NAME, --all, --path PATH or --git URL (one of them)")
     if branch and not git:
         raise RagError("--branch goes with --git")
     if source_name and not (path or git):
         raise RagError("--name goes with --path or --git; a configured source is named by NAME")
-    config = service.config
+    if (include or exclude) and not (path or git):
+        raise RagError("--include/--exclude go with --path or --git; an indexed source keeps its own "
+                       "(a configured one: set include/exclude in the config)")
     if name:
-        spec = service.configured_source(name)
+        spec = service.known_source(name)
         if spec is None:
-            known = ", ".join(s.name for s in config.sources) or "none configured"
-            raise RagError(f"source {name!r} is not in the config (known: {known}); "
-                           "add it under sources: or use --path/--git")
+            known = ", ".join(service.known_source_names()) or "none yet"
+            raise RagError(f"no source {name!r} in the config or the database (known: {known}); "
+                           "index a folder with --path or a repository with --git")
         return [spec]
     if all_sources:
-        if not config.sources:
-            raise RagError("no sources in the config; add some under sources: or use --path/--git")
-        return [s.spec() for s in config.sources]
+        specs = service.every_source()
+        if not specs:
+            raise RagError("no sources yet, in the config or the database; use --path or --git")
+        return specs
     if path:
         folder = Path(path).expanduser().resolve()
         if not folder.is_dir():
             raise RagError(f"--path {path}: not a directory")
-        return [folder_source(folder, source_name)]
-    assert git is not None
-    return [git_source(git, branch, source_name)]
+        return [service.remembered(folder_source(folder, source_name, include, exclude))]
+    if git:
+        return [service.remembered(git_source(git, branch, source_name, include, exclude))]
+    here = Path.cwd().resolve()
+    spec = service.source_at(here)
+    if spec is None:
+        raise RagError(f"{here} is not the root of an indexed source; run `rag index --path .` to index it, "
+                       "or give a source NAME, --all or --git URL")
+    return [spec]
 
 
-def _dry_run(service: RagService, spec: SourceSpec, as_json: bool) -> None:
-    out = service.dry_run(spec)
+def _dry_run(service: RagService, spec: SourceSpec, as_json: bool, verbose: bool) -> None:
+    from rag.progress import plural
+
+    out = service.dry_run(spec, verbose=verbose)
     if as_json:
         _echo_json(out)
         return
     for path in out.files:
         typer.echo(path)
-    typer.echo(f"# {spec.name}: {len(out.files):,} files would be indexed from {out.root}", err=True)
+    typer.echo(f"# {spec.name}: {plural(len(out.files), 'file')} would be indexed from {out.root}", err=True)
     for reason, count in out.skipped.items():
         typer.echo(f"#   skipped ({reason}): {count:,}", err=True)
+        for path in (out.skipped_paths or {}).get(reason, []):
+            typer.echo(f"#     {path}", err=True)
     for problem in out.file_errors:
         typer.echo(f"#   error: {problem.path}: {problem.error}", err=True)
 
@@ -353,12 +407,20 @@ def watch(
 
 
 @app.command("list")
-def list_sources(ctx: typer.Context) -> None:
+def list_sources(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (what MCP list_sources answers).")
+                       ] = False,
+) -> None:
     """List indexed sources with type, location, files, chunks and last index time.
 
-    Example: rag list
+    Example: rag list --json
     """
-    sources = _state(ctx).service.list_sources().sources
+    out = _state(ctx).service.list_sources()
+    if as_json:
+        _echo_json(out)
+        return
+    sources = out.sources
     if not sources:
         typer.echo("no sources indexed yet; try: rag index --path . --name my-project")
         return
@@ -366,6 +428,7 @@ def list_sources(ctx: typer.Context) -> None:
     for s in sources:
         last = s.last_indexed_at.strftime("%Y-%m-%d %H:%M:%S") if s.last_indexed_at else "never"
         where = s.path + (f" ({s.branch})" if s.branch else "")
+        where += f" @{s.commit_sha[:12]}" if s.commit_sha else ""
         typer.echo(f"{s.name:<24} {s.type:<5} {s.file_count:>7,} {s.chunk_count:>8,}  {last:<19}  {where}")
 
 
@@ -376,7 +439,8 @@ def remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Source 
     Example: rag remove my-project
     """
     out = _state(ctx).service.remove_source(name)
-    typer.echo(f"removed {out.name}: {out.removed_chunks:,} chunks")
+    typer.echo(f"removed {out.name}: {out.removed_chunks:,} chunks"
+               + (f"; deleted its clone {out.deleted_clone}" if out.deleted_clone else ""))
 
 
 @app.command()
@@ -411,11 +475,13 @@ def chunk(
     window_overlap = settings.overlap if overlap is None else overlap
     if limit < 1 or window_overlap < 0 or window_overlap >= limit:
         raise RagError("--max-tokens must be positive and --overlap between 0 and max-tokens - 1")
+    failed = 0
     for file, shown in _files_to_chunk(paths, settings):
         result = chunk_file(file, shown, max_tokens=limit, overlap=window_overlap)
         for warning in result.warnings:
             typer.echo(f"warning: {shown}: {warning}", err=True)
         if result.error:
+            failed += 1
             typer.echo(f"error: {shown}: {result.error}", err=True)
         for piece in result.chunks:
             if as_json:
@@ -424,6 +490,8 @@ def chunk(
                                       ensure_ascii=False))
             else:
                 typer.echo(_describe_chunk(piece.metadata, piece.tokens))
+    if failed:  # every file was shown; the exit code says some could not be chunked
+        raise typer.Exit(1)
 
 
 def _files_to_chunk(paths: list[Path], settings: ChunkSettings) -> Iterator[tuple[Path, str]]:
@@ -461,7 +529,8 @@ def search(
     ] = None,
     source_type: Annotated[list[str] | None, typer.Option(
         "--type", help="code, markdown, text or pdf (repeatable).")] = None,
-    language: Annotated[list[str] | None, typer.Option("--lang", help="e.g. python (repeatable).")] = None,
+    language: Annotated[list[str] | None, typer.Option(
+        "--lang", help="A language, alias or extension: python, py, ts, golang, c++ (repeatable).")] = None,
     path_prefix: Annotated[str | None, typer.Option("--path-prefix", help="e.g. src/api/")] = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="Skip the reranker.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -620,7 +689,8 @@ def _print_hits(query: str, hits: list[SearchHit]) -> None:
     words = [w for w in re.split(r"\W+", query) if len(w) > 2]
     for number, hit in enumerate(hits, 1):
         where = f"{hit.path}:{hit.coordinates.get('startLine', '?')}-{hit.coordinates.get('endLine', '?')}"
-        label = hit.coordinates.get("fqn") or hit.coordinates.get("headerPath") or ""
+        names = ", ".join(hit.fqns or ())  # a merged chunk: every name it holds
+        label = names or hit.coordinates.get("fqn") or hit.coordinates.get("headerPath") or ""
         scores = [f"rrf {hit.rrf:.4f}"]
         if hit.bm25_rank:
             scores.append(f"bm25 #{hit.bm25_rank} {hit.bm25:.2f}")
@@ -630,8 +700,11 @@ def _print_hits(query: str, hits: list[SearchHit]) -> None:
             scores.append(f"rerank {hit.rerank:.3f}")
         header = Text(f"{number}. ", style="bold")
         header.append(where, style="bold cyan")
-        header.append(f"  {label}  [{hit.source_name}, {hit.source_type}]  {', '.join(scores)}")
+        kind = ", ".join(k for k in (hit.source_name, hit.source_type, hit.language) if k)
+        header.append(f"  {label}  [{kind}]  {', '.join(scores)}")
         console.print(header)
+        if hit.abs_path:
+            console.print(Text(f"   {hit.abs_path}", style="dim"))
         snippet = Text("\n".join("   " + line for line in hit.content.strip().splitlines()[:6]))
         snippet.highlight_words(words, style="bold yellow", case_sensitive=False)
         console.print(snippet)

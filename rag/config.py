@@ -296,7 +296,13 @@ def _substitute_env(
     (key path -> variable), so a validation error there can name the variable.
     """
     if isinstance(node, dict):
-        return {k: _substitute_env(v, (*where, k), unset) for k, v in node.items()}
+        present: dict[Any, Any] = {}
+        for key, value in node.items():
+            substituted = _substitute_env(value, (*where, key), unset)
+            if substituted is None and (*where, key) in unset:
+                continue  # "not set": the key keeps its default, a required key says which variable
+            present[key] = substituted
+        return present
     if isinstance(node, list):
         return [_substitute_env(v, (*where, i), unset) for i, v in enumerate(node)]
     if isinstance(node, str):

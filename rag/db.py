@@ -7,6 +7,7 @@ DDL), then every ``sql/*.sql`` file (``CREATE OR REPLACE``), all under one
 advisory lock so concurrent inits queue instead of colliding.
 """
 
+import hashlib
 import logging
 import os
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
@@ -100,6 +102,7 @@ def install_schema(target: DatabaseTarget) -> InstallReport:
             applied = apply_migrations(target)
             apply_sql_functions(conn)
             ensure_keyword_data(conn, vacuum=applied > 0)  # a migration may have rewritten the postings
+            conn.execute(sql.SQL("COMMENT ON SCHEMA rag IS {}").format(sql.Literal(schema_stamp())))
             row = conn.execute("SELECT * FROM rag.status()").fetchone()
         except psycopg.errors.InsufficientPrivilege as exc:
             raise DatabaseError(
@@ -114,6 +117,22 @@ def install_schema(target: DatabaseTarget) -> InstallReport:
     return InstallReport(
         row["schema_version"], row["postgres_version"], row["pgvector_version"], applied
     )
+
+
+def schema_stamp() -> str:
+    """What ``install_schema`` writes on the schema: a digest of every migration and ``sql/*.sql``
+    file of this version, so any other (older, newer, none) is seen with one catalog read."""
+    digest = hashlib.sha256()
+    for path in [*migration_files(), *sorted(SQL_DIR.glob("*.sql"))]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"local-rag schema {digest.hexdigest()[:16]}"
+
+
+def schema_is_current(conn: psycopg.Connection[dict[str, Any]]) -> bool:
+    """Whether this version's ``install_schema`` ran on the database (``schema_stamp``)."""
+    row = conn.execute("SELECT obj_description(oid, 'pg_namespace') AS stamp FROM pg_namespace "
+                       "WHERE nspname = 'rag'").fetchone()
+    return row is not None and row["stamp"] == schema_stamp()
 
 
 def ensure_keyword_data(conn: psycopg.Connection[dict[str, Any]], *, vacuum: bool = False) -> None:
@@ -235,8 +254,9 @@ def rag_error(exc: psycopg.Error) -> DatabaseError:
     """
     reason = exc.diag.message_primary or first_line(exc)
     if isinstance(exc, SCHEMA_MISSING):
-        return SchemaMissingError(f"database: no local-rag schema yet; run `rag init` to install or "
-                                  f"update it ({reason})")
+        # Not the reason: it names internal relations (rag.keyword_data_intact) a user cannot act on.
+        return SchemaMissingError("database: the local-rag schema is missing or from another version; "
+                                  "run `rag init` to install or update it")
     if exc.diag.source_function == "exec_stmt_raise":
         head, sep, rest = reason.partition(": ")
         return DatabaseError(rest if sep and head.isidentifier() and head.islower() else reason)

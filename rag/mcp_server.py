@@ -314,7 +314,7 @@ def _source_to_index(service: RagService, source: str | None, path: str | None,
         if not folder.is_dir():
             raise RagError(f"path {path!r} is not a directory on the server's machine ({folder}); "
                            "give an absolute path to a folder")
-        return folder_source(folder, name)
+        return service.remembered(folder_source(folder, name))  # keeps its include/exclude globs
     assert source is not None
     spec = service.known_source(source)
     if spec is None:

@@ -23,9 +23,29 @@ from rich.text import Text
 from rag.schemas import IndexOutput
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 file``, ``2 files``, ``1,200 chunks``."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
 class _RateColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         return Text(f"{task.speed:,.0f} chunks/s" if task.speed else "")
+
+
+class _OnceStarted(ProgressColumn):
+    """``column`` once the first batch is embedded; before it (the model is loading, or the
+    provider answering its first request) a line that says so instead of ``0/N -:--:--``."""
+
+    def __init__(self, column: ProgressColumn, waiting: str = "") -> None:
+        super().__init__()
+        self.column, self.waiting = column, waiting
+
+    def render(self, task: Task) -> Text:
+        if task.completed:
+            rendered = self.column.render(task)
+            return rendered if isinstance(rendered, Text) else Text(str(rendered))
+        return Text(self.waiting)
 
 
 class TerminalReporter:
@@ -44,21 +64,24 @@ class TerminalReporter:
             self.console.print(line, markup=False)
 
     def scanned(self, found: int, skipped: dict[str, int]) -> None:
-        self._say(f"  Scanning files: {found:,} files found ({sum(skipped.values()):,} excluded by filters)")
+        self._say(f"  Scanning files: {plural(found, 'file')} found "
+                  f"({sum(skipped.values()):,} excluded by filters)")
 
     def planned(self, to_index: int, unchanged: int, deleted: int) -> None:
-        self._say(f"  Changed: {to_index:,} files ({unchanged:,} unchanged, skipped; {deleted:,} deleted)")
+        self._say(f"  Changed: {plural(to_index, 'file')} "
+                  f"({unchanged:,} unchanged, skipped; {deleted:,} deleted)")
 
     def chunked(self, chunks: int, files: int) -> None:
-        self._say(f"  Chunking: {chunks:,} chunks from {files:,} files")
+        self._say(f"  Chunking: {plural(chunks, 'chunk')} from {plural(files, 'file')}")
 
     def embedding_started(self, total: int) -> None:
         if self.quiet:
             return
         if self.console.is_terminal:
             self._progress = Progress(
-                TextColumn("  Embedding:"), BarColumn(), MofNCompleteColumn(),
-                _RateColumn(), TimeRemainingColumn(),
+                TextColumn("  Embedding:"), _OnceStarted(BarColumn(), "loading the model..."),
+                _OnceStarted(MofNCompleteColumn()), _RateColumn(),
+                _OnceStarted(TimeRemainingColumn()),
                 console=self.console, transient=False,
             )
             self._progress.start()
@@ -81,10 +104,16 @@ class TerminalReporter:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        self._stop_bar()
+
+    def _stop_bar(self) -> None:
+        """The bar's last frame stays above what follows (stopped later, rich redraws it below)."""
         if self._progress is not None:
             self._progress.stop()
+            self._progress = None
 
     def finished(self, summary: IndexOutput) -> None:
+        self._stop_bar()
         self._say(
             f"  Total: {summary.chunks_total:,} chunks (+{summary.chunks_added:,} new, "
             f"-{summary.chunks_removed:,} removed); embedded {summary.embedded:,}, reused {summary.reused:,}"

@@ -38,6 +38,9 @@ class SearchResult(_Out):
     source_name: str
     path: str
     source_type: str
+    language: str | None = None
+    absolute_path: str | None = None  # local sources: the file as a user can open it
+    fqns: list[str] | None = None  # a chunk holding several small definitions: all their names
     start_line: int | None
     end_line: int | None
     coordinates: Coordinates
@@ -76,6 +79,7 @@ class SourceInfo(_Out):
     chunk_count: int
     last_indexed_at: datetime | None
     indexing: bool
+    commit_sha: str | None = None  # git: the commit indexed last
 
 
 class SourcesOutput(_Out):
@@ -151,13 +155,31 @@ class ConfigInfo(_Out):
     origin: str
 
 
+class ConfigOutput(_Out):
+    """``rag config``: the resolved configuration, secrets masked, and the provider API keys
+    found in the environment (masked), whether or not the file mentions them."""
+
+    path: str | None
+    origin: str
+    config: dict[str, Any]
+    environment_api_keys: dict[str, str]
+
+
+class GitCommit(_Out):
+    name: str
+    branch: str | None
+    commit_sha: str | None
+
+
 class StatusOutput(_Out):
+    version: str
     database: DatabaseInfo
     providers: Providers
     embedding_coverage: list[Coverage]
     indexing: IndexingInfo
     config: ConfigInfo
     watch: "WatchStatus | None" = None  # the sources this process keeps fresh (MCP server)
+    git_sources: list[GitCommit] = []  # the commit each git source's last run read
 
 
 class FileError(_Out):
@@ -195,6 +217,7 @@ class IndexOutput(_Out):
 class RemoveOutput(_Out):
     name: str
     removed_chunks: int
+    deleted_clone: str | None = None  # a git source's clone, deleted with it
 
 
 class GcOutput(_Out):
@@ -215,6 +238,7 @@ class DryRunOutput(_Out):
     root: str
     files: list[str]
     skipped: dict[str, int]
+    skipped_paths: dict[str, list[str]] | None = None  # reason -> paths, with --verbose
     file_errors: list[FileError]
 
 

@@ -8,13 +8,14 @@ A reranker failure returns the fused order with a warning, never an error.
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
 from rag import db
 from rag.config import SearchConfig
-from rag.errors import ProviderError, RagError
+from rag.errors import ProviderError, RagError, first_line
 from rag.providers import Embedder, vector_literal
 from rag.providers.rerankers import Reranker
 
@@ -50,6 +51,9 @@ class SearchHit:
     vector_rank: int | None
     rrf: float
     rerank: float | None = None
+    language: str | None = None
+    fqns: list[str] | None = None  # the names a chunk holding several small definitions carries
+    abs_path: str | None = None  # a local source's file, as a user can open it
 
 
 @dataclass
@@ -82,32 +86,58 @@ class Searcher:
         final_k = request.top_k or self.settings.final_top_k
         use_reranker = request.rerank and self.reranker.name != "none"
         candidates = max(self.settings.retrieve_top_k, final_k)
+        warnings: list[str] = []
+        embedding = None if request.keyword_only else self._query_vector(query, request.sources, warnings)
         rows = self.conn.execute(
             "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
             " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
             " %(candidates)s, %(model)s, %(k1)s, %(b)s)",
             {
                 "query": query,
-                "embedding": None if request.keyword_only else self._query_vector(query),
+                "embedding": embedding,
                 "top_k": candidates if use_reranker else final_k,
                 "sources": request.sources, "types": request.source_types,
                 "languages": request.languages, "prefix": request.path_prefix,
                 "bm25_weight": 0.0 if request.vector_only else self.settings.bm25_weight,
-                "vector_weight": 0.0 if request.keyword_only else self.settings.vector_weight,
+                # No vector of this config's model: keywords alone, never a query vector another
+                # model stored for the same text (rag.search would pick one up when given none).
+                "vector_weight": 0.0 if embedding is None else self.settings.vector_weight,
                 "rrf_k": self.settings.rrf.k, "candidates": candidates,
                 "model": self.embedder.model_id if self.embedder.dimensions else None,
                 "k1": self.settings.bm25.k1, "b": self.settings.bm25.b,
             },
         ).fetchall()
         hits = [_hit(row) for row in rows]
-        response = SearchResponse(hits, len(hits))
+        self._add_absolute_paths(hits)
+        response = SearchResponse(hits, len(hits), warnings)
         if use_reranker and hits:
             response.hits = self._rerank(query, hits, final_k, response.warnings)
         return response
 
-    def _query_vector(self, query: str) -> str | None:
-        """The query's embedding as pgvector text, stored for reuse; None for a keyword-only index."""
-        if not self.model_has_vectors():
+    def _add_absolute_paths(self, hits: list[SearchHit]) -> None:
+        names = sorted({h.source_name for h in hits})
+        if not names:
+            return
+        roots = {r["name"]: r["location"] for r in self.conn.execute(
+            "SELECT * FROM rag.local_roots(%s)", (names,)).fetchall()}
+        for hit in hits:
+            if hit.source_name in roots:
+                hit.abs_path = str(Path(roots[hit.source_name]) / hit.path)
+
+    def _query_vector(self, query: str, sources: list[str] | None, warnings: list[str]) -> str | None:
+        """The query's embedding as pgvector text, stored for reuse; None for a keyword-only index
+        (a configured model without vectors in the searched sources adds a warning saying the
+        answer is keyword-only)."""
+        if not self.embedder.dimensions:
+            return None
+        model = self.embedder.model_id
+        if not db.has_model(self.conn, model):
+            warnings.append(f"no vectors of the embedding model {model} are stored, so this answer is "
+                            "keyword-only; index again (rag index --all) to embed with it")
+            return None
+        if sources and not _value(self.conn, "SELECT rag.sources_have_vectors(%s, %s)", (model, sources)):
+            warnings.append(f"the sources searched ({', '.join(sources)}) have no vectors of the embedding "
+                            f"model {model}, so this answer is keyword-only; index them again to embed them")
             return None
         stored = self.conn.execute(
             "SELECT rag.stored_query_embedding(%s, %s)::text AS v", (self.embedder.model_id, query)
@@ -127,8 +157,9 @@ class Searcher:
         try:
             ranked = self.reranker.rerank(query, [h.content for h in hits], top_k)
         except ProviderError as exc:
-            warnings.append(f"reranker failed, results are in fused order: {exc}")
-            log.warning("reranker failed: %s", exc)
+            # One line, said once: the front end shows the warning (no log line repeating it).
+            warnings.append(f"reranker failed, results are in fused order: {first_line(exc)}")
+            log.debug("reranker failed", exc_info=True)
             return hits[:top_k]
         reranked = []
         for result in ranked:
@@ -136,6 +167,11 @@ class Searcher:
             hit.rerank = result.score
             reranked.append(hit)
         return reranked
+
+
+def _value(conn: psycopg.Connection[dict[str, Any]], query: str, params: tuple[Any, ...]) -> Any:
+    row = conn.execute(query, params).fetchone()
+    return next(iter(row.values())) if row else None
 
 
 def _hit(row: dict[str, Any]) -> SearchHit:
@@ -146,4 +182,5 @@ def _hit(row: dict[str, Any]) -> SearchHit:
         coordinates={k: metadata[k] for k in COORDINATE_KEYS if metadata.get(k) is not None},
         bm25=row["bm25_score"], bm25_rank=row["bm25_rank"],
         vector=row["vector_score"], vector_rank=row["vector_rank"], rrf=row["score"],
+        language=row["language"], fqns=metadata.get("fqns"),
     )

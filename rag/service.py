@@ -14,19 +14,24 @@ of ``rag.*`` functions, search is ``rag.search.Searcher``, indexing ``rag.indexe
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from rag import __version__
 from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
 from rag.errors import DatabaseError, RagError, first_line
 from rag.schemas import (
     ActiveRun,
     ConfigInfo,
+    ConfigOutput,
     Coordinates,
     Coverage,
     DatabaseInfo,
@@ -34,6 +39,7 @@ from rag.schemas import (
     FileError,
     FileWarning,
     GcOutput,
+    GitCommit,
     IndexingInfo,
     IndexOutput,
     InitOutput,
@@ -68,6 +74,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 SNIPPET_CHARS = 500
+# The variables the hosted providers read their keys from when the config names none.
+API_KEY_VARIABLES = ("JINA_API_KEY", "OPENAI_API_KEY")
 
 
 class RagService:
@@ -90,6 +98,7 @@ class RagService:
         self._embedder = embedder
         self._reranker = reranker
         self.watcher: Watcher | None = None  # set while this process keeps sources fresh
+        self._schema_checked = False
 
     # -- configuration, database and models ---------------------------------
 
@@ -121,14 +130,29 @@ class RagService:
         from rag import db
 
         try:
-            return db.connect(self.target())
+            conn = db.connect(self.target())
         except (DatabaseError, psycopg.OperationalError):
             if self._target is None or self._target.origin != "embedded":
                 raise
             # The embedded server was stopped since (rag db stop): start it again.
             log.info("the embedded PostgreSQL is not answering; starting it again")
             self._target = None  # resolving it again starts the server
-            return db.connect(self.target())
+            conn = db.connect(self.target())
+        if not self._schema_checked:
+            self._ensure_schema(conn)
+        return conn
+
+    def _ensure_schema(self, conn: Connection) -> None:
+        """Zero setup: the first connection installs or upgrades the schema when it is missing or
+        from another version (``rag init``'s install, under its lock, so first runs may race)."""
+        from rag import db
+
+        if not db.schema_is_current(conn):
+            target = self.target()
+            print(f"rag: installing the local-rag schema in {target.masked_url} (first use or upgrade)",
+                  file=sys.stderr, flush=True)
+            db.install_schema(target)
+        self._schema_checked = True
 
     def with_db(self, work: Callable[[Connection], T], *, retry: bool = True) -> T:
         """Run ``work`` on the shared connection; a connection lost on the way is
@@ -214,6 +238,16 @@ class RagService:
         except Exception as exc:  # the call that needs the piece reports the problem
             log.info("warm-up stopped: %s", first_line(exc))
 
+    def config_info(self) -> ConfigOutput:
+        """The resolved configuration and where it came from, secrets masked (``rag config``)."""
+        from rag.config import masked_dump
+        from rag.secrets import MASK
+
+        loaded = self.loaded
+        present = {var: MASK for var in API_KEY_VARIABLES if os.environ.get(var)}
+        return ConfigOutput(path=str(loaded.path) if loaded.path else None, origin=loaded.origin,
+                            config=masked_dump(loaded.config), environment_api_keys=present)
+
     # -- the schema ---------------------------------------------------------
 
     def init(self) -> InitOutput:
@@ -233,6 +267,8 @@ class RagService:
         """The hits of one search, with everything a front end may show of them."""
         from rag.search import Searcher
 
+        if request.languages:
+            request = dataclasses.replace(request, languages=known_languages(request.languages))
         settings = self.config.search
         embedder, reranker = self.embedder(), self.reranker()
         return self.with_db(lambda conn: Searcher(conn, settings, embedder, reranker).search(request))
@@ -294,16 +330,24 @@ class RagService:
         return SourcesOutput(sources=[
             SourceInfo(id=r["id"], name=r["name"], type=r["type"], path=r["location"], branch=r["branch"],
                        file_count=r["files"], chunk_count=r["chunks"], last_indexed_at=r["last_indexed_at"],
-                       indexing=r["indexing"])
+                       indexing=r["indexing"], commit_sha=r["commit_sha"])
             for r in rows
         ])
 
     def remove_source(self, name: str) -> RemoveOutput:
-        """Delete a source with its files and chunks (refused by SQL while it is being indexed)."""
+        """Delete a source with its files and chunks (refused by SQL while it is being indexed);
+        a git source's clone goes too."""
+        was_git = any(s.name == name and s.type == "git" for s in self.indexed_sources(name))
         row = self.with_db(lambda conn: conn.execute("SELECT rag.remove_source(%s) AS n", (name,)).fetchone(),
                            retry=False)
         assert row is not None
-        return RemoveOutput(name=name, removed_chunks=int(row["n"]))
+        clone = self.clone_dir(name) if was_git else None
+        if clone is not None and clone.is_dir():
+            import shutil
+
+            shutil.rmtree(clone)
+        return RemoveOutput(name=name, removed_chunks=int(row["n"]),
+                            deleted_clone=str(clone) if clone is not None else None)
 
     def gc(self) -> GcOutput:
         """Delete embeddings no chunk uses any more."""
@@ -334,6 +378,7 @@ class RagService:
         database = DatabaseInfo(connected=False, url=None, origin=None)
         coverage: list[Coverage] = []
         indexing = IndexingInfo(active=False, active_runs=[], last_indexed_at=None, last_run=None)
+        git_sources: list[GitCommit] = []
 
         def work(conn: Connection) -> None:
             database.connected = True
@@ -362,6 +407,9 @@ class RagService:
                 WatchedBy(source=r["source_name"], pid=r["pid"], since=r["watching_since"],
                           last_sync_at=r["last_indexed_at"])
                 for r in conn.execute("SELECT * FROM rag.watched_sources()").fetchall()]
+            git_rows = conn.execute("SELECT * FROM rag.list_sources(NULL, 'git', 2147483647)").fetchall()
+            git_sources.extend(GitCommit(name=r["name"], branch=r["branch"], commit_sha=r["commit_sha"])
+                               for r in git_rows)
 
         try:
             self.with_db(work)
@@ -373,12 +421,14 @@ class RagService:
         if target is not None:
             database.url, database.origin = target.masked_url, target.origin
         return StatusOutput(
+            version=__version__,
             database=database,
             providers=providers(self.config),
             embedding_coverage=coverage,
             indexing=indexing,
             config=ConfigInfo(path=str(loaded.path) if loaded.path else None, origin=loaded.origin),
             watch=self.watcher.status() if self.watcher is not None else None,
+            git_sources=git_sources,
         )
 
     # -- indexing -----------------------------------------------------------
@@ -394,12 +444,35 @@ class RagService:
         spec = self.configured_source(name)
         if spec is not None:
             return spec
-        row = self.with_db(lambda conn: conn.execute(
-            "SELECT * FROM rag.list_sources(%s, NULL, 2147483647)", (name,)).fetchall())
-        for r in row:
-            if r["name"] == name:
-                return catalog_source(r)
-        return None
+        return next((s for s in self.indexed_sources(name) if s.name == name), None)
+
+    def indexed_sources(self, name_prefix: str | None = None) -> list[SourceSpec]:
+        """The sources in the database, as their last run took them (branch, include, exclude)."""
+        rows = self.with_db(lambda conn: conn.execute(
+            "SELECT * FROM rag.list_sources(%s, NULL, 2147483647)", (name_prefix,)).fetchall())
+        return [catalog_source(r) for r in rows]
+
+    def every_source(self) -> list[SourceSpec]:
+        """``rag index --all``: the configured sources, then those only the database knows."""
+        configured = [s.spec() for s in self.config.sources]
+        names = {s.name for s in configured}
+        return configured + [s for s in self.indexed_sources() if s.name not in names]
+
+    def source_at(self, folder: Path) -> SourceSpec | None:
+        """The local source (configured or indexed) whose root is ``folder``."""
+        candidates = [s.spec() for s in self.config.sources] + self.indexed_sources()
+        return next((s for s in candidates
+                     if s.type == "local" and Path(s.location).expanduser().resolve() == folder), None)
+
+    def remembered(self, spec: SourceSpec) -> SourceSpec:
+        """An ad hoc source given again: what the command line leaves out (a git branch, include
+        and exclude globs) is what the earlier run of the same source used."""
+        earlier = next((s for s in self.indexed_sources(spec.name)
+                        if (s.name, s.type, s.location) == (spec.name, spec.type, spec.location)), None)
+        if earlier is None:
+            return spec
+        return SourceSpec(spec.name, spec.type, spec.location, spec.branch or earlier.branch,
+                          spec.include or earlier.include, spec.exclude or earlier.exclude)
 
     def known_source_names(self) -> list[str]:
         indexed = self.with_db(lambda conn: conn.execute(
@@ -408,17 +481,19 @@ class RagService:
 
     def root(self, spec: SourceSpec, *, sync: bool) -> Path:
         """The folder to scan: a local source's path, or a git source's clone (updated when ``sync``)."""
+        return self._checkout(spec, sync=sync)[0]
+
+    def _checkout(self, spec: SourceSpec, *, sync: bool) -> tuple[Path, str | None]:
+        """``root``, with the commit a git clone was just brought to (None when not synced)."""
         if spec.type == "local":
-            return Path(spec.location)
-        from rag.embedded import data_dir
+            return Path(spec.location), None
         from rag.sources.git import sync_git_source
 
-        configured = self.config.indexing.git.clone_dir
-        dest = (Path(configured).expanduser() if configured else data_dir() / "repos") / spec.name
+        dest = self.clone_dir(spec.name)
         if sync or not dest.exists():
             dest.parent.mkdir(parents=True, exist_ok=True)
-            sync_git_source(spec.location, dest, branch=spec.branch)
-        return dest
+            return dest, sync_git_source(spec.location, dest, branch=spec.branch)
+        return dest, None
 
     def sources_to_watch(self, names: Collection[str] = ()) -> list[SourceSpec]:
         """The sources to keep fresh: those named, else every local one in the config or the
@@ -435,9 +510,8 @@ class RagService:
             return specs
         polled = self.config.indexing.git.poll_interval > 0
         found = {s.name: s.spec() for s in self.config.sources}
-        for r in self.with_db(lambda conn: conn.execute(
-                "SELECT * FROM rag.list_sources(max_rows => 2147483647)").fetchall()):
-            found.setdefault(r["name"], catalog_source(r))
+        for spec in self.indexed_sources():
+            found.setdefault(spec.name, spec)
         return [spec for _, spec in sorted(found.items())
                 if (spec.type == "git" and polled) or (spec.type == "local" and Path(spec.location).is_dir())]
 
@@ -447,15 +521,28 @@ class RagService:
 
         return sync_git_source(spec.location, self.root(spec, sync=False), branch=spec.branch)
 
-    def dry_run(self, spec: SourceSpec) -> DryRunOutput:
-        """What an index run of ``spec`` would read, changing nothing."""
+    def clone_dir(self, name: str) -> Path:
+        """Where the git source ``name`` is cloned (indexing.git.cloneDir, else $RAG_HOME/repos)."""
+        from rag.embedded import data_dir
+
+        configured = self.config.indexing.git.clone_dir
+        return (Path(configured).expanduser() if configured else data_dir() / "repos") / name
+
+    def dry_run(self, spec: SourceSpec, *, verbose: bool = False) -> DryRunOutput:
+        """What an index run of ``spec`` would read, changing nothing; a file the run would refuse
+        as binary by its content is a file error here too. ``verbose``: every skipped path."""
         from rag import indexer
+        from rag.chunking.dispatcher import file_rejected_as_binary
 
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
-        return DryRunOutput(source=spec.name, root=str(root), files=[f.path for f in scanned.files],
+        binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
+        return DryRunOutput(source=spec.name, root=str(root),
+                            files=[f.path for f in scanned.files if f.path not in binary],
                             skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
-                            file_errors=[FileError(**problem) for problem in scanned.problems()])
+                            skipped_paths=dict(sorted(scanned.skipped.items())) if verbose else None,
+                            file_errors=[FileError(**problem) for problem in scanned.problems()]
+                            + [FileError(path=path, error="binary file") for path in sorted(binary)])
 
     def index(self, spec: SourceSpec, *, force: bool = False,
               reporter: Reporter | None = None, paths: Collection[str] | None = None,
@@ -465,12 +552,14 @@ class RagService:
         A git source is fetched first unless ``fetch`` is false (a watcher fetched it)."""
         from rag import indexer
 
-        root = self.root(spec, sync=fetch)
+        root, commit = self._checkout(spec, sync=fetch)
         embedder = self.embedder()
         # Its own connection: the run holds the source's advisory lock until it ends.
         with database_errors(), self.new_connection() as conn:
             summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
                                            force=force, reporter=reporter, paths=paths)
+            if commit is not None:
+                conn.execute("SELECT rag.record_commit(%s, %s)", (spec.name, commit))
         return IndexOutput(
             source=spec.name, location=spec.location + (f" ({spec.branch})" if spec.branch else ""),
             run_id=summary.run_id, status=summary.status, seconds=round(summary.seconds, 3),
@@ -491,14 +580,16 @@ def catalog_source(row: dict[str, Any]) -> SourceSpec:
                       tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()))
 
 
-def folder_source(folder: Path, name: str | None = None) -> SourceSpec:
+def folder_source(folder: Path, name: str | None = None, include: tuple[str, ...] = (),
+                  exclude: tuple[str, ...] = ()) -> SourceSpec:
     """An ad hoc local source: ``folder`` (absolute), named after it unless ``name``."""
-    return SourceSpec(name or default_source_name(str(folder)), "local", str(folder))
+    return SourceSpec(name or default_source_name(str(folder)), "local", str(folder), None, include, exclude)
 
 
-def git_source(url: str, branch: str | None = None, name: str | None = None) -> SourceSpec:
+def git_source(url: str, branch: str | None = None, name: str | None = None, include: tuple[str, ...] = (),
+               exclude: tuple[str, ...] = ()) -> SourceSpec:
     """An ad hoc git source, named after the repository unless ``name``."""
-    return SourceSpec(name or default_source_name(url), "git", url, branch)
+    return SourceSpec(name or default_source_name(url), "git", url, branch, include, exclude)
 
 
 def default_source_name(location: str) -> str:
@@ -510,10 +601,25 @@ def default_source_name(location: str) -> str:
     return name
 
 
+def known_languages(given: list[str]) -> list[str]:
+    """The languages ``given`` names (``ts``, ``Python``, ``golang``, ``c++``), or an error listing
+    the valid names: a filter no chunk can match would silently find nothing."""
+    from rag.chunking.languages import language_name, language_names
+
+    names = [language_name(g) for g in given]
+    unknown = [g for g, name in zip(given, names, strict=True) if name is None]
+    if unknown:
+        raise RagError(f"unknown language {', '.join(map(repr, unknown))}; use a name such as python, "
+                       "typescript, javascript, go, cpp, markdown, text, or a file extension (ts, py); "
+                       f"all names: {', '.join(sorted(language_names()))}")
+    return sorted({n for n in names if n is not None})
+
+
 def search_result(hit: Any) -> SearchResult:
     """A ``rag.search.SearchHit`` as both front ends show it."""
     return SearchResult(
         chunk_id=hit.chunk_id, source_name=hit.source_name, path=hit.path, source_type=hit.source_type,
+        language=hit.language, absolute_path=hit.abs_path, fqns=hit.fqns,
         start_line=hit.coordinates.get("startLine"), end_line=hit.coordinates.get("endLine"),
         coordinates=Coordinates.model_validate(hit.coordinates), snippet=hit.content[:SNIPPET_CHARS],
         scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank),
@@ -534,7 +640,12 @@ def providers(config: RagConfig) -> Providers:
         embeddings = ProviderInfo(provider="none", model=None, configured=False)
     rr = config.reranker
     if rr.provider == "jina":
-        reranker = ProviderInfo(provider="jina", model=rr.jina.model, configured=rr.jina.api_key is not None)
+        from rag.providers.rerank_http import JINA_RERANK_URL
+
+        own_url = (rr.jina.base_url or JINA_RERANK_URL).strip().rstrip("/") == JINA_RERANK_URL
+        # Jina's own endpoint needs a key (the config's or JINA_API_KEY); another server may need none.
+        has_key = rr.jina.api_key is not None or (own_url and bool(os.environ.get("JINA_API_KEY")))
+        reranker = ProviderInfo(provider="jina", model=rr.jina.model, configured=has_key or not own_url)
     elif rr.provider == "local":
         reranker = ProviderInfo(provider="local", model=rr.local.model, configured=True)
     else:

@@ -47,6 +47,7 @@ COMMENT ON FUNCTION rag.status() IS
 -- The return type grew (indexing, config) and so did the arguments (path_prefix):
 -- CREATE OR REPLACE cannot change either, so the old signature goes first.
 DROP FUNCTION IF EXISTS rag.list_sources(text, text, integer);
+DROP FUNCTION IF EXISTS rag.list_sources(text, text, integer, text);  -- it grew commit_sha
 CREATE OR REPLACE FUNCTION rag.list_sources(
     name_prefix text DEFAULT NULL,
     source_type text DEFAULT NULL,
@@ -63,7 +64,8 @@ RETURNS TABLE (
     chunks          bigint,
     last_indexed_at timestamptz,
     indexing        boolean,
-    config          jsonb
+    config          jsonb,
+    commit_sha      text
 )
 LANGUAGE plpgsql
 STABLE
@@ -84,7 +86,7 @@ BEGIN
                (SELECT count(*) FROM rag.chunks c WHERE c.source_id = s.id),
                s.last_indexed_at,
                EXISTS (SELECT 1 FROM rag.active_runs() a WHERE a.source_id = s.id),
-               s.config
+               s.config, s.commit_sha
         FROM rag.sources s
         WHERE (name_prefix IS NULL OR starts_with(s.name, name_prefix))
           AND (list_sources.source_type IS NULL OR s.type = list_sources.source_type)
@@ -95,8 +97,59 @@ END
 $$;
 COMMENT ON FUNCTION rag.list_sources(text, text, integer, text) IS
     'Sources with their type, location, file and chunk counts, last index time, whether a run '
-    'indexes them now, and their include/exclude config; filtered by name prefix, type and '
-    'location prefix.';
+    'indexes them now, their include/exclude config and (git) the commit indexed last; filtered '
+    'by name prefix, type and location prefix.';
+
+-- ---------------------------------------------------------------------------
+-- local_roots
+CREATE OR REPLACE FUNCTION rag.local_roots(
+    source_names text[]
+)
+RETURNS TABLE (name text, location text)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT s.name, s.location FROM rag.sources s WHERE s.type = 'local' AND s.name = ANY (source_names)
+$$;
+COMMENT ON FUNCTION rag.local_roots(text[]) IS
+    'The folders of the named local sources, so search results can carry a path a user can open.';
+
+-- ---------------------------------------------------------------------------
+-- record_commit
+CREATE OR REPLACE FUNCTION rag.record_commit(
+    source_name text,
+    sha         text
+)
+RETURNS void
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+    UPDATE rag.sources s SET commit_sha = sha WHERE s.name = source_name AND s.type = 'git'
+$$;
+COMMENT ON FUNCTION rag.record_commit(text, text) IS
+    'Notes the commit a git source''s index run read (shown by list_sources).';
+
+-- ---------------------------------------------------------------------------
+-- sources_have_vectors
+CREATE OR REPLACE FUNCTION rag.sources_have_vectors(
+    model_name   text,
+    source_names text[]
+)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT EXISTS (
+        SELECT 1 FROM rag.sources s
+        JOIN rag.chunks c ON c.source_id = s.id
+        JOIN rag.embeddings e ON e.model = model_name AND e.content_hash = c.content_hash
+        WHERE s.name = ANY (source_names))
+$$;
+COMMENT ON FUNCTION rag.sources_have_vectors(text, text[]) IS
+    'Whether any chunk of the named sources has a vector of this model (else a search of them is keyword-only).';
 
 -- ---------------------------------------------------------------------------
 -- has_model

@@ -85,17 +85,20 @@ def test_db_url_prints_the_configured_url(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.mark.parametrize("args", [["index", "--path", ".", "--name", "t"], ["list"], ["search", "words"]])
-def test_commands_before_init_say_run_init(
+def test_commands_install_the_schema_on_first_use(
     args: list[str], empty_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Zero setup: no `rag init` first; the schema is installed once, said once on stderr."""
     monkeypatch.setenv("RAG_DATABASE_URL", empty_db.url)
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("def f():\n    return 1\n")
     config = tmp_path / "rag.config.yaml"
     config.write_text("embeddings: {provider: none}\n")
     code, _, err = rag("--config", str(config), *args)
-    last = err.strip().splitlines()[-1]
-    assert code == 1 and last.startswith("error: database: ") and "run `rag init`" in last, err
-    assert "Traceback" not in err
+    assert code == 0, err
+    assert err.count("installing the local-rag schema") == 1, err
+    code, _, err = rag("--config", str(config), *args)
+    assert code == 0 and "installing" not in err, err
 
 
 @pytest.mark.parametrize(
@@ -117,3 +120,35 @@ def test_config_and_status_never_show_a_database_password(
     code, out, err = rag("--config", str(cfg), "status")  # nothing listens there: an error
     assert code == 1 and err.startswith("error: ") and err.count("\n") == 1
     assert secret not in out + err
+
+
+def test_version_and_json_of_list_status_config(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from rag import __version__
+
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdef123456")
+    monkeypatch.delenv("JINA_API_KEY", raising=False)
+    config = tmp_path / "rag.config.yaml"
+    config.write_text("embeddings: {provider: none}\n")  # mentions no key
+    assert rag("--version") == (0, f"local-rag {__version__}\n", "")
+    code, out, _ = rag("--config", str(config), "status")
+    assert code == 0 and f"local-rag:    {__version__}" in out
+    code, out, _ = rag("--config", str(config), "status", "--json")
+    status = json.loads(out)
+    assert status["version"] == __version__ and status["database"]["totalSources"] == 0
+    code, out, _ = rag("--config", str(config), "list", "--json")
+    assert code == 0 and json.loads(out) == {"sources": []}
+    code, out, _ = rag("--config", str(config), "config", "--json")
+    shown = json.loads(out)
+    assert shown["environmentApiKeys"] == {"OPENAI_API_KEY": "****"} and shown["config"]["embeddings"]["provider"] == "none"
+    code, out, _ = rag("--config", str(config), "config")
+    assert "# API keys in the environment: OPENAI_API_KEY=****" in out and "abcdef" not in out
+
+
+def test_shell_completion_is_offered() -> None:
+    code, out, _ = rag("--help")
+    assert code == 0 and "--install-completion" in out and "--show-completion" in out

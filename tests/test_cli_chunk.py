@@ -47,7 +47,12 @@ def test_chunk_folder_uses_the_source_rules(tmp_path: Path) -> None:
 def test_chunk_reports_bad_files_and_arguments(tmp_path: Path) -> None:
     (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.4 not really")
     result = runner.invoke(app, ["chunk", "bad.pdf"], catch_exceptions=False)
-    assert result.exit_code == 0 and result.stderr.startswith("error: bad.pdf: ")
+    assert result.exit_code == 1 and result.stderr.startswith("error: bad.pdf: ")
+    (tmp_path / "blob.py").write_bytes(b"\x00\x01\x02 binary")
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    result = runner.invoke(app, ["chunk", "blob.py", "ok.py"], catch_exceptions=False)
+    assert result.exit_code == 1 and result.stderr == "error: blob.py: binary file\n"
+    assert "ok.py:1-1" in result.stdout  # every file is still shown
     result = runner.invoke(app, ["chunk", "missing.py"], catch_exceptions=False)
     assert result.exit_code == 1 and result.stderr == "error: missing.py: no such file or folder\n"
     result = runner.invoke(app, ["chunk", "bad.pdf", "--max-tokens", "10", "--overlap", "10"])

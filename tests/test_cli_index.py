@@ -81,6 +81,49 @@ def test_index_json_summary_and_configured_source(keyword_only: Path) -> None:
     assert json.loads(out)["unchanged"] == 1
 
 
+def test_ad_hoc_sources_are_indexed_by_name_all_and_from_their_root(
+    keyword_only: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_folder(tmp_path / "adhoc")
+    (folder / "pkg" / "gen.min.py").write_text("x = 1\n")
+    code, _, err = rag("index", "--path", str(folder), "--exclude", "*.min.py", "--include", "**/*.py",
+                       "--include", "*.md", "--json")
+    assert code == 0, err
+    (folder / "pkg" / "new.py").write_text("def new():\n    return 1\n")
+    # By name: the source made with --path, its include/exclude kept with it.
+    code, out, err = rag("--config", str(keyword_only), "index", "adhoc", "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert (summary["new"], summary["unchanged"], summary["skipped"]) == (1, 2, {"builtin": 1, "exclude": 1})
+    # --all: the configured source and the one only the database knows.
+    code, out, err = rag("--config", str(keyword_only), "index", "--all", "--json")
+    assert code == 0, err
+    assert [json.loads(line)["source"] for line in out.splitlines()] == ["docs", "adhoc"]
+    # No argument in a source's root: that source.
+    monkeypatch.chdir(folder)
+    code, out, err = rag("--config", str(keyword_only), "index", "--json")
+    assert code == 0 and json.loads(out)["source"] == "adhoc", err
+    # --path again without the globs keeps them.
+    code, out, err = rag("index", "--path", str(folder), "--json")
+    assert code == 0 and json.loads(out)["skipped"] == {"builtin": 1, "exclude": 1}, err
+
+
+def test_dry_run_verbose_names_skipped_paths_and_binary_content(keyword_only: Path, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "p")
+    (folder / "blob.py").write_bytes(b"\x00\x01binary with a text name\n")
+    code, out, err = rag("index", "--path", str(folder), "--dry-run", "--verbose")
+    assert code == 0, err
+    assert out.splitlines() == ["README.md", "pkg/core.py"]
+    assert "#   skipped (builtin): 1\n#     node_modules/\n" in err
+    assert "#   error: blob.py: binary file" in err
+    code, out, _ = rag("index", "--path", str(folder), "--dry-run", "--json", "--verbose")
+    dry = json.loads(out)
+    assert dry["skippedPaths"] == {"builtin": ["node_modules/"]}
+    assert {"path": "blob.py", "error": "binary file"} in dry["fileErrors"]
+    code, out, err = rag("index", "--path", str(folder), "--json")  # what the real run says of it
+    assert {"path": "blob.py", "error": "binary file"} in json.loads(out)["fileErrors"]
+
+
 def test_dry_run_lists_files_and_skip_reasons_without_writing(keyword_only: Path, tmp_path: Path) -> None:
     folder = make_folder(tmp_path / "p")
     code, out, err = rag("index", "--path", str(folder), "--dry-run")
@@ -93,15 +136,18 @@ def test_dry_run_lists_files_and_skip_reasons_without_writing(keyword_only: Path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["index"], "say what to index"),
+        (["index"], "is not the root of an indexed source; run `rag index --path .` to index it"),
         (["index", "docs", "--path", "."], "say what to index"),
+        (["index", "docs", "--include", "*.md"], "--include/--exclude go with --path or --git"),
         (["index", "--path", "/no/such/dir"], "--path /no/such/dir: not a directory"),
-        (["index", "ghost"], "source 'ghost' is not in the config (known: docs)"),
+        (["index", "ghost"], "no source 'ghost' in the config or the database (known: docs)"),
         (["index", "--path", ".", "--branch", "main"], "--branch goes with --git"),
         (["remove", "ghost"], "source 'ghost' not found; known: none"),
     ],
 )
-def test_bad_index_arguments_are_one_line(keyword_only: Path, args: list[str], message: str) -> None:
+def test_bad_index_arguments_are_one_line(keyword_only: Path, args: list[str], message: str,
+                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     code, out, err = rag("--config", str(keyword_only), *args)
     assert out == ""
     assert code == 1
@@ -135,6 +181,40 @@ def test_index_git_repository_clones_and_updates(keyword_only: Path, tmp_path: P
     summary = json.loads(out)
     assert (summary["new"], summary["unchanged"]) == (1, 1)
     assert "remote" in rag("list")[1]
+
+
+def test_a_git_source_keeps_its_branch_records_its_commit_and_goes_with_its_clone(
+    keyword_only: Path, tmp_path: Path
+) -> None:
+    remote, work = tmp_path / "remote.git", tmp_path / "work"
+    git("init", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    git("clone", str(remote), str(work), cwd=tmp_path)
+    commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-m"]
+    (work / "lib.py").write_text("def first():\n    pass\n")
+    git("add", ".", cwd=work)
+    git(*commit, "one", cwd=work)
+    git("push", "origin", "HEAD:main", cwd=work)
+    git("checkout", "-b", "feature", cwd=work)
+    (work / "feature.py").write_text("def only_on_feature():\n    pass\n")
+    git("add", ".", cwd=work)
+    git(*commit, "two", cwd=work)
+    git("push", "origin", "HEAD:feature", cwd=work)
+    feature_sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True,
+                                 check=True).stdout.strip()
+    url = f"file://{remote}"
+    code, _, err = rag("index", "--git", url, "--name", "x", "--branch", "feature", "--json")
+    assert code == 0, err
+    code, out, err = rag("index", "--git", url, "--name", "x", "--json")  # no --branch: still feature
+    assert code == 0, err
+    assert (json.loads(out)["unchanged"], json.loads(out)["deleted"]) == (2, 0)
+    [listed] = json.loads(rag("list", "--json")[1])["sources"]
+    assert (listed["branch"], listed["commitSha"]) == ("feature", feature_sha)
+    assert f"@{feature_sha[:12]}" in rag("list")[1]
+    assert f"git x: feature @{feature_sha}" in rag("status")[1]
+    clone = tmp_path / "home" / "repos" / "x"
+    assert clone.is_dir()
+    code, out, _ = rag("remove", "x")
+    assert code == 0 and f"deleted its clone {clone}" in out and not clone.exists()
 
 
 def test_a_database_error_is_one_line(keyword_only: Path, tmp_path: Path, rag_db: db.DatabaseTarget) -> None:

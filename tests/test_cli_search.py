@@ -22,6 +22,8 @@ def indexed(tmp_path: Path, rag_db: db.DatabaseTarget, monkeypatch: pytest.Monke
     (root / "src").mkdir(parents=True)
     (root / "src" / "stream.ts").write_text(
         "export function combineLatest(a: Stream, b: Stream): Stream {\n  return merge(a, b);\n}\n")
+    (root / "src" / "small.py").write_text("import os\n\nLIMIT = 3\n\ndef small():\n    return 1\n\n"
+                                           "def tiny():\n    return 2\n")
     (root / "docs").mkdir()
     (root / "docs" / "guide.md").write_text("# Guide\n\n## Streams\n\nCombine the latest values.\n")
     result = runner.invoke(app, ["index", "--path", str(root), "--name", "proj"], catch_exceptions=False)
@@ -37,7 +39,8 @@ def rag(*args: str) -> tuple[int, str, str]:
 def test_search_readable_and_json(indexed: Path) -> None:
     code, out, _ = rag("search", "combineLatest")
     assert code == 0
-    assert out.startswith("1. src/stream.ts:1-3") and "[proj, code]" in out and "bm25 #1" in out
+    assert out.startswith("1. src/stream.ts:1-3") and "[proj, code, typescript]" in out and "bm25 #1" in out
+    assert out.splitlines()[1].strip() == str(indexed.parent / "proj" / "src" / "stream.ts")
     code, out, _ = rag("search", "combine latest", "--json", "--type", "markdown")
     payload = json.loads(out)
     assert [r["path"] for r in payload["results"]] == ["docs/guide.md"]
@@ -45,6 +48,16 @@ def test_search_readable_and_json(indexed: Path) -> None:
     assert first["coordinates"]["headerPath"] == "# Guide > ## Streams"
     assert first["scores"]["bm25"] > 0 and first["scores"]["vector"] is None
     assert "Combine the latest" in first["snippet"]
+
+
+def test_search_results_carry_fqns_language_and_absolute_path(indexed: Path) -> None:
+    code, out, _ = rag("search", "tiny", "--json")
+    assert code == 0
+    [hit] = json.loads(out)["results"]
+    assert hit["fqns"] == ["small", "tiny"] and hit["language"] == "python"
+    assert hit["absolutePath"] == str(indexed.parent / "proj" / "src" / "small.py")
+    code, out, _ = rag("search", "tiny")
+    assert code == 0 and out.startswith("1. src/small.py:1-9  small, tiny  [proj, code, python]")
 
 
 def test_search_batch(indexed: Path, tmp_path: Path) -> None:
@@ -56,8 +69,9 @@ def test_search_batch(indexed: Path, tmp_path: Path) -> None:
     lines = [json.loads(line) for line in out.splitlines()]
     assert [line["id"] for line in lines] == ["q1", 2, "q3"]
     assert lines[0]["results"][0]["path"] == "src/stream.ts"
-    assert set(lines[0]["results"][0]) == {"chunkId", "sourceName", "path", "sourceType", "startLine",
-                                           "endLine", "coordinates", "scores"}
+    assert set(lines[0]["results"][0]) == {"chunkId", "sourceName", "path", "sourceType", "language",
+                                           "absolutePath", "fqns", "startLine", "endLine", "coordinates",
+                                           "scores"}
     assert lines[1]["results"][0]["path"] == "docs/guide.md"
     assert "query is empty" in lines[2]["error"]
 

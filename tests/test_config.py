@@ -92,12 +92,8 @@ def test_unset_variable_means_not_set(tmp_path: Path) -> None:
         ),
         ("colour: blue\n", "colour: unknown key"),
         (
-            "search:\n  rrf:\n    k: ${RRF_K_NOT_SET}\n",
-            "search.rrf.k: ${RRF_K_NOT_SET} is not set (export RRF_K_NOT_SET, or write ${RRF_K_NOT_SET:-default})",
-        ),
-        (
-            "embeddings:\n  openai:\n    timeout: ${OPENAI_TIMEOUT_NOT_SET}\n",
-            "embeddings.openai.timeout: ${OPENAI_TIMEOUT_NOT_SET} is not set",
+            "sources:\n  - {name: \"${NAME_NOT_SET}\", type: local, path: /x}\n",
+            "sources[0].name: ${NAME_NOT_SET} is not set (export NAME_NOT_SET, or write ${NAME_NOT_SET:-default})",
         ),
         ("- just\n- a list\n", "the top level must be a mapping"),
         ("search: [unclosed\n", "invalid YAML at line 2"),
@@ -151,3 +147,13 @@ def test_repository_config_file_is_valid() -> None:
     assert cfg == RagConfig(
         embeddings=cfg.embeddings, reranker=cfg.reranker, database=cfg.database
     ), "the shipped file should state the defaults"
+
+
+def test_a_lone_unset_variable_means_not_set_so_the_default_applies(tmp_path: Path) -> None:
+    text = ("search:\n  finalTopK: ${TOP_K_NOT_SET}\n  rrf:\n    k: ${RRF_K_NOT_SET}\n"
+            "embeddings:\n  openai:\n    timeout: ${OPENAI_TIMEOUT_NOT_SET}\n")
+    config = load_config(str(write(tmp_path / "unset.yaml", text))).config
+    defaults = RagConfig()
+    assert config.search.final_top_k == defaults.search.final_top_k
+    assert config.search.rrf.k == defaults.search.rrf.k
+    assert config.embeddings.openai.timeout == defaults.embeddings.openai.timeout

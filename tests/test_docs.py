@@ -30,3 +30,13 @@ def _commands() -> list[tuple[str, Any]]:
 def test_command_is_documented(name: str, command: Any) -> None:
     assert command.help and "Example:" in command.help, f"rag {name} needs a docstring with an example"
     assert f"`rag {name}" in README, f"README does not document `rag {name}`"
+
+
+def test_every_option_is_in_readme() -> None:
+    """Each long option of each command (and the global ones) appears in README with its name."""
+    root = typer.main.get_command(app)
+    options = {opt for param in root.params for opt in getattr(param, "opts", ())}
+    for _, command in _commands():
+        options |= {opt for param in command.params for opt in getattr(param, "opts", ())}
+    missing = sorted(opt for opt in options if opt.startswith("--") and opt not in README)
+    assert missing == [], f"README does not mention {missing}"

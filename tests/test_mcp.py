@@ -157,6 +157,7 @@ def test_search_returns_structured_results(harness: Harness) -> None:
     assert first["scores"]["bm25"] > 0 and first["scores"]["vector"] is not None
     assert first["scores"]["rrf"] > 0 and first["scores"]["rerank"] is None
     assert "combineLatest" in first["snippet"] and len(first["snippet"]) <= 500
+    assert first["language"] == "typescript" and first["absolutePath"].endswith("/proj/src/stream.ts")
 
     docs = harness.ok("search", {"query": "combine latest", "sourceType": "markdown", "topK": 1})
     assert [r["path"] for r in docs["results"]] == ["docs/guide.md"]
@@ -361,6 +362,18 @@ def test_status_providers_from_config(rag_db: db.DatabaseTarget, monkeypatch: py
     assert "secret" not in json.dumps(out)
 
 
+def test_status_says_a_keyless_reranker_server_is_configured(
+        rag_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch, make_harness: Callable[..., Harness]) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    monkeypatch.delenv("JINA_API_KEY", raising=False)
+    keyless = {"provider": "jina", "jina": {"baseUrl": "http://127.0.0.1:7997"}}
+    out = make_harness({"embeddings": {"provider": "none"}, "reranker": keyless}).ok("status")
+    assert out["providers"]["reranker"]["configured"] is True
+    jina_without_key = {"provider": "jina"}
+    out = make_harness({"embeddings": {"provider": "none"}, "reranker": jina_without_key}).ok("status")
+    assert out["providers"]["reranker"]["configured"] is False
+
+
 def test_status_and_tools_when_the_database_is_down(monkeypatch: pytest.MonkeyPatch,
                                                     make_harness: Callable[..., Harness]) -> None:
     monkeypatch.setenv("RAG_DATABASE_URL", "postgresql://rag@127.0.0.1:1/nothing")
@@ -371,14 +384,14 @@ def test_status_and_tools_when_the_database_is_down(monkeypatch: pytest.MonkeyPa
     assert "cannot connect to" in h.error("list_sources")
 
 
-def test_tools_on_a_database_without_schema(empty_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch,
-                                            make_harness: Callable[..., Harness]) -> None:
+def test_tools_on_a_database_without_schema_install_it(empty_db: db.DatabaseTarget,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      make_harness: Callable[..., Harness]) -> None:
     monkeypatch.setenv("RAG_DATABASE_URL", empty_db.url)
     h = make_harness({"embeddings": {"provider": "none"}})
+    assert h.ok("list_sources")["sources"] == []
     database = h.ok("status")["database"]
-    assert database["connected"] is True and "run `rag init`" in database["error"]
-    assert "no local-rag schema yet; run `rag init`" in h.error("search", {"query": "x"})
-    assert "run `rag init`" in h.error("list_sources")
+    assert database["connected"] is True and database["error"] is None and database["schemaVersion"]
 
 
 # ---------------------------------------------------------------------------

@@ -125,12 +125,35 @@ def chunk_bytes(
     return FileChunks(text, chunks, warnings, graph=graph)
 
 
+def _encoding(data: bytes) -> str:
+    return next((name for mark, name in _BYTE_ORDER_MARKS if data.startswith(mark)), "utf-8")
+
+
+def rejected_as_binary(head: bytes) -> bool:
+    """Whether ``chunk_bytes`` refuses a file starting with ``head`` (its first 8 KB) as binary:
+    UTF-16 and UTF-32 text is full of NUL bytes; UTF-8 text has none."""
+    return _encoding(head).startswith("utf-8") and b"\x00" in head[:_BINARY_SNIFF_BYTES]
+
+
+def file_rejected_as_binary(path: Path) -> bool:
+    """``rejected_as_binary`` for a file on disk, read no further than its first 8 KB (a dry run
+    says which files the real run would refuse); PDF and DOCX files are extracted, not decoded."""
+    if path.suffix.lower() in (".pdf", ".docx"):
+        return False
+    from rag.sources.reading import read_head
+
+    try:
+        head = read_head(path, _BINARY_SNIFF_BYTES)
+    except OSError:
+        return False  # the real run reports it as unreadable
+    return rejected_as_binary(head)
+
+
 def _decode(data: bytes) -> tuple[str, list[str]] | None:
     """The text of a file and warnings, or None when it looks binary."""
-    encoding = next((name for mark, name in _BYTE_ORDER_MARKS if data.startswith(mark)), "utf-8")
-    # UTF-16 and UTF-32 text is full of NUL bytes; UTF-8 text has none.
-    if encoding.startswith("utf-8") and b"\x00" in data[:_BINARY_SNIFF_BYTES]:
+    if rejected_as_binary(data[:_BINARY_SNIFF_BYTES]):
         return None
+    encoding = _encoding(data)
     warnings: list[str] = []
     try:
         text = data.decode(encoding)

@@ -506,3 +506,30 @@ def _generic_definition(node: Node) -> Definition | None:
         None,
     )
     return Definition(kind, name, node, body)
+
+
+# --- language names a user may type (rag search --lang, the MCP search tool) -------------
+
+# Languages of chunks no grammar names: prose, documents and plain-text data.
+_PROSE_LANGUAGES = ("markdown", "text", "pdf", "docx", "csv", "log", "rst")
+# Common names that are neither a language nor one of its file extensions.
+_ALIASES: Mapping[str, str] = {
+    "golang": "go", "md": "markdown", "txt": "text", "shell": "bash", "sh": "bash", "c#": "csharp",
+    "cs": "csharp", "f#": "fsharp", "objective-c": "objc", "node": "javascript", "yml": "yaml",
+}
+
+
+@lru_cache(maxsize=1)
+def language_names() -> frozenset[str]:
+    """Every language a chunk can carry."""
+    return frozenset([*_EXTENSIONS.values(), *_FILE_NAMES.values(), *_INTERPRETERS.values(),
+                      *_PROSE_LANGUAGES])
+
+
+def language_name(given: str) -> str | None:
+    """The language ``given`` names, case-insensitive: a language (``typescript``), an alias
+    (``golang``) or a file extension (``ts``, ``py``, ``c++``); None for none of them."""
+    key = given.strip().lower()
+    if key in language_names():
+        return key
+    return _ALIASES.get(key) or _EXTENSIONS.get("." + key.removeprefix("."))

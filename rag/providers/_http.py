@@ -72,8 +72,10 @@ class JsonApi:
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        retry_log_level: int = logging.WARNING,
     ) -> None:
         self.provider = provider
+        self._retry_log_level = retry_log_level
         self._api_key_env = api_key_env
         self._api_key = api_key
         self._retry = retry
@@ -120,7 +122,8 @@ class JsonApi:
                     f"after {attempt} attempt{'s' if attempt > 1 else ''}; last error: {failure}; "
                     "check the server, or raise the provider's timeout setting"
                 )
-            log.warning(
+            log.log(
+                self._retry_log_level,
                 "%s: %s; retrying in %.1f s (attempt %d of %d)",
                 self.provider,
                 failure,

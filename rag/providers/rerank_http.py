@@ -12,6 +12,7 @@ Either answer shape is understood whatever was asked. Retries, backoff and the
 wording of HTTP errors are JsonApi's.
 """
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, get_args
@@ -81,6 +82,8 @@ class JinaCompatibleReranker:
             transport=transport,
             retry=retry,
             sleep=sleep,
+            # A search waits for the answer; if none comes, its one warning line says why.
+            retry_log_level=logging.INFO,
         )
 
     @property

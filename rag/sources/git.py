@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -34,9 +35,33 @@ def sync_git_source(url: str, dest: Path, *, branch: str | None = None) -> str:
     if dest.exists() and not _is_empty_dir(dest):
         _check_is_clone_of(dest, url)
         _update(dest, url, branch)
-    else:
+        return _run_git(["rev-parse", "HEAD"], url, cwd=dest).strip()
+    created = not dest.exists()
+    try:
         _clone(url, dest, branch)
-    return _run_git(["rev-parse", "HEAD"], url, cwd=dest).strip()
+        sha = _query_git(["rev-parse", "--verify", "-q", "HEAD"], url, dest)
+        if not sha:  # git clones a repository whose HEAD names a missing branch, checking out nothing
+            raise SourceError(_missing_head(url))
+    except BaseException:
+        _remove_failed_clone(dest, created)  # a failed clone leaves nothing behind
+        raise
+    return sha
+
+
+def _missing_head(url: str) -> str:
+    return (f"the default branch (HEAD) of {mask_url(url)} names a branch that does not exist; "
+            "pass --branch NAME (rag index --git URL --branch NAME)")
+
+
+def _remove_failed_clone(dest: Path, created: bool) -> None:
+    if created:
+        shutil.rmtree(dest, ignore_errors=True)
+    elif dest.is_dir():  # an empty folder the user gave: empty again
+        for entry in dest.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
 
 
 def _is_empty_dir(path: Path) -> bool:
@@ -71,7 +96,12 @@ def _check_is_clone_of(dest: Path, url: str) -> None:
 
 def _update(dest: Path, url: str, branch: str | None) -> None:
     ref = branch if branch is not None else "HEAD"
-    _run_git(["fetch", "--depth", "1", "origin", ref], url, cwd=dest, timeout=NETWORK_TIMEOUT_S)
+    try:
+        _run_git(["fetch", "--depth", "1", "origin", ref], url, cwd=dest, timeout=NETWORK_TIMEOUT_S)
+    except SourceError as exc:
+        if branch is None and "couldn't find remote ref HEAD" in str(exc):
+            raise SourceError(_missing_head(url)) from None
+        raise
     _run_git(["reset", "--hard", "FETCH_HEAD"], url, cwd=dest)
     _run_git(["clean", "-ffdx"], url, cwd=dest)
 

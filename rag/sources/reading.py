@@ -22,6 +22,15 @@ def read_regular_file(path: str | os.PathLike[str], *, follow_symlinks: bool = F
         return f.read()
 
 
+def read_head(path: str | os.PathLike[str], size: int) -> bytes:
+    """The first ``size`` bytes of a regular file (OSError as ``read_regular_file``)."""
+    fd = open_regular(path)
+    try:
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
+
+
 def open_regular(path: str | os.PathLike[str], *, follow_symlinks: bool = False) -> int:
     """A descriptor of ``path`` if it is a regular file; OSError otherwise."""
     # O_NONBLOCK: opening a FIFO with no writer would wait forever; it changes

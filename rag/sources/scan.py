@@ -45,7 +45,7 @@ from rag.sources.ignore import (
     is_secret_file,
     is_virtualenv,
 )
-from rag.sources.reading import open_regular
+from rag.sources.reading import read_head
 
 
 @dataclass(frozen=True)
@@ -393,11 +393,7 @@ def _extension(name: str) -> str:
 def _sniff(path: str) -> str | None:
     """Return "binary" or "unreadable" judged from the first bytes, None for text."""
     try:
-        fd = open_regular(path)
-        try:
-            sample = os.read(fd, SNIFF_BYTES)
-        finally:
-            os.close(fd)
+        sample = read_head(path, SNIFF_BYTES)
     except OSError:
         return "unreadable"
     return "binary" if looks_binary(sample) else None

@@ -247,6 +247,18 @@ def test_server_errors_give_up_after_the_last_attempt(api, sleeps):
     assert len(sleeps) == 2
 
 
+def test_retries_of_a_reranker_are_not_warnings(api, sleeps, caplog):
+    """A search shows the reranker's failure as its one warning line; retries are not repeated on stderr."""
+    reranker = JinaCompatibleReranker(
+        KEY, transport=api.transport, retry=RetryPolicy(max_attempts=3), sleep=sleeps.append
+    )
+    api.script = [httpx.Response(503, json={"detail": "overloaded"})] * 3
+    with caplog.at_level("INFO"), pytest.raises(ProviderError):
+        reranker.rerank(QUERY, DOCUMENTS, top_k=1)
+    retries = [r for r in caplog.records if "retrying" in r.getMessage()]
+    assert len(retries) == 2 and all(r.levelname == "INFO" for r in retries)
+
+
 def test_unreachable_server_is_retried_then_reported(api, sleeps):
     reranker = JinaCompatibleReranker(
         base_url=TEI_URL,

@@ -237,3 +237,28 @@ def test_mask_url(text: str, masked: str) -> None:
 )
 def test_first_error_line(stderr: str, line: str) -> None:
     assert first_error_line(stderr) == line
+
+
+@pytest.mark.parametrize("existing_clone", [False, True], ids=["clone", "update"])
+def test_a_head_naming_a_missing_branch_says_to_pass_branch(
+    tmp_path: Path, upstream: Upstream, existing_clone: bool
+) -> None:
+    upstream.commit({"a.md": "1"})
+    url, dest = upstream.bare.as_uri(), tmp_path / "clone"
+    if existing_clone:
+        sync_git_source(url, dest)
+    git("symbolic-ref", "HEAD", "refs/heads/gone", cwd=upstream.bare)
+    with pytest.raises(SourceError, match="names a branch that does not exist; pass --branch NAME"):
+        sync_git_source(url, dest)
+    assert existing_clone == dest.exists(), "a failed first clone leaves nothing behind"
+    assert sync_git_source(url, dest, branch="main")
+
+
+def test_a_failed_clone_into_a_given_empty_folder_leaves_it_empty(tmp_path: Path, upstream: Upstream) -> None:
+    upstream.commit({"a.md": "1"})
+    git("symbolic-ref", "HEAD", "refs/heads/gone", cwd=upstream.bare)
+    dest = tmp_path / "empty"
+    dest.mkdir()
+    with pytest.raises(SourceError):
+        sync_git_source(str(upstream.bare), dest)
+    assert dest.is_dir() and not any(dest.iterdir())
