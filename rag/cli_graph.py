@@ -13,7 +13,7 @@ import typer
 from rag.cli import _FriendlyErrors, _state
 
 if TYPE_CHECKING:
-    from rag.graph import Traversal
+    from rag.schemas import TraversalOutput
 
 graph_app = typer.Typer(
     cls=_FriendlyErrors, no_args_is_help=True,
@@ -52,15 +52,15 @@ def find(
 
 def _walk(ctx: typer.Context, relation: str, symbol: str, source: list[str] | None, depth: int,
           as_json: bool) -> None:
-    found = _state(ctx).service.traverse(symbol, relation, depth, source)
+    from rag.graph import named_relation
+
+    found = _state(ctx).service.traverse(symbol, *named_relation(relation), depth, source)
     _print(found, as_json)
 
 
-def _print(found: Traversal, as_json: bool) -> None:
+def _print(found: TraversalOutput, as_json: bool) -> None:
     if as_json:
-        typer.echo(found.model_dump_json(by_alias=True, include={"results": {"__all__": {
-            "fqn", "kind", "path", "start_line", "end_line", "depth", "ambiguous", "ref_line",
-            "edge_path"}}}))
+        typer.echo(found.model_dump_json(by_alias=True))
         return
     if not found.results:
         typer.echo("# nothing found", err=True)

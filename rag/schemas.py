@@ -141,12 +141,26 @@ class ConfigInfo(_Out):
     origin: str
 
 
+class GraphCounts(_Out):
+    """One source's code graph: unresolved references are calls the resolver cannot follow
+    (dynamic dispatch, builtins, other packages); pending ones wait for an interrupted run."""
+
+    source: str
+    symbols: int
+    refs: int
+    resolved: int
+    ambiguous: int
+    unresolved: int
+    pending: int
+
+
 class StatusOutput(_Out):
     database: DatabaseInfo
     providers: Providers
     embedding_coverage: list[Coverage]
     indexing: IndexingInfo
     config: ConfigInfo
+    graph: list[GraphCounts] = []
 
 
 class FileError(_Out):
@@ -205,3 +219,36 @@ class DryRunOutput(_Out):
     files: list[str]
     skipped: dict[str, int]
     file_errors: list[FileError]
+
+
+class SymbolRow(_Out):
+    fqn: str
+    kind: str
+    source: str
+    path: str
+    start_line: int
+    end_line: int
+    signature: str
+
+
+class SymbolsOutput(_Out):
+    results: list[SymbolRow]
+    total: int  # matched, of which at most the cap are listed
+
+
+class GraphRow(_Out):
+    fqn: str | None  # None: module-level code of the file
+    kind: str
+    source: str  # a traversal stays in the source of its start
+    path: str
+    start_line: int
+    end_line: int
+    depth: int
+    ambiguous: bool  # one candidate of a reference the resolver could not decide
+    relation: str
+    ref_line: int | None
+    edge_path: list[str]
+
+
+class TraversalOutput(_Out):
+    results: list[GraphRow]

@@ -34,6 +34,7 @@ from rag.schemas import (
     FileError,
     FileWarning,
     GcOutput,
+    GraphCounts,
     IndexingInfo,
     IndexOutput,
     InitOutput,
@@ -48,13 +49,14 @@ from rag.schemas import (
     SourcesOutput,
     SourceText,
     StatusOutput,
+    SymbolsOutput,
+    TraversalOutput,
 )
 
 if TYPE_CHECKING:
     import psycopg
 
     from rag.db import DatabaseTarget
-    from rag.graph import Symbols, Traversal
     from rag.indexer import Reporter
     from rag.providers import Embedder
     from rag.providers.rerankers import Reranker
@@ -311,18 +313,19 @@ class RagService:
     # -- code graph -----------------------------------------------------------
 
     def find_symbols(self, name: str, sources: list[str] | None = None, kinds: list[str] | None = None,
-                     limit: int = 50) -> Symbols:
+                     limit: int = 50) -> SymbolsOutput:
         """Definitions named ``name`` (a name, an fqn or ``path:fqn``), at most ``limit``, with the count."""
         from rag import graph
 
         return self.with_db(lambda conn: graph.find_symbols(conn, name, sources, kinds, limit))
 
-    def traverse(self, symbol: str, relation: str, depth: int = 1,
-                 sources: list[str] | None = None) -> Traversal:
-        """``relation`` (callers, callees, subclasses, superclasses) of ``symbol`` up to ``depth`` away."""
+    def traverse(self, symbol: str, relation: str, direction: str, depth: int = 1,
+                 sources: list[str] | None = None) -> TraversalOutput:
+        """Definitions ``depth`` edges of ``relation`` (calls, inherits, imports, contains) away from
+        ``symbol``: ``direction`` in (callers, subclasses) or out (callees, superclasses)."""
         from rag import graph
 
-        return self.with_db(lambda conn: graph.traverse(conn, symbol, relation, depth, sources))
+        return self.with_db(lambda conn: graph.traverse(conn, symbol, relation, direction, depth, sources))
 
     def status(self, *, strict: bool = False) -> StatusOutput:
         """Database, providers, embedding coverage and index runs. A database that cannot be used
@@ -330,6 +333,7 @@ class RagService:
         loaded = self.loaded
         database = DatabaseInfo(connected=False, url=None, origin=None)
         coverage: list[Coverage] = []
+        graph: list[GraphCounts] = []
         indexing = IndexingInfo(active=False, active_runs=[], last_indexed_at=None, last_run=None)
 
         def work(conn: Connection) -> None:
@@ -355,6 +359,8 @@ class RagService:
                 ActiveRun(source=r["source_name"], run_id=r["run_id"], started_at=r["started_at"])
                 for r in conn.execute("SELECT * FROM rag.active_runs()").fetchall()]
             indexing.active = bool(indexing.active_runs)
+            graph.extend(GraphCounts.model_validate(r)
+                         for r in conn.execute("SELECT * FROM rag.graph_status()").fetchall())
 
         try:
             self.with_db(work)
@@ -371,6 +377,7 @@ class RagService:
             embedding_coverage=coverage,
             indexing=indexing,
             config=ConfigInfo(path=str(loaded.path) if loaded.path else None, origin=loaded.origin),
+            graph=graph,
         )
 
     # -- indexing -----------------------------------------------------------
