@@ -53,9 +53,11 @@ def traverse(
     depth: int = 1,
     sources: list[str] | None = None,
     max_rows: int = 500,
+    dynamic: bool = False,
 ) -> TraversalOutput:
     """Definitions ``depth`` edges of ``relation`` (calls, inherits, imports, contains) away from
-    ``symbol``, inwards (callers, subclasses) or outwards (callees, superclasses)."""
+    ``symbol``, inwards (callers, subclasses) or outwards (callees, superclasses); ``dynamic``:
+    also calls on receivers of unknown type, to every method of that name."""
     if relation not in EDGES:
         raise GraphError(f"relation {relation!r}: choose one of {', '.join(EDGES)}")
     if direction not in DIRECTIONS:
@@ -64,8 +66,10 @@ def traverse(
     rows = _call(conn, "WITH start AS MATERIALIZED (SELECT src.name FROM rag.symbols s"
                        " JOIN rag.sources src ON src.id = s.source_id"
                        " WHERE s.id = rag._start_symbol(%s, %s))"
-                       " SELECT t.*, start.name AS source FROM start, rag.traverse(%s, %s, %s, %s, %s, %s) t",
-                 symbol, sources or None, symbol, [relation], direction, depth, sources or None, max_rows)
+                       " SELECT t.*, start.name AS source"
+                       " FROM start, rag.traverse(%s, %s, %s, %s, %s, %s, %s) t",
+                 symbol, sources or None, symbol, [relation], direction, depth, sources or None, max_rows,
+                 dynamic)
     return TraversalOutput(results=[GraphRow.model_validate(row) for row in rows])
 
 

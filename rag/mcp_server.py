@@ -235,14 +235,18 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         depth: Annotated[int, Field(ge=1, le=10, description="How many edges away (default 1).")] = 1,
         source: Annotated[str | list[str] | None, Field(
             description="Only these sources (names as list_sources shows them).")] = None,
+        dynamic: Annotated[bool, Field(
+            description="Also calls x.f() on receivers of unknown type, linked to every method f "
+                        "(guesses, marked ambiguous; default false).")] = False,
     ) -> TraversalOutput:
         """Callers (calls, in), callees (calls, out), subclasses (inherits, in) or superclasses
         (inherits, out) of a definition, breadth first up to depth, each once (cycles end). Each row:
         fqn, kind, source, path, startLine/endLine (pass them to read_source), depth, refLine (the
         line of the call or base), edgePath (fqns from symbol), and ambiguous (one of several
-        definitions a call may mean: the receiver's type was not known)."""
+        definitions a call may mean). Calls on receivers of unknown type are left out unless
+        dynamic is true."""
         with _tool_errors():
-            return _service(ctx).traverse(symbol, relation, direction, depth, _listed(source))
+            return _service(ctx).traverse(symbol, relation, direction, depth, _listed(source), dynamic)
 
     @server.tool(title="List indexed sources", annotations=READ_ONLY)
     def list_sources(

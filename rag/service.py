@@ -320,12 +320,14 @@ class RagService:
         return self.with_db(lambda conn: graph.find_symbols(conn, name, sources, kinds, limit))
 
     def traverse(self, symbol: str, relation: str, direction: str, depth: int = 1,
-                 sources: list[str] | None = None) -> TraversalOutput:
+                 sources: list[str] | None = None, dynamic: bool = False) -> TraversalOutput:
         """Definitions ``depth`` edges of ``relation`` (calls, inherits, imports, contains) away from
-        ``symbol``: ``direction`` in (callers, subclasses) or out (callees, superclasses)."""
+        ``symbol``: ``direction`` in (callers, subclasses) or out (callees, superclasses);
+        ``dynamic``: also calls on receivers of unknown type (every method of that name)."""
         from rag import graph
 
-        return self.with_db(lambda conn: graph.traverse(conn, symbol, relation, direction, depth, sources))
+        return self.with_db(lambda conn: graph.traverse(conn, symbol, relation, direction, depth, sources,
+                                                        dynamic=dynamic))
 
     def status(self, *, strict: bool = False) -> StatusOutput:
         """Database, providers, embedding coverage and index runs. A database that cannot be used
