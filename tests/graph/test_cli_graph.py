@@ -74,3 +74,12 @@ def test_status_counts_the_graph_with_unresolved_references(shop: Graph, monkeyp
             f"({counts['resolved']:,} resolved, {counts['ambiguous']:,} ambiguous, "
             f"{counts['unresolved']:,} unresolved)") in result.stdout.splitlines()
     assert counts["unresolved"] > 0
+
+
+def test_dynamic_adds_calls_on_receivers_of_unknown_type(shop: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = rag(shop, monkeypatch, "callees", "audit")
+    assert code == 0 and out == "" and "nothing found" in err
+    code, out, _ = rag(shop, monkeypatch, "callees", "audit", "--dynamic")
+    assert code == 0 and out.splitlines() == [
+        "util/report.py:10-11  Ledger.record (METHOD)  (ambiguous)",
+        "util/report.py:14-15  Journal.record (METHOD)  (ambiguous)"]

@@ -77,3 +77,10 @@ def test_status_counts_the_graph(harness: Harness, shop: Graph) -> None:
                      "unresolved": expected["unresolved"], "pending": 0}
     assert graph["unresolved"] > 0 and graph["ambiguous"] > 0 and graph["resolved"] > 0
     assert graph["resolved"] + graph["ambiguous"] + graph["unresolved"] == graph["refs"]
+
+
+def test_traverse_graph_lists_dynamic_dispatch_only_when_asked(harness: Harness) -> None:
+    # audit(entry) calls entry.record(): entry's type is unknown, two classes define record
+    assert harness.ok("traverse_graph", {"symbol": "Journal.record"})["results"] == []
+    rows = harness.ok("traverse_graph", {"symbol": "Journal.record", "dynamic": True})["results"]
+    assert [(r["fqn"], r["ambiguous"]) for r in rows] == [("audit", True)]
