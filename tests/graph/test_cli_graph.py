@@ -82,4 +82,4 @@ def test_dynamic_adds_calls_on_receivers_of_unknown_type(shop: Graph, monkeypatc
     code, out, _ = rag(shop, monkeypatch, "callees", "audit", "--dynamic")
     assert code == 0 and out.splitlines() == [
         "util/report.py:10-11  Ledger.record (METHOD)  (ambiguous)",
-        "util/report.py:14-15  Journal.record (METHOD)  (ambiguous)"]
+        "util/report.py:15-16  Journal.record (METHOD)  (ambiguous)"]
