@@ -68,6 +68,8 @@ subclasses or superclasses (each row's source/path/startLine/endLine goes to `re
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 MAX_FILE_ERRORS = 50  # per index summary: enough to act on, small enough for an agent's context
 Ctx = Context[RagService, Any]
+SourceNames = Annotated[str | list[str] | None, Field(
+    description="Only these sources (names as list_sources shows them).")]
 
 
 class RagMCPServer(MCPServer[RagService]):
@@ -208,8 +210,7 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         name: Annotated[str, Field(
             min_length=1, max_length=1024,
             description="A name (total), an fqn (Cart.total) or path:fqn (shop/cart.py:Cart.total).")],
-        source: Annotated[str | list[str] | None, Field(
-            description="Only these sources (names as list_sources shows them).")] = None,
+        source: SourceNames = None,
         kind: Annotated[str | list[str] | None, Field(
             description="Only these kinds, e.g. CLASS, FUNCTION, METHOD, INTERFACE.")] = None,
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many (default 50).")] = 50,
@@ -233,8 +234,7 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         direction: Annotated[Literal["in", "out"], Field(
             description="in: who calls / extends symbol; out: what symbol calls / extends.")] = "in",
         depth: Annotated[int, Field(ge=1, le=10, description="How many edges away (default 1).")] = 1,
-        source: Annotated[str | list[str] | None, Field(
-            description="Only these sources (names as list_sources shows them).")] = None,
+        source: SourceNames = None,
         dynamic: Annotated[bool, Field(
             description="Also calls x.f() on receivers of unknown type, linked to every method f "
                         "(guesses, marked ambiguous; default false).")] = False,

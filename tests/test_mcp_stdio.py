@@ -52,7 +52,8 @@ def test_stdio_session_with_the_sdk_client(indexed: Path, tmp_path: Path) -> Non
         async with Client(params, mode="legacy", read_timeout_seconds=120) as client:  # initialize
             tools = await client.list_tools()
             assert {t.name for t in tools.tools} == {
-                "search", "read_source", "list_sources", "status", "index", "remove_source"}
+                "search", "read_source", "list_sources", "status", "index", "remove_source", "find_symbol",
+                "traverse_graph"}
             found = await client.call_tool("search", {"query": "combineLatest", "topK": 3})
             assert not found.is_error and found.structured_content
             hit = found.structured_content["results"][0]
