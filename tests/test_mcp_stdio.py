@@ -159,7 +159,7 @@ def test_stdout_carries_protocol_only_and_logs_go_to_stderr(indexed: Path) -> No
     assert all(r["jsonrpc"] == "2.0" for r in replies)
     by_id = {r["id"]: r for r in replies if "id" in r}
     assert by_id[1]["result"]["serverInfo"]["name"] == "local-rag"
-    assert len(by_id[2]["result"]["tools"]) == 6
+    assert len(by_id[2]["result"]["tools"]) == 8
     assert by_id[3]["result"]["structuredContent"]["results"][0]["path"] == "src/stream.ts"
     assert by_id[4]["result"]["isError"] is True
     assert "chunk 987654 is not in the index" in by_id[4]["result"]["content"][0]["text"]
