@@ -178,6 +178,10 @@ def status(
             f"last run:     {run.source} {run.status} at {run.started_at.isoformat(timespec='seconds')} "
             f"(+{run.chunks_added:,} -{run.chunks_removed:,} chunks, {plural(run.errors, 'error')})"
         )
+    for g in out.graph:
+        typer.echo(f"code graph {g.source}: {g.symbols:,} definitions, {g.refs:,} references "
+                   f"({g.resolved:,} resolved, {g.ambiguous:,} ambiguous, {g.unresolved:,} unresolved"
+                   + (f", {g.pending:,} pending" if g.pending else "") + ")")
 
 
 @app.command("config")
@@ -716,7 +720,7 @@ def mcp(
     config: Annotated[str | None, typer.Option(
         "--config", "-c", help="Config file for the server (same as the global --config).")] = None,
 ) -> None:
-    """Serve the MCP tools (search, read_source, list_sources, status, index, remove_source) on stdio.
+    """Serve the MCP tools (search, read_source, the code graph, status, index, ...) on stdio.
 
     Claude Code and Cursor start it on demand; logs go to stderr (RAG_LOG_LEVEL).
 

@@ -13,7 +13,7 @@ import typer
 from rag.cli import _FriendlyErrors, _state
 
 if TYPE_CHECKING:
-    from rag.graph import Traversal
+    from rag.schemas import TraversalOutput
 
 graph_app = typer.Typer(
     cls=_FriendlyErrors, no_args_is_help=True,
@@ -24,6 +24,8 @@ Sources = Annotated[list[str] | None, typer.Option("--source", "-s", help="Only 
 Depth = Annotated[int, typer.Option("--depth", "-d", min=1, max=10, help="How many edges away (1-10).")]
 AsJson = Annotated[bool, typer.Option("--json", help="One JSON object with results.")]
 Symbol = Annotated[str, typer.Argument(help="An fqn (Cart.total), a bare name, or path:fqn.")]
+Dynamic = Annotated[bool, typer.Option(
+    "--dynamic", help="Also calls x.f() on receivers of unknown type, to every method f (guesses).")]
 
 
 @graph_app.command("find")
@@ -51,16 +53,16 @@ def find(
 
 
 def _walk(ctx: typer.Context, relation: str, symbol: str, source: list[str] | None, depth: int,
-          as_json: bool) -> None:
-    found = _state(ctx).service.traverse(symbol, relation, depth, source)
+          as_json: bool, dynamic: bool = False) -> None:
+    from rag.graph import named_relation
+
+    found = _state(ctx).service.traverse(symbol, *named_relation(relation), depth, source, dynamic)
     _print(found, as_json)
 
 
-def _print(found: Traversal, as_json: bool) -> None:
+def _print(found: TraversalOutput, as_json: bool) -> None:
     if as_json:
-        typer.echo(found.model_dump_json(by_alias=True, include={"results": {"__all__": {
-            "fqn", "kind", "path", "start_line", "end_line", "depth", "ambiguous", "ref_line",
-            "edge_path"}}}))
+        typer.echo(found.model_dump_json(by_alias=True))
         return
     if not found.results:
         typer.echo("# nothing found", err=True)
@@ -73,22 +75,23 @@ def _print(found: Traversal, as_json: bool) -> None:
 
 @graph_app.command("callers")
 def callers(ctx: typer.Context, symbol: Symbol, source: Sources = None, depth: Depth = 1,
-            as_json: AsJson = False) -> None:
-    """Who calls SYMBOL, up to --depth calls away (ambiguous calls are marked).
+            as_json: AsJson = False, dynamic: Dynamic = False) -> None:
+    """Who calls SYMBOL, up to --depth calls away (ambiguous calls are marked; --dynamic adds
+    x.SYMBOL() calls whose receiver type is unknown).
 
     Example: rag graph callers Cart.total --depth 2
     """
-    _walk(ctx, "callers", symbol, source, depth, as_json)
+    _walk(ctx, "callers", symbol, source, depth, as_json, dynamic)
 
 
 @graph_app.command("callees")
 def callees(ctx: typer.Context, symbol: Symbol, source: Sources = None, depth: Depth = 1,
-            as_json: AsJson = False) -> None:
+            as_json: AsJson = False, dynamic: Dynamic = False) -> None:
     """What SYMBOL calls, up to --depth calls away.
 
     Example: rag graph callees checkout --json
     """
-    _walk(ctx, "callees", symbol, source, depth, as_json)
+    _walk(ctx, "callees", symbol, source, depth, as_json, dynamic)
 
 
 @graph_app.command("subclasses")

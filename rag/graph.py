@@ -9,12 +9,14 @@ subclasses, superclasses) and turns an ambiguous or unknown symbol into a
 from typing import Any
 
 import psycopg
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
 
 from rag.errors import RagError
+from rag.schemas import GraphRow, SymbolRow, SymbolsOutput, TraversalOutput
 
-# name -> (relation, direction) of rag.traverse
+EDGES = ("calls", "inherits", "imports", "contains")  # the relations of rag.traverse
+DIRECTIONS = ("in", "out")
+
+# the names people ask by -> (relation, direction)
 RELATIONS: dict[str, tuple[str, str]] = {
     "callers": ("calls", "in"),
     "callees": ("calls", "out"),
@@ -27,52 +29,17 @@ class GraphError(RagError):
     """A symbol that names no definition or several, or a bad argument."""
 
 
-class _Row(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
-
-
-class SymbolRow(_Row):
-    fqn: str
-    kind: str
-    path: str
-    start_line: int
-    end_line: int
-    source: str
-    signature: str
-
-
-class Symbols(_Row):
-    results: list[SymbolRow]
-    total: int  # matched, of which at most the cap are listed
-
-
-class GraphRow(_Row):
-    fqn: str | None  # None: module-level code of the file
-    kind: str
-    path: str
-    start_line: int
-    end_line: int
-    depth: int
-    ambiguous: bool
-    ref_line: int | None
-    edge_path: list[str]
-
-
-class Traversal(_Row):
-    results: list[GraphRow]
-
-
 def find_symbols(
     conn: psycopg.Connection[dict[str, Any]],
     name: str,
     sources: list[str] | None = None,
     kinds: list[str] | None = None,
     max_rows: int = 50,
-) -> Symbols:
+) -> SymbolsOutput:
     """Definitions named ``name`` (a name, an fqn or ``path:fqn``), capped, with the count."""
     rows = _call(conn, "SELECT * FROM rag.find_symbols(%s, %s, %s, %s)",
                  name, sources or None, [k.upper() for k in kinds] if kinds else None, max_rows)
-    return Symbols(
+    return SymbolsOutput(
         results=[SymbolRow.model_validate(row) for row in rows],
         total=rows[0]["total"] if rows else 0,
     )
@@ -82,17 +49,35 @@ def traverse(
     conn: psycopg.Connection[dict[str, Any]],
     symbol: str,
     relation: str,
+    direction: str,
     depth: int = 1,
     sources: list[str] | None = None,
     max_rows: int = 500,
-) -> Traversal:
-    """``relation`` (callers, callees, subclasses, superclasses) of ``symbol``, up to ``depth`` away."""
-    if relation not in RELATIONS:
-        raise GraphError(f"relation {relation!r}: choose one of {', '.join(RELATIONS)}")
-    edge, direction = RELATIONS[relation]
-    rows = _call(conn, "SELECT * FROM rag.traverse(%s, %s, %s, %s, %s, %s)",
-                 symbol, [edge], direction, depth, sources or None, max_rows)
-    return Traversal(results=[GraphRow.model_validate(row) for row in rows])
+    dynamic: bool = False,
+) -> TraversalOutput:
+    """Definitions ``depth`` edges of ``relation`` (calls, inherits, imports, contains) away from
+    ``symbol``, inwards (callers, subclasses) or outwards (callees, superclasses); ``dynamic``:
+    also calls on receivers of unknown type, to every method of that name."""
+    if relation not in EDGES:
+        raise GraphError(f"relation {relation!r}: choose one of {', '.join(EDGES)}")
+    if direction not in DIRECTIONS:
+        raise GraphError(f"direction {direction!r}: in (callers, subclasses) or out (callees, superclasses)")
+    # Resolution never leaves a source, so every row is in the start's source.
+    rows = _call(conn, "WITH start AS MATERIALIZED (SELECT src.name FROM rag.symbols s"
+                       " JOIN rag.sources src ON src.id = s.source_id"
+                       " WHERE s.id = rag._start_symbol(%s, %s))"
+                       " SELECT t.*, start.name AS source"
+                       " FROM start, rag.traverse(%s, %s, %s, %s, %s, %s, %s) t",
+                 symbol, sources or None, symbol, [relation], direction, depth, sources or None, max_rows,
+                 dynamic)
+    return TraversalOutput(results=[GraphRow.model_validate(row) for row in rows])
+
+
+def named_relation(name: str) -> tuple[str, str]:
+    """(relation, direction) of callers, callees, subclasses or superclasses."""
+    if name not in RELATIONS:
+        raise GraphError(f"relation {name!r}: choose one of {', '.join(RELATIONS)}")
+    return RELATIONS[name]
 
 
 def _call(conn: psycopg.Connection[dict[str, Any]], query: str, *params: Any) -> list[dict[str, Any]]:

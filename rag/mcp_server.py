@@ -43,6 +43,8 @@ from rag.schemas import (
     SourceText,
     SourceType,
     StatusOutput,
+    SymbolsOutput,
+    TraversalOutput,
 )
 from rag.secrets import mask_connection
 from rag.service import RagService
@@ -58,12 +60,16 @@ Semantic search over the user's indexed code and documentation (hybrid BM25 + ve
 Start with `search` (words, a question, or identifiers such as combineLatest or get_user); then
 `read_source` with a result's chunkId (add `context` for surrounding lines) to read the exact text.
 `list_sources` shows what is indexed, `status` the health of the database and index,
+`find_symbol` finds where a class or function is defined, `traverse_graph` its callers, callees,
+subclasses or superclasses (each row's source/path/startLine/endLine goes to `read_source`),
 `index` indexes a folder or brings a source up to date (only changed files are re-read), and
 `remove_source` deletes a source from the index."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 MAX_FILE_ERRORS = 50  # per index summary: enough to act on, small enough for an agent's context
 Ctx = Context[RagService, Any]
+SourceNames = Annotated[str | list[str] | None, Field(
+    description="Only these sources (names as list_sources shows them).")]
 
 
 class RagMCPServer(MCPServer[RagService]):
@@ -166,7 +172,7 @@ def _service(ctx: Ctx) -> RagService:
 
 def build_server(service: RagService, *, preload: bool = True, log_level: str = "INFO",
                  owns_service: bool = False, watch: bool = False) -> RagMCPServer:
-    """The server with its six tools; nothing is connected or loaded until a tool needs it.
+    """The server with its eight tools; nothing is connected or loaded until a tool needs it.
     ``owns_service``: the server's lifespan closes the service when the session ends;
     ``watch``: it keeps the local sources fresh meanwhile (``mcp.watch``)."""
     level = cast(Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], log_level)
@@ -227,6 +233,50 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         with _tool_errors():
             return _service(ctx).read_source(chunkId, source, path, startLine, endLine, headerPath, context)
 
+    @server.tool(title="Find definitions", annotations=READ_ONLY)
+    def find_symbol(
+        ctx: Ctx,
+        name: Annotated[str, Field(
+            min_length=1, max_length=1024,
+            description="A name (total), an fqn (Cart.total) or path:fqn (shop/cart.py:Cart.total).")],
+        source: SourceNames = None,
+        kind: Annotated[str | list[str] | None, Field(
+            description="Only these kinds, e.g. CLASS, FUNCTION, METHOD, INTERFACE.")] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="At most this many (default 50).")] = 50,
+    ) -> SymbolsOutput:
+        """Where classes, functions and methods are defined in the indexed code (exact fqns first),
+        with kind, source, path, lines and signature line, and the total count when more match.
+        Read one with read_source(source, path, startLine, endLine)."""
+        with _tool_errors():
+            return _service(ctx).find_symbols(name, _listed(source), _listed(kind), limit)
+
+    @server.tool(title="Walk the code graph", annotations=READ_ONLY)
+    def traverse_graph(
+        ctx: Ctx,
+        symbol: Annotated[str, Field(
+            min_length=1, max_length=1024,
+            description="An fqn (Cart.total), a bare name, or path:fqn when the name is defined in "
+                        "several files (the error lists them).")],
+        relation: Annotated[Literal["calls", "inherits", "imports", "contains"], Field(
+            description="calls (callers/callees), inherits (subclasses/superclasses), imports, or "
+                        "contains (members/enclosing definition).")] = "calls",
+        direction: Annotated[Literal["in", "out"], Field(
+            description="in: who calls / extends symbol; out: what symbol calls / extends.")] = "in",
+        depth: Annotated[int, Field(ge=1, le=10, description="How many edges away (default 1).")] = 1,
+        source: SourceNames = None,
+        dynamic: Annotated[bool, Field(
+            description="Also calls x.f() on receivers of unknown type, linked to every method f "
+                        "(guesses, marked ambiguous; default false).")] = False,
+    ) -> TraversalOutput:
+        """Callers (calls, in), callees (calls, out), subclasses (inherits, in) or superclasses
+        (inherits, out) of a definition, breadth first up to depth, each once (cycles end). Each row:
+        fqn, kind, source, path, startLine/endLine (pass them to read_source), depth, refLine (the
+        line of the call or base), edgePath (fqns from symbol), and ambiguous (one of several
+        definitions a call may mean). Calls on receivers of unknown type are left out unless
+        dynamic is true."""
+        with _tool_errors():
+            return _service(ctx).traverse(symbol, relation, direction, depth, _listed(source), dynamic)
+
     @server.tool(title="List indexed sources", annotations=READ_ONLY)
     def list_sources(
         ctx: Ctx,
@@ -246,8 +296,10 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
     @server.tool(title="Index health", annotations=READ_ONLY)
     def status(ctx: Ctx) -> StatusOutput:
         """Database (connected, schema version, counts), embedding coverage per model, providers
-        configured, index runs going on now (in any process) and the last one, and which config
-        file the server uses. Answers even when the database is down (connected: false, error)."""
+        configured, index runs going on now (in any process) and the last one, which config
+        file the server uses, and per source the code graph's definitions and references (resolved,
+        ambiguous, unresolved: calls through dynamic dispatch or into other packages). Answers even
+        when the database is down (connected: false, error)."""
         with _tool_errors():
             return _service(ctx).status()
 

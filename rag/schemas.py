@@ -171,6 +171,19 @@ class GitCommit(_Out):
     commit_sha: str | None
 
 
+class GraphCounts(_Out):
+    """One source's code graph: unresolved references are calls the resolver cannot follow
+    (dynamic dispatch, builtins, other packages); pending ones wait for an interrupted run."""
+
+    source: str
+    symbols: int
+    refs: int
+    resolved: int
+    ambiguous: int
+    unresolved: int
+    pending: int
+
+
 class StatusOutput(_Out):
     version: str
     database: DatabaseInfo
@@ -180,6 +193,7 @@ class StatusOutput(_Out):
     config: ConfigInfo
     watch: "WatchStatus | None" = None  # the sources this process keeps fresh (MCP server)
     git_sources: list[GitCommit] = []  # the commit each git source's last run read
+    graph: list[GraphCounts] = []
 
 
 class FileError(_Out):
@@ -270,4 +284,38 @@ class WatchedSource(_Out):
 class WatchStatus(_Out):
     sources: list[WatchedSource]
 
-StatusOutput.model_rebuild()
+
+class SymbolRow(_Out):
+    fqn: str
+    kind: str
+    source: str
+    path: str
+    start_line: int
+    end_line: int
+    signature: str
+
+
+class SymbolsOutput(_Out):
+    results: list[SymbolRow]
+    total: int  # matched, of which at most the cap are listed
+
+
+class GraphRow(_Out):
+    fqn: str | None  # None: module-level code of the file
+    kind: str
+    source: str  # a traversal stays in the source of its start
+    path: str
+    start_line: int
+    end_line: int
+    depth: int
+    ambiguous: bool  # one candidate of a reference the resolver could not decide
+    relation: str
+    ref_line: int | None
+    edge_path: list[str]
+
+
+class TraversalOutput(_Out):
+    results: list[GraphRow]
+
+
+StatusOutput.model_rebuild()  # its watch field names WatchStatus, defined below it

@@ -40,6 +40,7 @@ from rag.schemas import (
     FileWarning,
     GcOutput,
     GitCommit,
+    GraphCounts,
     IndexingInfo,
     IndexOutput,
     InitOutput,
@@ -54,6 +55,8 @@ from rag.schemas import (
     SourcesOutput,
     SourceText,
     StatusOutput,
+    SymbolsOutput,
+    TraversalOutput,
     WatchedBy,
 )
 
@@ -61,7 +64,6 @@ if TYPE_CHECKING:
     import psycopg
 
     from rag.db import DatabaseTarget
-    from rag.graph import Symbols, Traversal
     from rag.indexer import Reporter
     from rag.providers import Embedder
     from rag.providers.rerankers import Reranker
@@ -358,18 +360,21 @@ class RagService:
     # -- code graph -----------------------------------------------------------
 
     def find_symbols(self, name: str, sources: list[str] | None = None, kinds: list[str] | None = None,
-                     limit: int = 50) -> Symbols:
+                     limit: int = 50) -> SymbolsOutput:
         """Definitions named ``name`` (a name, an fqn or ``path:fqn``), at most ``limit``, with the count."""
         from rag import graph
 
         return self.with_db(lambda conn: graph.find_symbols(conn, name, sources, kinds, limit))
 
-    def traverse(self, symbol: str, relation: str, depth: int = 1,
-                 sources: list[str] | None = None) -> Traversal:
-        """``relation`` (callers, callees, subclasses, superclasses) of ``symbol`` up to ``depth`` away."""
+    def traverse(self, symbol: str, relation: str, direction: str, depth: int = 1,
+                 sources: list[str] | None = None, dynamic: bool = False) -> TraversalOutput:
+        """Definitions ``depth`` edges of ``relation`` (calls, inherits, imports, contains) away from
+        ``symbol``: ``direction`` in (callers, subclasses) or out (callees, superclasses);
+        ``dynamic``: also calls on receivers of unknown type (every method of that name)."""
         from rag import graph
 
-        return self.with_db(lambda conn: graph.traverse(conn, symbol, relation, depth, sources))
+        return self.with_db(lambda conn: graph.traverse(conn, symbol, relation, direction, depth, sources,
+                                                        dynamic=dynamic))
 
     def status(self, *, strict: bool = False) -> StatusOutput:
         """Database, providers, embedding coverage and index runs. A database that cannot be used
@@ -377,6 +382,7 @@ class RagService:
         loaded = self.loaded
         database = DatabaseInfo(connected=False, url=None, origin=None)
         coverage: list[Coverage] = []
+        graph: list[GraphCounts] = []
         indexing = IndexingInfo(active=False, active_runs=[], last_indexed_at=None, last_run=None)
         git_sources: list[GitCommit] = []
 
@@ -410,6 +416,8 @@ class RagService:
             git_rows = conn.execute("SELECT * FROM rag.list_sources(NULL, 'git', 2147483647)").fetchall()
             git_sources.extend(GitCommit(name=r["name"], branch=r["branch"], commit_sha=r["commit_sha"])
                                for r in git_rows)
+            graph.extend(GraphCounts.model_validate(r)
+                         for r in conn.execute("SELECT * FROM rag.graph_status()").fetchall())
 
         try:
             self.with_db(work)
@@ -429,6 +437,7 @@ class RagService:
             config=ConfigInfo(path=str(loaded.path) if loaded.path else None, origin=loaded.origin),
             watch=self.watcher.status() if self.watcher is not None else None,
             git_sources=git_sources,
+            graph=graph,
         )
 
     # -- indexing -----------------------------------------------------------

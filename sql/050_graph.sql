@@ -19,6 +19,9 @@
 --
 -- Reading: rag.find_symbols, rag.traverse and its shorthands rag.callers,
 -- rag.callees, rag.subtypes, rag.supertypes; rag.graph_status counts.
+-- A call x.f() on a receiver of unknown type that only the name finds
+-- (every method f of the source) is dynamic dispatch: it stays ambiguous
+-- with its candidates, but traversals list it only when asked (dynamic).
 
 -- ---------------------------------------------------------------------------
 -- _replace_graph: store the symbols and references of a replace_files batch
@@ -458,11 +461,30 @@ COMMENT ON FUNCTION rag.find_symbols(text, text[], text[], integer) IS
     'Definitions by name (total), fqn (Cart.total, also as the tail of a longer fqn) or path:fqn, exact fqns first; total is the number matched, of which at most max_rows are listed.';
 
 -- ---------------------------------------------------------------------------
+-- _is_dynamic: a reference found only by a member name on a receiver of unknown type
+CREATE OR REPLACE FUNCTION rag._is_dynamic(
+    ref_owner text,
+    resolved_by text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT ref_owner = '' AND resolved_by = 'name'
+$$;
+COMMENT ON FUNCTION rag._is_dynamic(text, text) IS
+    'Private: x.f() with x of unknown type, matched to methods named f anywhere in the source: dynamic dispatch, a guess that traversals skip unless asked.';
+
+-- ---------------------------------------------------------------------------
 -- _graph_edges: one step from a set of definitions
+-- (dynamic was added: CREATE OR REPLACE cannot add an argument)
+DROP FUNCTION IF EXISTS rag._graph_edges(bigint[], text[], boolean);
 CREATE OR REPLACE FUNCTION rag._graph_edges(
     frontier bigint[],
     relations text[],
-    outgoing boolean
+    outgoing boolean,
+    dynamic boolean
 )
 RETURNS TABLE (
     from_id   bigint,   -- a definition of the frontier
@@ -498,17 +520,19 @@ AS $$
         WHERE x.candidates > 1 AND x.resolved_by = 'name' AND s.source_id = r.source_id
           AND s.name = r.name AND rag._owner_matches(r.owner, s.owner)
     ) t ON true
-    WHERE outgoing AND r.from_id = ANY (frontier)
+    WHERE outgoing AND r.from_id = ANY (frontier) AND (dynamic OR NOT rag._is_dynamic(r.owner, x.resolved_by))
     UNION ALL
     -- incoming: references to the frontier, resolved, kept as a candidate, or by name
     SELECT hit.symbol_id, r.from_id, r.file_id, w.relation, r.line, r.file_id, hit.ambiguous
     FROM (
-        SELECT x.ref_id, x.target_id AS symbol_id, false AS ambiguous
+        SELECT x.ref_id, x.target_id AS symbol_id, false AS ambiguous, x.resolved_by
         FROM rag.ref_resolution x WHERE x.target_id = ANY (frontier)
         UNION ALL
-        SELECT c.ref_id, c.symbol_id, true FROM rag.ref_candidates c WHERE c.symbol_id = ANY (frontier)
+        -- (candidates are kept for the narrow levels only, never by name)
+        SELECT c.ref_id, c.symbol_id, true, 'candidate' FROM rag.ref_candidates c
+        WHERE c.symbol_id = ANY (frontier)
         UNION ALL
-        SELECT r.id, f.id, true
+        SELECT r.id, f.id, true, x.resolved_by
         FROM front f
         JOIN rag.refs r ON r.source_id = f.source_id AND r.name = f.name
         JOIN rag.ref_resolution x ON x.ref_id = r.id
@@ -518,6 +542,7 @@ AS $$
     CROSS JOIN LATERAL (SELECT r.* FROM rag.refs r WHERE r.id = hit.ref_id) r
     JOIN wanted w ON w.kind = r.kind
     WHERE NOT outgoing
+      AND (dynamic OR NOT rag._is_dynamic(r.owner, hit.resolved_by))
     UNION ALL
     -- containment: members, or the enclosing definition
     SELECT CASE WHEN outgoing THEN s.parent_id ELSE s.id END,
@@ -528,8 +553,8 @@ AS $$
       AND ((outgoing AND s.parent_id = ANY (frontier)) OR (NOT outgoing AND s.id = ANY (frontier)
                                                           AND s.parent_id IS NOT NULL))
 $$;
-COMMENT ON FUNCTION rag._graph_edges(bigint[], text[], boolean) IS
-    'Private: the edges of the given relations (calls, imports, inherits, contains) leaving (outgoing) or entering a set of definitions.';
+COMMENT ON FUNCTION rag._graph_edges(bigint[], text[], boolean, boolean) IS
+    'Private: the edges of the given relations (calls, imports, inherits, contains) leaving (outgoing) or entering a set of definitions; dynamic-dispatch guesses only when dynamic.';
 
 -- ---------------------------------------------------------------------------
 -- _start_symbol: the one definition a traversal starts from
@@ -573,13 +598,16 @@ COMMENT ON FUNCTION rag._start_symbol(text, text[]) IS
 
 -- ---------------------------------------------------------------------------
 -- traverse
+-- (dynamic was added: CREATE OR REPLACE cannot add an argument)
+DROP FUNCTION IF EXISTS rag.traverse(text, text[], text, integer, text[], integer);
 CREATE OR REPLACE FUNCTION rag.traverse(
     symbol text,
     relations text[] DEFAULT ARRAY['calls'],
     direction text DEFAULT 'out',
     max_depth integer DEFAULT 1,
     sources text[] DEFAULT NULL,
-    max_rows integer DEFAULT 500
+    max_rows integer DEFAULT 500,
+    dynamic boolean DEFAULT false  -- also x.f() with x of unknown type: every method named f
 )
 RETURNS SETOF rag.graph_row
 LANGUAGE plpgsql
@@ -628,7 +656,7 @@ BEGIN
                    (seen -> e.from_id::text)
                    || to_jsonb(coalesce((SELECT t.fqn FROM rag.symbols t WHERE t.id = e.to_id), '<module>'))
                    AS edge_path
-            FROM rag._graph_edges(frontier, relations, outgoing) e
+            FROM rag._graph_edges(frontier, relations, outgoing, coalesce(dynamic, false)) e
             -- the start itself once more: it is recursive
             WHERE e.to_id IS NULL OR NOT seen ? e.to_id::text OR (e.to_id = start_id AND NOT looped)
             ORDER BY e.to_id, CASE WHEN e.to_id IS NULL THEN e.ref_file END,
@@ -655,8 +683,8 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION rag.traverse(text, text[], text, integer, text[], integer) IS
-    'Definitions reached from symbol (name, fqn or path:fqn) over relations (calls, imports, inherits, contains), direction out (callees, supertypes, members) or in (callers, subtypes), breadth first up to max_depth, each once, with the path of fqns that led there.';
+COMMENT ON FUNCTION rag.traverse(text, text[], text, integer, text[], integer, boolean) IS
+    'Definitions reached from symbol (name, fqn or path:fqn) over relations (calls, imports, inherits, contains), direction out (callees, supertypes, members) or in (callers, subtypes), breadth first up to max_depth, each once, with the path of fqns that led there; calls on receivers of unknown type (dynamic dispatch) only when dynamic.';
 
 -- ---------------------------------------------------------------------------
 -- callers, callees, subtypes, supertypes: rag.traverse with one relation

@@ -20,7 +20,8 @@ from rag.config import LoadedConfig, RagConfig
 from rag.mcp_server import build_server
 from rag.service import RagService
 
-TOOLS = {"search", "read_source", "list_sources", "status", "index", "remove_source"}
+TOOLS = {"search", "read_source", "list_sources", "status", "index", "remove_source", "find_symbol",
+         "traverse_graph"}
 GUIDE = "# Guide\n\nIntro line.\n\n## Streams\n\nCombine the latest values.\nMore about streams.\n\n## Other\n\nTail.\n"
 STREAM_TS = (
     "import { merge } from './merge';\n"

@@ -52,7 +52,8 @@ def test_stdio_session_with_the_sdk_client(indexed: Path, tmp_path: Path) -> Non
         async with Client(params, mode="legacy", read_timeout_seconds=120) as client:  # initialize
             tools = await client.list_tools()
             assert {t.name for t in tools.tools} == {
-                "search", "read_source", "list_sources", "status", "index", "remove_source"}
+                "search", "read_source", "list_sources", "status", "index", "remove_source", "find_symbol",
+                "traverse_graph"}
             found = await client.call_tool("search", {"query": "combineLatest", "topK": 3})
             assert not found.is_error and found.structured_content
             hit = found.structured_content["results"][0]
@@ -158,7 +159,7 @@ def test_stdout_carries_protocol_only_and_logs_go_to_stderr(indexed: Path) -> No
     assert all(r["jsonrpc"] == "2.0" for r in replies)
     by_id = {r["id"]: r for r in replies if "id" in r}
     assert by_id[1]["result"]["serverInfo"]["name"] == "local-rag"
-    assert len(by_id[2]["result"]["tools"]) == 6
+    assert len(by_id[2]["result"]["tools"]) == 8
     assert by_id[3]["result"]["structuredContent"]["results"][0]["path"] == "src/stream.ts"
     assert by_id[4]["result"]["isError"] is True
     assert "chunk 987654 is not in the index" in by_id[4]["result"]["content"][0]["text"]

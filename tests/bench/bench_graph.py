@@ -6,8 +6,10 @@ random sample (seed 21) of up to 200 functions and methods; for each, the
 callers and callees the graph lists (depth 1) are compared with jedi's
 (`Script.get_references` on the definition for callers, `goto` on every call
 inside it for callees), as sets of (path, enclosing definition). The same is
-printed for a name-only baseline: every call of that name (callers), every
-definition of each called name (callees). Micro-averaged precision and recall.
+printed with the dynamic-dispatch guesses traversals leave out by default
+(x.f() with x of unknown type, linked to every method f), and for a name-only
+baseline: every call of that name (callers), every definition of each called
+name (callees). Micro-averaged precision and recall.
 """
 
 import os
@@ -105,7 +107,7 @@ def main() -> None:
         project = jedi.Project(src)
         texts = {path: (src / path).read_text().split("\n") for path in defs.by_path}
         tallies = {key: [0, 0, 0] for key in (
-            "callers graph", "callers graph, unambiguous", "callers name-only",
+            "callers graph", "callers graph, unambiguous", "callers graph, with dynamic", "callers name-only",
             "callees graph", "callees graph, unambiguous", "callees name-only")}
         for row in sample:
             path, fqn, name = row["path"], row["fqn"], row["fqn"].rsplit(".", 1)[-1]
@@ -125,10 +127,14 @@ def main() -> None:
                                   (f"{path}:{fqn}",)).fetchall()
             graph_callers = {(r["path"], r["fqn"] or "<module>") for r in listed}
             sure_callers = {(r["path"], r["fqn"] or "<module>") for r in listed if not r["ambiguous"]}
+            with_dynamic = {(r["path"], r["fqn"] or "<module>") for r in conn.execute(
+                "SELECT path, fqn FROM rag.traverse(%s, ARRAY['calls'], 'in', 1, dynamic => true)",
+                (f"{path}:{fqn}",)).fetchall()}
             name_callers = {(c["path"], c["caller"] or "<module>") for c in calls if c["name"] == name}
             if os.environ.get("BENCH_DEBUG") and graph_callers != truth_callers:
-                print("CALLERS", fqn, "only graph:", sorted(graph_callers - truth_callers)[:3],
-                      "only jedi:", sorted(truth_callers - graph_callers)[:3])
+                print("CALLERS", fqn, "only graph (ambiguous?):",
+                      sorted((*site, site not in sure_callers) for site in graph_callers - truth_callers),
+                      "only jedi:", sorted(truth_callers - graph_callers))
             truth_callees: set[Site] = set()
             name_callees: set[Site] = set()
             for used in script.get_names(all_scopes=True, references=True):
@@ -151,6 +157,7 @@ def main() -> None:
             for key, found_set, truth in (
                 ("callers graph", graph_callers, truth_callers),
                 ("callers graph, unambiguous", sure_callers, truth_callers),
+                ("callers graph, with dynamic", with_dynamic, truth_callers),
                 ("callers name-only", name_callers, truth_callers),
                 ("callees graph", graph_callees, truth_callees),
                 ("callees graph, unambiguous", sure_callees, truth_callees),

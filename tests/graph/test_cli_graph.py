@@ -63,3 +63,23 @@ def test_an_ambiguous_symbol_is_one_line_listing_candidates(
                           "util/report.py:render); pass path:fqn")
     code, _, err = rag(shop, monkeypatch, "callers", "nope")
     assert code == 1 and "no such definition" in err
+
+
+def test_status_counts_the_graph_with_unresolved_references(shop: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", shop.target.url)
+    result = runner.invoke(app, ["status"], catch_exceptions=False)
+    assert result.exit_code == 0
+    counts = shop.rows("SELECT * FROM rag.graph_status()")[0]
+    assert (f"code graph python: {counts['symbols']:,} definitions, {counts['refs']:,} references "
+            f"({counts['resolved']:,} resolved, {counts['ambiguous']:,} ambiguous, "
+            f"{counts['unresolved']:,} unresolved)") in result.stdout.splitlines()
+    assert counts["unresolved"] > 0
+
+
+def test_dynamic_adds_calls_on_receivers_of_unknown_type(shop: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = rag(shop, monkeypatch, "callees", "audit")
+    assert code == 0 and out == "" and "nothing found" in err
+    code, out, _ = rag(shop, monkeypatch, "callees", "audit", "--dynamic")
+    assert code == 0 and out.splitlines() == [
+        "util/report.py:10-11  Ledger.record (METHOD)  (ambiguous)",
+        "util/report.py:15-16  Journal.record (METHOD)  (ambiguous)"]

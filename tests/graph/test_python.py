@@ -67,8 +67,20 @@ def test_ambiguity_in_the_folder_keeps_every_candidate(shop: Graph) -> None:
 def test_ambiguity_by_name_lists_every_definition_of_it(shop: Graph) -> None:
     ref = shop.ref("shop/orders.py", "record")
     assert (ref["status"], ref["resolved_by"], ref["candidates"]) == ("ambiguous", "name", 2)
-    assert shop.names("callees", "audit") == {("Ledger.record", True), ("Journal.record", True)}
-    assert shop.names("callers", "Journal.record") == {("audit", True)}
+    # entry.record() with entry of unknown type: dynamic dispatch, listed only when asked
+    assert shop.names("callees", "audit") == set() and shop.names("callers", "Journal.record") == set()
+    dynamic = "SELECT fqn, ambiguous FROM rag.traverse(%s, ARRAY['calls'], %s, 1, dynamic => true)"
+    assert {(r["fqn"], r["ambiguous"]) for r in shop.rows(dynamic, "audit", "out")} == {
+        ("Ledger.record", True), ("Journal.record", True)}
+    assert {(r["fqn"], r["ambiguous"]) for r in shop.rows(dynamic, "Journal.record", "in")} == {("audit", True)}
+
+
+def test_a_unique_method_name_on_an_unknown_receiver_is_still_dynamic(shop: Graph) -> None:
+    ref = shop.ref("shop/orders.py", "submit")
+    assert (ref["status"], ref["resolved_by"]) == ("resolved", "name")
+    assert shop.names("callers", "Order.submit") == set()
+    assert shop.rows("SELECT fqn FROM rag.traverse('Order.submit', ARRAY['calls'], 'in', 1, dynamic => true)") == [
+        {"fqn": "place"}]
 
 
 def test_calls_to_other_packages_and_builtins_stay_unresolved(shop: Graph) -> None:
