@@ -361,7 +361,9 @@ def test_first_index_loads_postings_without_their_key_then_builds_it(
     assert wrong_document_frequencies(rag_db) == []  # not counted while loading, counted at the end
     visibility = rows(rag_db, "SELECT relpages, relallvisible FROM pg_class WHERE oid = 'rag.postings'::regclass")
     assert visibility[0]["relpages"] > 0
-    assert visibility[0]["relallvisible"] == visibility[0]["relpages"]  # vacuumed: index-only reads stay so
+    # Vacuumed: index-only reads stay so (unvacuumed, no page is all-visible). A snapshot taken
+    # meanwhile, e.g. autovacuum's ANALYZE of the fresh table, may keep one page's newest rows out.
+    assert visibility[0]["relallvisible"] >= visibility[0]["relpages"] - 1
     bulk = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search('handler run service', 50)")
 
     # --force re-stores every file into a corpus that is not empty: the key stays.
