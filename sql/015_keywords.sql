@@ -47,6 +47,54 @@ COMMENT ON FUNCTION rag.term_frequencies(text) IS
     'The BM25 tokenizer, shared by chunks and queries: lowercased identifier parts plus whole compound identifiers, with their counts.';
 
 -- ---------------------------------------------------------------------------
+-- query_terms
+CREATE OR REPLACE FUNCTION rag.query_terms(
+    query text
+)
+RETURNS text[]
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+BEGIN ATOMIC
+    -- A question in English ("how do I get the user by id") matches chunks on
+    -- its function words too, which code and docs hold everywhere: they add
+    -- noise, not evidence. A query of three or more words drops the English
+    -- stop words it writes as plain lowercase words, unless nothing else is
+    -- left; identifiers ("is_valid", "getTheUser", "THE_END") keep every part.
+    WITH words AS (
+        SELECT w FROM regexp_split_to_table(coalesce(query, ''), '[[:space:]]+') AS w WHERE w <> ''
+    ),
+    dropped AS (
+        SELECT DISTINCT lower(regexp_replace(w, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g')) AS term
+        FROM words
+        WHERE (SELECT count(*) FROM words) >= 3
+          AND regexp_replace(w, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g') ~ '^([[:upper:]]|[[:upper:]]?[[:lower:]]+)$'
+          AND lower(regexp_replace(w, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g')) = ANY (ARRAY[
+            'a', 'about', 'above', 'after', 'again', 'against', 'all', 'am', 'an', 'and', 'any', 'are',
+            'as', 'at', 'be', 'because', 'been', 'before', 'being', 'below', 'between', 'both', 'but',
+            'by', 'can', 'could', 'did', 'do', 'does', 'doing', 'down', 'during', 'each', 'few', 'for',
+            'from', 'further', 'had', 'has', 'have', 'having', 'he', 'her', 'here', 'hers', 'herself',
+            'him', 'himself', 'his', 'how', 'i', 'if', 'in', 'into', 'is', 'it', 'its', 'itself', 'just',
+            'me', 'more', 'most', 'my', 'myself', 'no', 'nor', 'not', 'now', 'of', 'off', 'on', 'once',
+            'only', 'or', 'other', 'our', 'ours', 'ourselves', 'out', 'over', 'own', 'same', 'she',
+            'should', 'so', 'some', 'such', 'than', 'that', 'the', 'their', 'theirs', 'them',
+            'themselves', 'then', 'there', 'these', 'they', 'this', 'those', 'through', 'to', 'too',
+            'under', 'until', 'up', 'very', 'was', 'we', 'were', 'what', 'when', 'where', 'which',
+            'while', 'who', 'whom', 'why', 'will', 'with', 'would', 'you', 'your', 'yours', 'yourself',
+            'yourselves'])
+    ),
+    terms AS (
+        SELECT t.term, t.term IN (SELECT d.term FROM dropped d) AS stop
+        FROM rag.term_frequencies(coalesce(query, '')) t
+    )
+    SELECT coalesce(array_agg(t.term ORDER BY t.term) FILTER (WHERE NOT t.stop), array_agg(t.term ORDER BY t.term),
+                    '{}'::text[])
+    FROM terms t;
+END;
+COMMENT ON FUNCTION rag.query_terms(text) IS
+    'The BM25 terms of a search query: rag.term_frequencies'' terms, less the English stop words written as plain words in a query of three or more words (unless only they are left).';
+
+-- ---------------------------------------------------------------------------
 -- The BM25 formulas and the heads' floor, each written once. SQL-standard
 -- bodies without SET clauses: bound when created, so they need no
 -- search_path, and inlined into the calling queries (no per-row call). The

@@ -302,8 +302,10 @@ LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
+    -- Qualified: a bare "query" would name the column q.query, and every row would match.
     SELECT q.embedding FROM rag.query_embeddings q
-    WHERE q.model = embedding_model AND q.query_hash = md5(query)
+    WHERE q.model = stored_query_embedding.embedding_model
+      AND q.query_hash = md5(stored_query_embedding.query)
 $$;
 COMMENT ON FUNCTION rag.stored_query_embedding(text, text) IS
     'The embedding rag.remember_query_embedding stored for this query text and model, or NULL.';

@@ -217,3 +217,8 @@ def test_stored_query_embedding(conn: Conn) -> None:
     assert stored("never asked") is None
     conn.execute("SELECT rag.remember_query_embedding('test@8', 'asked', '[1,0,0,0,0,0,0,0]')")
     assert stored("asked") == "[1,0,0,0,0,0,0,0]"
+    # each query text gets its own vector back, not the first one stored
+    conn.execute("SELECT rag.remember_query_embedding('test@8', 'asked again', '[0,1,0,0,0,0,0,0]')")
+    assert stored("asked again") == "[0,1,0,0,0,0,0,0]"
+    assert stored("asked") == "[1,0,0,0,0,0,0,0]"
+    assert stored("still never asked") is None
