@@ -433,7 +433,8 @@ def test_a_source_that_cannot_be_synced_is_said_once(service: RagService, tmp_pa
     try:
         error = run.wait(lambda e: e.event == "error", "the refusal")
         assert error.source == "taken" and "already indexes" in (error.message or "")
-        run.sync("one")
+        if not any(e.event == "sync" and e.source == "one" for e in run.seen):  # may come first
+            run.sync("one")
         (two / "again.md").write_text("# Again\n")
         (one / "later.md").write_text("# Later\n")
         assert run.sync("one").files == 1
