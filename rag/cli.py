@@ -541,7 +541,7 @@ def search(
     batch: Annotated[Path | None, typer.Option(
         "--batch", help='JSON lines {"id", "query"} in; one JSON line per query out.')] = None,
 ) -> None:
-    """Hybrid search (BM25 + vectors, fused by RRF, optionally reranked).
+    """Hybrid search (BM25 + vectors, fused by RRF or by scores, optionally reranked).
 
     Example: rag search "where is the embedded server started" --type code -k 5
     """

@@ -90,7 +90,7 @@ class RerankerConfig(_Section):
 
 
 class RrfConfig(_Section):
-    k: int = Field(default=60, gt=0)
+    k: int = Field(default=10, gt=0)
 
 
 class Bm25Config(_Section):
@@ -99,8 +99,9 @@ class Bm25Config(_Section):
 
 
 class SearchConfig(_Section):
-    bm25_weight: float = Field(default=0.4, ge=0)
-    vector_weight: float = Field(default=0.6, ge=0)
+    fusion: Literal["rrf", "scores"] = "rrf"
+    bm25_weight: float = Field(default=0.5, ge=0)
+    vector_weight: float = Field(default=0.5, ge=0)
     retrieve_top_k: int = Field(default=50, gt=0, le=1000)
     final_top_k: int = Field(default=10, gt=0, le=100)
     rrf: RrfConfig = RrfConfig()

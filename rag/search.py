@@ -91,7 +91,7 @@ class Searcher:
         rows = self.conn.execute(
             "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
             " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
-            " %(candidates)s, %(model)s, %(k1)s, %(b)s)",
+            " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s)",
             {
                 "query": query,
                 "embedding": embedding,
@@ -104,7 +104,7 @@ class Searcher:
                 "vector_weight": 0.0 if embedding is None else self.settings.vector_weight,
                 "rrf_k": self.settings.rrf.k, "candidates": candidates,
                 "model": self.embedder.model_id if self.embedder.dimensions else None,
-                "k1": self.settings.bm25.k1, "b": self.settings.bm25.b,
+                "k1": self.settings.bm25.k1, "b": self.settings.bm25.b, "fusion": self.settings.fusion,
             },
         ).fetchall()
         hits = [_hit(row) for row in rows]

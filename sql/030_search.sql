@@ -774,6 +774,8 @@ COMMENT ON FUNCTION rag.remember_query_embedding(text, text, vector) IS
 
 -- ---------------------------------------------------------------------------
 -- search
+DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
+                                   double precision, integer, integer, text, double precision, double precision);
 CREATE OR REPLACE FUNCTION rag.search(
     query           text,
     query_embedding vector DEFAULT NULL,
@@ -782,13 +784,14 @@ CREATE OR REPLACE FUNCTION rag.search(
     source_types    text[] DEFAULT NULL,
     languages       text[] DEFAULT NULL,
     path_prefix     text DEFAULT NULL,
-    bm25_weight     double precision DEFAULT 0.4,
-    vector_weight   double precision DEFAULT 0.6,
-    rrf_k           integer DEFAULT 60,
+    bm25_weight     double precision DEFAULT 0.5,
+    vector_weight   double precision DEFAULT 0.5,
+    rrf_k           integer DEFAULT 10,
     candidates      integer DEFAULT 50,
     model           text DEFAULT NULL,
     k1              double precision DEFAULT 1.2,
-    b               double precision DEFAULT 0.75
+    b               double precision DEFAULT 0.75,
+    fusion          text DEFAULT 'rrf'
 )
 RETURNS TABLE (
     chunk_id     bigint,
@@ -834,6 +837,10 @@ BEGIN
     END IF;
     IF bm25_weight IS NULL OR vector_weight IS NULL OR bm25_weight < 0 OR vector_weight < 0 THEN
         RAISE EXCEPTION 'search: bm25_weight and vector_weight must be 0 or more (got %, %)', bm25_weight, vector_weight
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fusion IS NULL OR fusion NOT IN ('rrf', 'scores') THEN
+        RAISE EXCEPTION 'search: fusion must be ''rrf'' or ''scores'', not %', coalesce(quote_literal(fusion), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF rrf_k IS NULL OR rrf_k < 1 THEN
@@ -882,13 +889,26 @@ BEGIN
                                search.source_types, search.languages, search.path_prefix) v
         WHERE query_vector IS NOT NULL AND search.vector_weight > 0
     ),
+    keyword_scaled AS (
+        -- For fusion 'scores': BM25 as a share of the best candidate's score.
+        SELECT k.*, k.score / nullif(max(k.score) OVER (), 0) AS scaled FROM keyword k
+    ),
+    semantic_scaled AS (
+        -- Cosine similarities spread over 0..1 between the worst and the best candidate.
+        SELECT v.*, coalesce((v.score - min(v.score) OVER ()) / nullif(max(v.score) OVER () - min(v.score) OVER (), 0),
+                             1) AS scaled
+        FROM semantic v
+    ),
     fused AS (
         -- Ranked before the join to chunks, so only top_k chunks are read.
         SELECT coalesce(kw.chunk_id, se.chunk_id) AS id,
                kw.score AS kw_score, kw.rank AS kw_rank, se.score AS se_score, se.rank AS se_rank,
-               coalesce(search.bm25_weight / (search.rrf_k + kw.rank), 0)
-             + coalesce(search.vector_weight / (search.rrf_k + se.rank), 0) AS fused_score
-        FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
+               CASE search.fusion
+                   WHEN 'rrf' THEN coalesce(search.bm25_weight / (search.rrf_k + kw.rank), 0)
+                                 + coalesce(search.vector_weight / (search.rrf_k + se.rank), 0)
+                   ELSE coalesce(search.bm25_weight * kw.scaled, 0) + coalesce(search.vector_weight * se.scaled, 0)
+               END AS fused_score
+        FROM keyword_scaled kw FULL JOIN semantic_scaled se ON se.chunk_id = kw.chunk_id
         -- A chunk replaced by an index run committing meanwhile must not take a slot.
         WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id))
         ORDER BY fused_score DESC, least(kw.rank, se.rank), 1
@@ -908,5 +928,5 @@ BEGIN
     LIMIT search.top_k;
 END
 $$;
-COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision) IS
-    'Hybrid search: BM25 and vector arms (filters inside both), fused by weighted RRF: w_bm25/(k+rank) + w_vec/(k+rank). Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';
+COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text) IS
+    'Hybrid search: BM25 and vector arms (filters inside both), fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';

@@ -21,8 +21,8 @@ def test_defaults_work_without_any_file() -> None:
     cfg = loaded.config
     assert cfg.database.url is None  # the embedded server
     assert cfg.embeddings.provider == "local"
-    assert (cfg.search.bm25_weight, cfg.search.vector_weight) == (0.4, 0.6)
-    assert (cfg.search.retrieve_top_k, cfg.search.final_top_k, cfg.search.rrf.k) == (50, 10, 60)
+    assert (cfg.search.bm25_weight, cfg.search.vector_weight) == (0.5, 0.5)
+    assert (cfg.search.retrieve_top_k, cfg.search.final_top_k, cfg.search.rrf.k) == (50, 10, 10)
     assert cfg.indexing.chunk_size.max_tokens == 256
 
 

@@ -385,6 +385,28 @@ def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
     assert all(math.isclose(r["score"], 1 / 11) for r in both_first)
 
 
+def test_score_fusion_adds_weighted_scaled_scores(rag_db: db.DatabaseTarget) -> None:
+    """fusion => 'scores': BM25 over the best candidate's, cosine spread 0..1 over the candidates."""
+    embedder = build_corpus(rag_db, 30)
+    vector = "[" + ",".join(map(str, embedder.embed_query("find user"))) + "]"
+    fused = rows(rag_db, "SELECT * FROM rag.search('find user', %s::vector, 20, bm25_weight => 0.3,"
+                         " vector_weight => 0.7, candidates => 50, fusion => 'scores')", vector)
+    keyword = {r["chunk_id"]: r["score"] for r in rows(rag_db, "SELECT * FROM rag.bm25_search('find user', 50)")}
+    semantic = {r["chunk_id"]: r["score"] for r in rows(
+        rag_db, "SELECT * FROM rag.vector_search(%s::vector, %s, 50)", vector, embedder.model_id)}
+    best, low, high = max(keyword.values()), min(semantic.values()), max(semantic.values())
+    assert len(fused) == 20 and high > low
+    for r in fused:
+        expected = (0.3 * keyword[r["chunk_id"]] / best if r["chunk_id"] in keyword else 0) + (
+            0.7 * (semantic[r["chunk_id"]] - low) / (high - low) if r["chunk_id"] in semantic else 0)
+        assert math.isclose(r["score"], expected)
+    assert [r["score"] for r in fused] == sorted((r["score"] for r in fused), reverse=True)
+    # The order differs from RRF's on this corpus: score gaps count, not only ranks.
+    by_rank = rows(rag_db, "SELECT chunk_id FROM rag.search('find user', %s::vector, 20, bm25_weight => 0.3,"
+                           " vector_weight => 0.7, candidates => 50)", vector)
+    assert [r["chunk_id"] for r in by_rank] != [r["chunk_id"] for r in fused]
+
+
 def test_keyword_only_search_is_the_bm25_top_k(rag_db: db.DatabaseTarget) -> None:
     """Without a vector arm only top_k + 5 keyword candidates are ranked: the answer is that of 50."""
     build_corpus(rag_db, 300)
@@ -464,6 +486,7 @@ def test_stored_query_embedding_is_used_from_psql(rag_db: db.DatabaseTarget) -> 
         ("SELECT * FROM rag.search('x', sources => ARRAY['nope'])", "unknown source 'nope'; known: big, small"),
         ("SELECT * FROM rag.search('x', '[1,2,3]'::vector)", "no stored embeddings have 3 dimensions"),
         ("SELECT * FROM rag.search('x', candidates => 5)", "candidates must be at least top_k"),
+        ("SELECT * FROM rag.search('x', fusion => 'max')", "fusion must be 'rrf' or 'scores', not 'max'"),
         ("SELECT * FROM rag.bm25_search('x', k1 => 0)", "k1 must be positive"),
         ("SELECT * FROM rag.bm25_search('x', score_all_below => -2)", "score_all_below must be 0 or more"),
         ("SELECT * FROM rag.vector_search('[1,2,3]', 'm', exact_below => -1)", "exact_below must be 0 or more"),
@@ -523,6 +546,10 @@ def test_searcher_embeds_reranks_and_falls_back(rag_db: db.DatabaseTarget, tmp_p
         fallback = Searcher(conn, settings, embedder, FailingReranker()).search(SearchRequest("find user by id"))
         assert [h.chunk_id for h in fallback.hits] == [h.chunk_id for h in plain.hits]
         assert fallback.warnings and "HTTP 503" in fallback.warnings[0]
+
+        by_scores = Searcher(conn, SearchConfig(final_top_k=3, fusion="scores"), embedder, NoReranker()).search(
+            SearchRequest("find user by id"))
+        assert 0 < by_scores.hits[0].rrf <= 1 < 1 / plain.hits[0].rrf, "scaled scores, not 1/(k + rank)"
 
         keyword = Searcher(conn, settings, embedder, NoReranker()).search(
             SearchRequest("parse token", keyword_only=True))

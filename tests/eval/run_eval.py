@@ -144,9 +144,10 @@ def run_set(set_name: str, config_path: str | None, with_peers: bool) -> tuple[s
     if with_peers:
         metrics.update(peer_metrics(folder / "copy", cases, CachedEmbedder(embedder, folder / "seed-vectors.npz")))
     size = config.indexing.chunk_size
+    fusion = f"rrf k {config.search.rrf.k}" if config.search.fusion == "rrf" else "scores"
     title = (f"{set_name}: {chunks['n'] if chunks else '?':,} chunks (maxTokens {size.max_tokens}, overlap "
-             f"{size.overlap}), bm25/vector weights {config.search.bm25_weight}/{config.search.vector_weight}, "
-             f"rrf k {config.search.rrf.k}; {time.monotonic() - started:.0f} s")
+             f"{size.overlap}), fusion {fusion}, bm25/vector weights {config.search.bm25_weight}/"
+             f"{config.search.vector_weight}; {time.monotonic() - started:.0f} s")
     table = format_table(metrics, result.notes, title=title)
     lead = margin(metrics)
     if lead is not None:
