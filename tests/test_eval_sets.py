@@ -13,7 +13,7 @@ from build_rst_docs import file_cases, leaf_sections, plain, titles
 from index_variant import prefixed
 from jsdoc import first_paragraph, strip_jsdoc
 from peers import BM25_MODE, RRF_MODE, bm25_rankings, rrf
-from run_eval import margin
+from run_eval import margin, summary
 
 from rag.chunking.model import Chunk
 from rag.evaluation import SEED_MODE, Answer, EvalCase, Metrics, Window, score_window_rankings
@@ -209,6 +209,9 @@ def test_score_window_rankings_and_margin(tmp_path: Path) -> None:
     best, lead = margin(table)  # type: ignore[misc]
     assert best == BM25_MODE and lead == pytest.approx(0.05)
     assert margin({"hybrid": mrr(0.5)}) is None
+    line = summary({"md": {**table, "hybrid-scores": mrr(0.6)}}).splitlines()[1].split()
+    assert line[-3:] == ["hybrid-scores", "0.600", "+0.150"], "the other fusion's MRR@10 and margin"
+    assert len(summary({"md": table}).splitlines()[1].split()) == 6
 
 
 def test_index_variants_prepend_context() -> None:

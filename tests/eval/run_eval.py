@@ -117,6 +117,10 @@ def peer_metrics(copy: Path, cases: list[EvalCase], embedder: CachedEmbedder) ->
     return {mode: score_window_rankings(copy, windows, cases, ranked) for mode, ranked in rankings.items()}
 
 
+def other_fusion(fusion: str) -> str:
+    return "scores" if fusion == "rrf" else "rrf"
+
+
 def margin(metrics: dict[str, Metrics]) -> tuple[str, float] | None:
     """The best peer by MRR@10 and hybrid's MRR@10 lead over it (None without hybrid or peers)."""
     peers = [mode for mode in PEERS if mode in metrics]
@@ -139,6 +143,11 @@ def run_set(set_name: str, config_path: str | None, with_peers: bool) -> tuple[s
     with db.connect(db.resolve_target(config.database)) as conn:
         searcher = Searcher(conn, config.search, embedder, configured_reranker(config.reranker))
         result = evaluate(searcher, cases, MODES, source=source)
+        # The other fusion too, so one run says which ranks better on this set.
+        searcher.settings = config.search.model_copy(update={"fusion": other_fusion(config.search.fusion)})
+        if "hybrid" in result.metrics:
+            result.metrics[f"hybrid-{searcher.settings.fusion}"] = evaluate(
+                searcher, cases, ["hybrid"], source=source).metrics["hybrid"]
         chunks = conn.execute("SELECT count(*) AS n FROM rag.chunks").fetchone()
     metrics: dict[str, Metrics] = dict(result.metrics)
     if with_peers:
@@ -156,14 +165,20 @@ def run_set(set_name: str, config_path: str | None, with_peers: bool) -> tuple[s
 
 
 def summary(results: dict[str, dict[str, Metrics]]) -> str:
-    """One line per set: hybrid's MRR@10 and Recall@10, the best peer's MRR@10, the margin."""
-    lines = [f"{'set':<14} {'hybrid MRR@10':>13} {'R@10':>6} {'best peer':>14} {'MRR@10':>7} {'margin':>7}"]
+    """One line per set: hybrid's MRR@10 and Recall@10, the best peer's MRR@10, the margin, and
+    the MRR@10 and margin of hybrid with the other fusion."""
+    lines = [f"{'set':<14} {'hybrid MRR@10':>13} {'R@10':>6} {'best peer':>14} {'MRR@10':>7} {'margin':>7}"
+             f"   {'other fusion':>13} {'MRR@10':>7} {'margin':>7}"]
     for name, metrics in results.items():
         lead = margin(metrics)
         if lead is not None:
             hybrid = metrics["hybrid"]
+            best = metrics[lead[0]].mrr
+            other = next((mode for mode in metrics if mode.startswith("hybrid-")), None)
+            alternative = (f"   {other:>13} {metrics[other].mrr:>7.3f} {metrics[other].mrr - best:>+7.3f}"
+                           if other else "")
             lines.append(f"{name:<14} {hybrid.mrr:>13.3f} {hybrid.recall[10]:>6.3f} {lead[0]:>14} "
-                         f"{metrics[lead[0]].mrr:>7.3f} {lead[1]:>+7.3f}")
+                         f"{best:>7.3f} {lead[1]:>+7.3f}{alternative}")
     return "\n".join(lines)
 
 
