@@ -91,7 +91,7 @@ class Searcher:
         rows = self.conn.execute(
             "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
             " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
-            " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s)",
+            " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s)",
             {
                 "query": query,
                 "embedding": embedding,
@@ -105,6 +105,7 @@ class Searcher:
                 "rrf_k": self.settings.rrf.k, "candidates": candidates,
                 "model": self.embedder.model_id if self.embedder.dimensions else None,
                 "k1": self.settings.bm25.k1, "b": self.settings.bm25.b, "fusion": self.settings.fusion,
+                "graph_weight": self.settings.graph_weight,
             },
         ).fetchall()
         hits = [_hit(row) for row in rows]

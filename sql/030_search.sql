@@ -776,6 +776,8 @@ COMMENT ON FUNCTION rag.remember_query_embedding(text, text, vector) IS
 -- search
 DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
                                    double precision, integer, integer, text, double precision, double precision);
+DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
+                                   double precision, integer, integer, text, double precision, double precision, text);
 CREATE OR REPLACE FUNCTION rag.search(
     query           text,
     query_embedding vector DEFAULT NULL,
@@ -791,7 +793,8 @@ CREATE OR REPLACE FUNCTION rag.search(
     model           text DEFAULT NULL,
     k1              double precision DEFAULT 1.2,
     b               double precision DEFAULT 0.75,
-    fusion          text DEFAULT 'rrf'
+    fusion          text DEFAULT 'rrf',
+    graph_weight    double precision DEFAULT 0.1
 )
 RETURNS TABLE (
     chunk_id     bigint,
@@ -837,6 +840,10 @@ BEGIN
     END IF;
     IF bm25_weight IS NULL OR vector_weight IS NULL OR bm25_weight < 0 OR vector_weight < 0 THEN
         RAISE EXCEPTION 'search: bm25_weight and vector_weight must be 0 or more (got %, %)', bm25_weight, vector_weight
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF graph_weight IS NULL OR graph_weight < 0 THEN
+        RAISE EXCEPTION 'search: graph_weight must be 0 or more, not %', coalesce(graph_weight::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF fusion IS NULL OR fusion NOT IN ('rrf', 'scores') THEN
@@ -900,7 +907,6 @@ BEGIN
         FROM semantic v
     ),
     fused AS (
-        -- Ranked before the join to chunks, so only top_k chunks are read.
         SELECT coalesce(kw.chunk_id, se.chunk_id) AS id,
                kw.score AS kw_score, kw.rank AS kw_rank, se.score AS se_score, se.rank AS se_rank,
                CASE search.fusion
@@ -911,7 +917,42 @@ BEGIN
         FROM keyword_scaled kw FULL JOIN semantic_scaled se ON se.chunk_id = kw.chunk_id
         -- A chunk replaced by an index run committing meanwhile must not take a slot.
         WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id))
-        ORDER BY fused_score DESC, least(kw.rank, se.rank), 1
+    ),
+    spans AS (
+        -- A hybrid search's candidates with their file and lines, for the code graph lift.
+        SELECT fu.id, fu.fused_score, least(fu.kw_rank, fu.se_rank) AS best_rank, c.file_id,
+               (c.metadata->>'startLine')::integer AS first_line, (c.metadata->>'endLine')::integer AS last_line
+        FROM fused fu
+        JOIN rag.chunks c ON c.id = fu.id
+        WHERE search.graph_weight > 0 AND search.bm25_weight > 0 AND search.vector_weight > 0
+          AND query_vector IS NOT NULL
+    ),
+    leaders AS (
+        -- The best candidates, whose calls vouch for what they call.
+        SELECT * FROM spans sp ORDER BY sp.fused_score DESC, sp.best_rank, sp.id LIMIT 20
+    ),
+    called AS (
+        -- The definitions the leaders call (resolved references only).
+        SELECT DISTINCT l.id AS caller, l.fused_score, t.file_id, t.start_line
+        FROM leaders l
+        JOIN rag.refs r ON r.file_id = l.file_id AND r.kind = 'call' AND r.line BETWEEN l.first_line AND l.last_line
+        JOIN rag.ref_resolution rr ON rr.ref_id = r.id AND rr.target_id IS NOT NULL
+        JOIN rag.symbols t ON t.id = rr.target_id
+    ),
+    calls AS (
+        -- Candidates holding such a definition, each (caller, callee) pair once.
+        SELECT DISTINCT cd.caller, cd.fused_score, sp.id AS callee
+        FROM called cd
+        JOIN spans sp ON sp.file_id = cd.file_id AND cd.start_line BETWEEN sp.first_line AND sp.last_line
+        WHERE sp.id <> cd.caller
+    ),
+    lifted AS (
+        -- Ranked before the join to chunks, so only top_k chunks are read.
+        SELECT fu.id, fu.kw_score, fu.kw_rank, fu.se_score, fu.se_rank,
+               fu.fused_score + search.graph_weight * coalesce(
+                   (SELECT sum(cl.fused_score) FROM calls cl WHERE cl.callee = fu.id), 0) AS final_score
+        FROM fused fu
+        ORDER BY final_score DESC, least(fu.kw_rank, fu.se_rank), fu.id
         LIMIT search.top_k
     )
     SELECT c.id, s.name, f.path, c.metadata->>'sourceType', c.metadata->>'language',
@@ -919,14 +960,14 @@ BEGIN
            c.metadata->>'fqn', c.metadata->>'headerPath',
            (c.metadata->>'pageStart')::integer, (c.metadata->>'pageEnd')::integer,
            c.content, c.metadata,
-           fu.kw_score, fu.kw_rank, fu.se_score, fu.se_rank, fu.fused_score
-    FROM fused fu
+           fu.kw_score, fu.kw_rank, fu.se_score, fu.se_rank, fu.final_score
+    FROM lifted fu
     JOIN rag.chunks c ON c.id = fu.id
     JOIN rag.files f ON f.id = c.file_id
     JOIN rag.sources s ON s.id = c.source_id
-    ORDER BY fu.fused_score DESC, least(fu.kw_rank, fu.se_rank), c.id
+    ORDER BY fu.final_score DESC, least(fu.kw_rank, fu.se_rank), c.id
     LIMIT search.top_k;
 END
 $$;
-COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text) IS
-    'Hybrid search: BM25 and vector arms (filters inside both), fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';
+COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision) IS
+    'Hybrid search: BM25 and vector arms (filters inside both), fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates. A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';

@@ -487,6 +487,7 @@ def test_stored_query_embedding_is_used_from_psql(rag_db: db.DatabaseTarget) -> 
         ("SELECT * FROM rag.search('x', '[1,2,3]'::vector)", "no stored embeddings have 3 dimensions"),
         ("SELECT * FROM rag.search('x', candidates => 5)", "candidates must be at least top_k"),
         ("SELECT * FROM rag.search('x', fusion => 'max')", "fusion must be 'rrf' or 'scores', not 'max'"),
+        ("SELECT * FROM rag.search('x', graph_weight => -1)", "graph_weight must be 0 or more"),
         ("SELECT * FROM rag.bm25_search('x', k1 => 0)", "k1 must be positive"),
         ("SELECT * FROM rag.bm25_search('x', score_all_below => -2)", "score_all_below must be 0 or more"),
         ("SELECT * FROM rag.vector_search('[1,2,3]', 'm', exact_below => -1)", "exact_below must be 0 or more"),
@@ -570,3 +571,28 @@ def test_a_chunk_gone_since_the_arms_ran_does_not_take_a_slot(rag_db: db.Databas
         conn.execute("DELETE FROM rag.chunks WHERE id = %s", (first,))
     found = rows(rag_db, "SELECT chunk_id FROM rag.search('user service', top_k => 10)")
     assert len(found) == 10 and first not in {r["chunk_id"] for r in found}
+
+
+def test_hybrid_search_lifts_definitions_the_best_candidates_call(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    """A candidate holding a definition that a top candidate calls gains graph_weight x the caller's score."""
+    (tmp_path / "store.py").write_text("def write_row(row):\n    return row\n\n\ndef unrelated_row():\n    return 1\n")
+    (tmp_path / "api.py").write_text(
+        "from store import write_row\n\n\ndef save_user(user):\n    return write_row(user)\n")
+    embedder = HashEmbedder()
+    with db.connect(rag_db) as conn:
+        index_source(conn, SourceSpec("g", "local", str(tmp_path)), tmp_path, embedder, ChunkSettings(20, 0))
+    vector = "[" + ",".join(map(str, embedder.embed_query("save user row"))) + "]"
+
+    def ranked(**weights: float) -> dict[str, float]:
+        args = "".join(f", {name} => {value}" for name, value in weights.items())
+        found = rows(rag_db, f"SELECT fqn, score FROM rag.search('save user row', %s::vector, 10{args})", vector)
+        return {r["fqn"]: r["score"] for r in found}
+
+    plain, lifted = ranked(graph_weight=0), ranked(graph_weight=0.5)
+    assert {"save_user", "write_row", "unrelated_row"} <= set(plain)
+    assert math.isclose(lifted["write_row"], plain["write_row"] + 0.5 * plain["save_user"]), "called by save_user"
+    assert lifted["save_user"] == plain["save_user"] and lifted["unrelated_row"] == plain["unrelated_row"]
+    assert ranked() == ranked(graph_weight=0.1), "0.1 is the default"
+    keyword_lifted, keyword_plain = (
+        rows(rag_db, f"SELECT fqn, score FROM rag.search('save user row', graph_weight => {w})") for w in (0.5, 0))
+    assert keyword_lifted == keyword_plain, "keywords alone: no lift"
