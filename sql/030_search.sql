@@ -773,6 +773,48 @@ COMMENT ON FUNCTION rag.remember_query_embedding(text, text, vector) IS
     'Stores the embedding of a query text so rag.search(query) from psql can use it without a model.';
 
 -- ---------------------------------------------------------------------------
+-- _call_lifts
+CREATE OR REPLACE FUNCTION rag._call_lifts(
+    ids     bigint[],
+    scores  double precision[],
+    leaders integer DEFAULT 20
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    lift     double precision
+)
+LANGUAGE sql
+STABLE
+-- Not inlined (SET): rag.search plans this only when a search is lifted.
+SET search_path = pg_catalog, rag, public
+AS $$
+    WITH spans AS (
+        SELECT u.id, u.score, c.file_id,
+               (c.metadata->>'startLine')::integer AS first_line, (c.metadata->>'endLine')::integer AS last_line
+        FROM unnest(ids, scores) AS u(id, score)
+        JOIN rag.chunks c ON c.id = u.id
+    ),
+    called AS (
+        -- The definitions the best candidates call (resolved references only).
+        SELECT DISTINCT l.id AS caller, l.score, t.file_id, t.start_line
+        FROM (SELECT * FROM spans ORDER BY score DESC, id LIMIT leaders) l
+        JOIN rag.refs r ON r.file_id = l.file_id AND r.kind = 'call' AND r.line BETWEEN l.first_line AND l.last_line
+        JOIN rag.ref_resolution rr ON rr.ref_id = r.id AND rr.target_id IS NOT NULL
+        JOIN rag.symbols t ON t.id = rr.target_id
+    ),
+    calls AS (
+        -- Candidates holding such a definition, each (caller, callee) pair once.
+        SELECT DISTINCT cd.caller, cd.score, sp.id AS callee
+        FROM called cd
+        JOIN spans sp ON sp.file_id = cd.file_id AND cd.start_line BETWEEN sp.first_line AND sp.last_line
+        WHERE sp.id <> cd.caller
+    )
+    SELECT callee, sum(score) FROM calls GROUP BY callee;
+$$;
+COMMENT ON FUNCTION rag._call_lifts(bigint[], double precision[], integer) IS
+    'For candidates (ids with their fused scores): each candidate holding a definition that one of the best `leaders` calls, with the sum of those callers'' scores (the code graph lift of rag.search).';
+
+-- ---------------------------------------------------------------------------
 -- search
 DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
                                    double precision, integer, integer, text, double precision, double precision);
@@ -825,6 +867,7 @@ DECLARE
     query_vector vector := search.query_embedding;
     vector_model text := search.model;
     keyword_n    integer := search.candidates;  -- the keyword arm's candidates
+    lift_calls   boolean;                        -- the code graph lift applies
 BEGIN
     IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
         RAISE EXCEPTION 'search: query is empty; give some words to search for'
@@ -883,6 +926,13 @@ BEGIN
         keyword_n := least(search.candidates, search.top_k + 5);
     END IF;
 
+    -- Only a hybrid search is lifted, and only where calls were resolved.
+    lift_calls := search.graph_weight > 0 AND search.bm25_weight > 0 AND search.vector_weight > 0
+                  AND query_vector IS NOT NULL;
+    IF lift_calls THEN
+        lift_calls := EXISTS (SELECT 1 FROM rag.ref_resolution r WHERE r.target_id IS NOT NULL);
+    END IF;
+
     RETURN QUERY
     WITH keyword AS (
         SELECT k.chunk_id, k.score, k.rank
@@ -896,62 +946,37 @@ BEGIN
                                search.source_types, search.languages, search.path_prefix) v
         WHERE query_vector IS NOT NULL AND search.vector_weight > 0
     ),
-    keyword_scaled AS (
-        -- For fusion 'scores': BM25 as a share of the best candidate's score.
-        SELECT k.*, k.score / nullif(max(k.score) OVER (), 0) AS scaled FROM keyword k
-    ),
-    semantic_scaled AS (
-        -- Cosine similarities spread over 0..1 between the worst and the best candidate.
-        SELECT v.*, coalesce((v.score - min(v.score) OVER ()) / nullif(max(v.score) OVER () - min(v.score) OVER (), 0),
-                             1) AS scaled
-        FROM semantic v
-    ),
     fused AS (
         SELECT coalesce(kw.chunk_id, se.chunk_id) AS id,
                kw.score AS kw_score, kw.rank AS kw_rank, se.score AS se_score, se.rank AS se_rank,
                CASE search.fusion
                    WHEN 'rrf' THEN coalesce(search.bm25_weight / (search.rrf_k + kw.rank), 0)
                                  + coalesce(search.vector_weight / (search.rrf_k + se.rank), 0)
-                   ELSE coalesce(search.bm25_weight * kw.scaled, 0) + coalesce(search.vector_weight * se.scaled, 0)
+                   -- 'scores': BM25 as a share of the best candidate's; cosine similarity
+                   -- spread over 0..1 between the worst and the best candidate.
+                   ELSE coalesce(search.bm25_weight * kw.score / nullif((SELECT max(k.score) FROM keyword k), 0), 0)
+                      + CASE WHEN se.chunk_id IS NULL THEN 0
+                             ELSE search.vector_weight * coalesce(
+                                 (se.score - (SELECT min(v.score) FROM semantic v))
+                                 / nullif((SELECT max(v.score) - min(v.score) FROM semantic v), 0), 1)
+                        END
                END AS fused_score
-        FROM keyword_scaled kw FULL JOIN semantic_scaled se ON se.chunk_id = kw.chunk_id
+        FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
         -- A chunk replaced by an index run committing meanwhile must not take a slot.
         WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id))
     ),
-    spans AS (
-        -- A hybrid search's candidates with their file and lines, for the code graph lift.
-        SELECT fu.id, fu.fused_score, least(fu.kw_rank, fu.se_rank) AS best_rank, c.file_id,
-               (c.metadata->>'startLine')::integer AS first_line, (c.metadata->>'endLine')::integer AS last_line
-        FROM fused fu
-        JOIN rag.chunks c ON c.id = fu.id
-        WHERE search.graph_weight > 0 AND search.bm25_weight > 0 AND search.vector_weight > 0
-          AND query_vector IS NOT NULL
-    ),
-    leaders AS (
-        -- The best candidates, whose calls vouch for what they call.
-        SELECT * FROM spans sp ORDER BY sp.fused_score DESC, sp.best_rank, sp.id LIMIT 20
-    ),
-    called AS (
-        -- The definitions the leaders call (resolved references only).
-        SELECT DISTINCT l.id AS caller, l.fused_score, t.file_id, t.start_line
-        FROM leaders l
-        JOIN rag.refs r ON r.file_id = l.file_id AND r.kind = 'call' AND r.line BETWEEN l.first_line AND l.last_line
-        JOIN rag.ref_resolution rr ON rr.ref_id = r.id AND rr.target_id IS NOT NULL
-        JOIN rag.symbols t ON t.id = rr.target_id
-    ),
-    calls AS (
-        -- Candidates holding such a definition, each (caller, callee) pair once.
-        SELECT DISTINCT cd.caller, cd.fused_score, sp.id AS callee
-        FROM called cd
-        JOIN spans sp ON sp.file_id = cd.file_id AND cd.start_line BETWEEN sp.first_line AND sp.last_line
-        WHERE sp.id <> cd.caller
+    lifts AS (
+        SELECT l.chunk_id, l.lift
+        FROM rag._call_lifts((SELECT array_agg(fu.id ORDER BY fu.id) FROM fused fu),
+                             (SELECT array_agg(fu.fused_score ORDER BY fu.id) FROM fused fu)) l
+        WHERE lift_calls
     ),
     lifted AS (
         -- Ranked before the join to chunks, so only top_k chunks are read.
         SELECT fu.id, fu.kw_score, fu.kw_rank, fu.se_score, fu.se_rank,
-               fu.fused_score + search.graph_weight * coalesce(
-                   (SELECT sum(cl.fused_score) FROM calls cl WHERE cl.callee = fu.id), 0) AS final_score
+               fu.fused_score + search.graph_weight * coalesce(li.lift, 0) AS final_score
         FROM fused fu
+        LEFT JOIN lifts li ON li.chunk_id = fu.id
         ORDER BY final_score DESC, least(fu.kw_rank, fu.se_rank), fu.id
         LIMIT search.top_k
     )
