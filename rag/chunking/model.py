@@ -9,7 +9,7 @@ A chunk is shown as its ``content`` but found by its ``indexed_text``: its
 ``context`` (where it lies: the file's path, then its fqn or headerPath) and
 then its content. The embedding model and BM25 see that text, and
 ``content_hash``, the key its vector is reused by, is the hash of it;
-``rag._indexed_text`` in sql/020_indexing.sql joins the two the same way.
+``rag._indexed_text`` (sql/015_keywords.sql) joins the two the same way.
 """
 
 import hashlib
