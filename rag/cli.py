@@ -489,7 +489,8 @@ def chunk(
             typer.echo(f"error: {shown}: {result.error}", err=True)
         for piece in result.chunks:
             if as_json:
-                typer.echo(json.dumps({**piece.metadata, "contentHash": piece.content_hash,
+                typer.echo(json.dumps({**piece.metadata, "context": piece.context,
+                                       "contentHash": piece.content_hash,
                                        "tokens": piece.tokens, "content": piece.content},
                                       ensure_ascii=False))
             else:

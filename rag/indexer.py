@@ -376,7 +376,8 @@ def _store_batch(
             "content": fc.text, "error": fc.error,
             "graph": fc.graph.payload() if fc.graph is not None else None,
             "chunks": [
-                {"content": c.content, "contentHash": c.content_hash, "metadata": c.metadata}
+                {"content": c.content, "context": c.context, "contentHash": c.content_hash,
+                 "metadata": c.metadata}
                 for c in fc.chunks
             ],
         }
@@ -404,7 +405,7 @@ def _embed_missing(
     report: Reporter,
     phase_timeout: float | None = None,
 ) -> None:
-    """Embed every chunk text of the source that has no vector for this model yet.
+    """Embed every indexed text (context, then content) of the source that has no vector for this model yet.
 
     Identical text already embedded anywhere (another file, source or run) is
     reused; chunks left unembedded by a model switch or a killed run are caught up.

@@ -47,6 +47,23 @@ COMMENT ON FUNCTION rag.term_frequencies(text) IS
     'The BM25 tokenizer, shared by chunks and queries: lowercased identifier parts plus whole compound identifiers, with their counts.';
 
 -- ---------------------------------------------------------------------------
+-- _indexed_text: what BM25 and the embedding model see of a chunk
+CREATE OR REPLACE FUNCTION rag._indexed_text(
+    context text,
+    content text
+)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- A standard body, inlined like term_frequencies. The same rule as
+-- rag.chunking.model.indexed_text, whose sha256 is the chunk's content_hash;
+-- a chunk stored before its context (migration 0006) has none.
+RETURN CASE WHEN context = '' THEN content ELSE context || E'\n' || content END;
+COMMENT ON FUNCTION rag._indexed_text(text, text) IS
+    'Private: a chunk''s indexed text, its context lines (path, fqn or headerPath) then its content; content alone without context.';
+
+-- ---------------------------------------------------------------------------
 -- query_terms
 CREATE OR REPLACE FUNCTION rag.query_terms(
     query text
@@ -425,7 +442,7 @@ BEGIN
     ALTER TABLE rag.postings DROP CONSTRAINT IF EXISTS postings_pkey;
     INSERT INTO rag.postings (term, chunk_id, tf, term_count)
     SELECT t.term, c.id, t.tf, c.term_count
-    FROM rag.chunks c, LATERAL rag.term_frequencies(c.content) t;
+    FROM rag.chunks c, LATERAL rag.term_frequencies(rag._indexed_text(c.context, c.content)) t;
     PERFORM rag._build_postings_key();
     PERFORM rag.ensure_heads_index();  -- (dropped above: built again)
     INSERT INTO rag.keyword_data_intact DEFAULT VALUES;

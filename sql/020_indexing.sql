@@ -357,18 +357,20 @@ BEGIN
     -- would write every chunk row twice.
     WITH chunk_rows AS MATERIALIZED (
         SELECT f.id AS file_id, (c.ordinality - 1)::integer AS ordinal, c.value->>'content' AS content,
-               c.value->>'contentHash' AS content_hash, c.value->'metadata' AS metadata
+               coalesce(c.value->>'context', '') AS context, c.value->>'contentHash' AS content_hash,
+               c.value->'metadata' AS metadata
         FROM rag._file_batch(file_batch) b
         JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path
         CROSS JOIN LATERAL jsonb_array_elements(b.chunks) WITH ORDINALITY AS c(value, ordinality)
     ),
     tokens AS MATERIALIZED (
         SELECT r.file_id, r.ordinal, t.term, t.tf
-        FROM chunk_rows r, LATERAL rag.term_frequencies(r.content) t
+        FROM chunk_rows r, LATERAL rag.term_frequencies(rag._indexed_text(r.context, r.content)) t
     ),
     fresh AS (
-        INSERT INTO rag.chunks (source_id, file_id, ordinal, content, content_hash, metadata, term_count, terms)
-        SELECT target_source_id, r.file_id, r.ordinal, r.content, r.content_hash, r.metadata,
+        INSERT INTO rag.chunks (source_id, file_id, ordinal, content, context, content_hash, metadata,
+                                term_count, terms)
+        SELECT target_source_id, r.file_id, r.ordinal, r.content, r.context, r.content_hash, r.metadata,
                coalesce(l.n, 0), coalesce(l.terms, '{}')
         FROM chunk_rows r
         LEFT JOIN (SELECT t.file_id, t.ordinal, sum(t.tf)::integer AS n, array_agg(t.term) AS terms
@@ -446,7 +448,8 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.replace_files(bigint, jsonb) IS
-    'Atomically replaces files and all their chunks: [{path, size, mtimeNs, sha256, sourceType, language, content, error, chunks: [{content, contentHash, metadata}]}].';
+    'Atomically replaces files and all their chunks: [{path, size, mtimeNs, sha256, sourceType, language, content, error, '
+    'chunks: [{content, context, contentHash, metadata}]}]; contentHash is the sha256 of rag._indexed_text(context, content).';
 
 -- ---------------------------------------------------------------------------
 -- touch_files
@@ -605,7 +608,7 @@ LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    SELECT DISTINCT ON (c.content_hash) c.content_hash, c.content
+    SELECT DISTINCT ON (c.content_hash) c.content_hash, rag._indexed_text(c.context, c.content)
     FROM rag.chunks c
     WHERE c.source_id = target_source_id
       AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
@@ -614,7 +617,8 @@ AS $$
     LIMIT greatest(max_rows, 1)
 $$;
 COMMENT ON FUNCTION rag.chunks_without_embedding(bigint, text, integer) IS
-    'Distinct chunk texts of a source that have no vector for the model yet: what an index run must embed (after a model switch or an interrupted run too).';
+    'Distinct indexed texts (rag._indexed_text: context, then content) of a source''s chunks that have no vector '
+    'for the model yet: what an index run must embed (after a model switch or an interrupted run too).';
 
 -- ---------------------------------------------------------------------------
 -- count_chunks_without_embedding

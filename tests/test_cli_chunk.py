@@ -34,6 +34,7 @@ def test_chunk_table_and_json(tmp_path: Path) -> None:
     assert any("UserService" in (c.get("fqn") or "") or "UserService" in c.get("fqns", []) for c in chunks)
     assert "".join(c["content"] for c in chunks).count("def find_by_id") >= 1
     assert all(len(c["contentHash"]) == 64 and c["tokens"] > 0 for c in chunks)
+    assert all(c["context"] == "\n".join(["svc.py", *([c["fqn"]] if c.get("fqn") else [])]) for c in chunks)
 
 
 def test_chunk_folder_uses_the_source_rules(tmp_path: Path) -> None:

@@ -1,17 +1,23 @@
 """Schema install against a real PostgreSQL: idempotence, concurrency, upgrades, SQL functions."""
 
+import hashlib
 import threading
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from fakes import HashEmbedder
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 from releases import RELEASED, ReleaseError, git, migrations_at, read_releases, sha256
 
 from rag import db
-from rag.config import LoadedConfig, RagConfig
+from rag.chunking.dispatcher import chunk_bytes
+from rag.chunking.model import content_hash
+from rag.config import ChunkSettings, LoadedConfig, RagConfig, SourceSpec
 from rag.errors import DatabaseError
+from rag.indexer import index_source
 from rag.service import RagService
 
 
@@ -145,6 +151,49 @@ def test_upgrade_to_unlogged_postings_keeps_them_readable_from_the_index(empty_d
                           " WHERE oid = 'rag.postings'::regclass")[0]
     assert row["relpersistence"] == "u" and row["relallvisible"] == row["relpages"] > 0
     assert query(empty_db, "SELECT count(*) AS n FROM rag.keyword_data_intact") == [{"n": 1}]
+
+def test_upgrade_gives_chunks_their_context_at_the_next_index(
+    empty_db: db.DatabaseTarget, last_release: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An index stored by the last release (content alone, hashed alone) is re-chunked by the
+    first `rag index` after the upgrade, without --force: every chunk gets its context (0006)."""
+    root = tmp_path / "p"
+    (root / "billing").mkdir(parents=True)
+    (root / "billing" / "invoice_totals.py").write_text("def total(lines):\n    return sum(lines)\n")
+    (root / "notes.md").write_text("# Deployment\n\nIntro.\n\n## Kubernetes\n\nRun the chart.\n")
+    embedder = HashEmbedder()
+    with monkeypatch.context() as released:
+        released.setattr(db, "MIGRATIONS_DIR", last_release / "migrations")
+        released.setattr(db, "SQL_DIR", last_release / "sql")
+        db.install_schema(empty_db)
+    with psycopg.connect(empty_db.url, autocommit=True, row_factory=dict_row) as conn:
+        # What the release's indexer stored: its replace_files, chunk contents hashed alone.
+        source_id = conn.execute("SELECT rag.upsert_source('proj', 'local', %s) AS id", (str(root),)).fetchone()
+        files = []
+        for path in ("billing/invoice_totals.py", "notes.md"):
+            data, stat = (root / path).read_bytes(), (root / path).stat()
+            chunks = chunk_bytes(data, path, max_tokens=200, overlap=20).chunks
+            files.append({"path": path, "size": stat.st_size, "mtimeNs": stat.st_mtime_ns,
+                          "sha256": hashlib.sha256(data).hexdigest(), "content": data.decode(),
+                          "chunks": [{"content": c.content, "contentHash": content_hash(c.content),
+                                      "metadata": c.metadata} for c in chunks]})
+        conn.execute("SELECT * FROM rag.replace_files(%s, %s)", (source_id["id"], Jsonb(files)))  # type: ignore[index]
+    db.install_schema(empty_db)
+    assert query(empty_db, "SELECT DISTINCT context FROM rag.chunks") == [{"context": ""}]
+    assert query(empty_db, "SELECT count(*) AS n FROM rag.bm25_search('total', 10)") == [{"n": 1}], "still searchable"
+
+    with db.connect(empty_db) as conn:
+        summary = index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, ChunkSettings())
+    assert (summary.changed, summary.unchanged) == (2, 0)
+    stored = query(empty_db, "SELECT context, content FROM rag.chunks ORDER BY file_id, ordinal")
+    assert [r["context"] for r in stored] == [
+        "billing/invoice_totals.py\ntotal", "notes.md\n# Deployment", "notes.md\n# Deployment > ## Kubernetes"]
+    assert sorted(embedder.embedded_texts) == sorted(f"{r['context']}\n{r['content']}" for r in stored)
+    assert query(empty_db, "SELECT count(*) AS n FROM rag.bm25_search('invoice', 10)") == [{"n": 1}]
+    with db.connect(empty_db) as conn:
+        again = index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, ChunkSettings())
+    assert (again.changed, again.unchanged, again.embedded) == (0, 2, 0)
+
 
 def test_every_function_has_fixed_search_path_volatility_and_comment(
     rag_db: db.DatabaseTarget,

@@ -10,12 +10,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "eval"))
 
 from build_rst_docs import file_cases, leaf_sections, plain, titles
-from index_variant import prefixed
 from jsdoc import first_paragraph, strip_jsdoc
 from peers import BM25_MODE, RRF_MODE, bm25_rankings, rrf
 from run_eval import margin, summary
 
-from rag.chunking.model import Chunk
 from rag.evaluation import SEED_MODE, Answer, EvalCase, Metrics, Window, score_window_rankings
 
 # --- JSDoc ----------------------------------------------------------------------
@@ -212,12 +210,3 @@ def test_score_window_rankings_and_margin(tmp_path: Path) -> None:
     line = summary({"md": {**table, "hybrid-scores": mrr(0.6)}}).splitlines()[1].split()
     assert line[-3:] == ["hybrid-scores", "0.600", "+0.150"], "the other fusion's MRR@10 and margin"
     assert len(summary({"md": table}).splitlines()[1].split()) == 6
-
-
-def test_index_variants_prepend_context() -> None:
-    code = Chunk("def b(): ...", {"path": "a.py", "fqn": "A.b", "startLine": 3})
-    doc = Chunk("Run pip.", {"path": "d.md", "headerPath": "# D > ## Install"})
-    assert prefixed(code, "path").content == "a.py\ndef b(): ..."
-    assert prefixed(code, "context").content == "a.py\nA.b\ndef b(): ..."
-    assert prefixed(doc, "context").content == "d.md\n# D > ## Install\nRun pip."
-    assert prefixed(doc, "context").metadata == doc.metadata

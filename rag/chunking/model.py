@@ -4,6 +4,12 @@ Metadata keys are camelCase, as in the stored JSON and the MCP tools:
 path, sourceType (code | markdown | text | pdf), language, startLine, endLine,
 and per type fqn, fragmentType, headerPath, headerLevel, startOffset, endOffset,
 pageStart, pageEnd.
+
+A chunk is shown as its ``content`` but found by its ``indexed_text``: its
+``context`` (where it lies: the file's path, then its fqn or headerPath) and
+then its content. The embedding model and BM25 see that text, and
+``content_hash``, the key its vector is reused by, is the hash of it;
+``rag._indexed_text`` (sql/015_keywords.sql) joins the two the same way.
 """
 
 import hashlib
@@ -60,8 +66,13 @@ def line_token_counts(text: str) -> list[int]:
 
 
 def content_hash(text: str) -> str:
-    """sha256 hex digest of the chunk text: the key embeddings are reused by."""
+    """sha256 hex digest of a chunk's indexed text: the key embeddings are reused by."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def indexed_text(context: str, content: str) -> str:
+    """What the embedding model and BM25 see: the context's lines, then the content."""
+    return f"{context}\n{content}" if context else content
 
 
 @dataclass(frozen=True)
@@ -70,8 +81,23 @@ class Chunk:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def context(self) -> str:
+        """Where the chunk lies, one item a line: the file's path (relative to the
+        source root), then its fqn (code) or headerPath (documents) if it has one.
+
+        Indexed, never shown: a query naming a file, class or section finds the
+        chunk even when its text does not say it (eval sets, README "What is
+        embedded and indexed")."""
+        meta = self.metadata
+        return "\n".join(str(meta[key]) for key in ("path", "fqn", "headerPath") if meta.get(key))
+
+    @property
+    def indexed_text(self) -> str:
+        return indexed_text(self.context, self.content)
+
+    @property
     def content_hash(self) -> str:
-        return content_hash(self.content)
+        return content_hash(self.indexed_text)
 
     @property
     def tokens(self) -> int:

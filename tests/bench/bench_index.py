@@ -182,7 +182,8 @@ def local_throughput(env: dict[str, str], tree: Path, runs: int = 3) -> None:
                                    ChunkSettings())
             pipeline = time.perf_counter() - started
             texts = [r["content"] for r in conn.execute(
-                "SELECT DISTINCT ON (c.content_hash) c.content FROM rag.chunks c JOIN rag.sources s"
+                "SELECT DISTINCT ON (c.content_hash) rag._indexed_text(c.context, c.content) AS content"
+                " FROM rag.chunks c JOIN rag.sources s"
                 " ON s.id = c.source_id WHERE s.name = 'sample'").fetchall()]
             started = time.perf_counter()
             model.embed_documents(texts)

@@ -92,7 +92,7 @@ def assert_chunk_properties(text: str, language: str, max_tokens: int, overlap: 
     lost = [n for n, line in enumerate(lines, 1) if line.strip() and n not in covered]
     assert not lost
     again = chunk_code(text, "src/file", language, max_tokens=max_tokens, overlap=overlap)
-    assert [c.content_hash for c in again] == [content_hash(c.content) for c in chunks]
+    assert [c.content_hash for c in again] == [content_hash(c.indexed_text) for c in chunks]
     assert [c.metadata for c in again] == [c.metadata for c in chunks]
 
 

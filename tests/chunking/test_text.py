@@ -107,11 +107,14 @@ def test_giant_line_without_spaces() -> None:
     assert_text_chunks(text, 64, 8)
 
 
-def test_identical_content_gives_identical_hashes() -> None:
+def test_identical_content_gives_identical_chunks_and_hashes_per_path() -> None:
     text = numbered_lines(100)
     first = chunk_text(text, "a.txt", max_tokens=60, overlap=10)
-    second = chunk_text(text, "b/c.txt", max_tokens=60, overlap=10)
-    assert [c.content_hash for c in first] == [c.content_hash for c in second]
+    again = chunk_text(text, "a.txt", max_tokens=60, overlap=10)
+    elsewhere = chunk_text(text, "b/c.txt", max_tokens=60, overlap=10)
+    assert [c.content for c in first] == [c.content for c in elsewhere]
+    assert [c.content_hash for c in first] == [c.content_hash for c in again]
+    assert not {c.content_hash for c in first} & {c.content_hash for c in elsewhere}, "the path is indexed"
 
 
 lines = st.one_of(

@@ -13,12 +13,7 @@ the best peer, then one summary line per set. The configuration is the repositor
 ``--force`` re-chunks every file, so a changed chunk size takes effect, while
 vectors of unchanged chunk texts are reused from the database.
 
-``--variant`` indexes with another "indexed text" (``index_variant.py``: the
-path, fqn or headerPath prepended to every chunk) in a home of its own,
-``.bench/home-eval-<variant>``.
-
 Usage: .venv/bin/python tests/eval/run_eval.py [--sets django-code,md-docs] [--config FILE] [--no-seed]
-       [--variant path|context]
 """
 
 import argparse
@@ -36,7 +31,6 @@ import build_rst_docs
 import build_rxjs_code
 import numpy as np
 from common import ROOT, set_dir
-from index_variant import VARIANTS
 from peers import BM25_MODE, FUSION_DEPTH, RRF_MODE, bm25_rankings, rrf
 
 from rag import db
@@ -92,11 +86,8 @@ class CachedEmbedder:
         return self.inner.embed_query(text)
 
 
-VARIANT: list[str] = []  # the command that stands for `rag` under --variant
-
-
 def rag(config: str | None, *args: str) -> str:
-    command = [*(VARIANT or [RAG]), *(["--config", config] if config else []), *args]
+    command = [RAG, *(["--config", config] if config else []), *args]
     return subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout
 
 
@@ -186,7 +177,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(BUILDERS), help="comma-separated: " + ", ".join(BUILDERS))
     parser.add_argument("--config", help="a rag config file (default: ./rag.config.yaml)")
-    parser.add_argument("--variant", choices=sorted(VARIANTS), help="index with this context prepended to chunks")
     parser.add_argument("--no-seed", action="store_true",
                         help="skip the peers over 1000/200 windows (seed design, BM25, naive RRF)")
     args = parser.parse_args()
@@ -197,9 +187,7 @@ def main() -> None:
     os.chdir(ROOT)  # ./rag.config.yaml is the default configuration
     for variable in [v for v in os.environ if v.startswith("RAG_")]:
         del os.environ[variable]
-    os.environ["RAG_HOME"] = str(HOME) + (f"-{args.variant}" if args.variant else "")  # subprocesses inherit it
-    if args.variant:
-        VARIANT.extend([sys.executable, str(Path(__file__).with_name("index_variant.py")), args.variant])
+    os.environ["RAG_HOME"] = str(HOME)  # subprocesses inherit it
     rag(config, "init")
     results = {}
     for set_name in args.sets.split(","):
