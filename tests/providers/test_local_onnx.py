@@ -271,5 +271,25 @@ def test_prepare_exports_ahead_and_says_where_the_model_runs(tmp_path, monkeypat
     where = embedder.prepare()
 
     [stored] = models_dir().glob("*/embedding.onnx")
-    assert where == f"ONNX Runtime, {stored}"
+    assert where == stored and embedder.runtime == "onnx"
     assert embedder.embed_query("ready") and stored.is_file()
+
+
+def test_the_torch_runtime_can_be_asked_for_and_gives_the_same_vectors(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("RAG_HOME", str(tmp_path / "home-torch"))
+    texts = sample_texts()[:30]
+    torch_path = LocalEmbedder(runtime="sentence-transformers")
+
+    with caplog.at_level(logging.WARNING, logger="rag.providers"):
+        assert torch_path.prepare() is None
+    vectors = torch_path.embed_documents(texts)
+
+    assert torch_path.runtime == "sentence-transformers" and not caplog.records, "asked for: no note"
+    assert not models_dir().exists(), "nothing exported"
+    assert torch_path.model_id == LocalEmbedder().model_id
+    assert vectors_match(LocalEmbedder().embed_documents(texts), np.asarray(vectors)).min() >= 0.999
+
+
+def test_an_unknown_runtime_is_refused():
+    with pytest.raises(ProviderError, match="local: runtime 'torch' is not one of auto, sentence-transformers"):
+        LocalEmbedder(runtime="torch")
