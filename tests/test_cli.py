@@ -64,7 +64,8 @@ def test_init_on_the_torch_runtime_says_so(
 
     code, out, err = rag("--config", str(config), "init")
 
-    assert code == 0 and err == ""
+    # stderr may hold transformers' loading bar when an earlier test imported it before HF_HUB_DISABLE_PROGRESS_BARS
+    assert code == 0 and "local:" not in err, "asked for: no fallback note"
     assert "model:      local:all-MiniLM-L6-v2@384 on sentence-transformers (torch)\n" in out
     assert not list((data_dir() / "models").glob("*/*.onnx")), "nothing exported"
 
