@@ -128,7 +128,7 @@ def _state(ctx: typer.Context) -> CliState:
 
 @app.command()
 def init(ctx: typer.Context) -> None:
-    """Create or upgrade the database schema; safe to run again.
+    """Create or upgrade the database schema and prepare the local model; safe to run again.
 
     Example: rag init
     """
@@ -137,6 +137,13 @@ def init(ctx: typer.Context) -> None:
     typer.echo(f"schema:     {report.schema_version} ({report.migrations_applied} migrations applied now)")
     typer.echo(f"PostgreSQL: {report.postgres_version}")
     typer.echo(f"pgvector:   {report.pgvector_version}")
+    local = report.local_model
+    if local is not None:
+        if local.runtime == "sentence-transformers":
+            where = "sentence-transformers (torch)"
+        else:
+            where = f"ONNX Runtime, {local.file or 'kept in memory only: the models folder is not writable'}"
+        typer.echo(f"model:      {local.model} on {where}")
 
 
 @app.command()

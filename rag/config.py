@@ -60,6 +60,8 @@ class LocalEmbeddings(_Section):
     model: str = "all-MiniLM-L6-v2"
     device: str = "cpu"
     batch_size: int = Field(default=32, gt=0)
+    # auto: ONNX Runtime when the model can be exported; sentence-transformers: always torch (to compare)
+    runtime: Literal["auto", "sentence-transformers"] = "auto"
 
 
 class EmbeddingsConfig(_Section):

@@ -238,6 +238,14 @@ class GcOutput(_Out):
     pruned_embeddings: int
 
 
+class LocalModel(_Out):
+    """The local embedding model as ``rag init`` left it: loaded, and exported to ONNX if it can be."""
+
+    model: str  # the id stored with its vectors
+    runtime: Literal["onnx", "sentence-transformers"]
+    file: str | None  # the ONNX file it runs from; None on sentence-transformers or if kept in memory
+
+
 class InitOutput(_Out):
     url: str
     origin: str
@@ -245,6 +253,7 @@ class InitOutput(_Out):
     postgres_version: str
     pgvector_version: str
     migrations_applied: int
+    local_model: LocalModel | None = None  # only with embeddings.provider local
 
 
 class DryRunOutput(_Out):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rag import __version__
 from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
-from rag.errors import DatabaseError, RagError, first_line
+from rag.errors import DatabaseError, ProviderError, RagError, first_line
 from rag.schemas import (
     ActiveRun,
     ConfigInfo,
@@ -45,6 +45,7 @@ from rag.schemas import (
     IndexOutput,
     InitOutput,
     LastRun,
+    LocalModel,
     ProviderInfo,
     Providers,
     RemoveOutput,
@@ -253,15 +254,33 @@ class RagService:
     # -- the schema ---------------------------------------------------------
 
     def init(self) -> InitOutput:
-        """Create or upgrade the schema (``rag init``)."""
+        """Create or upgrade the schema, then prepare the local model if it is configured (``rag init``)."""
         from rag import db
 
         target = self.target()
         with database_errors():
             report = db.install_schema(target)
+        try:
+            local_model = self.prepare_local_model()
+        except ProviderError as exc:
+            raise ProviderError(f"schema {report.schema_version} is installed, but {exc}") from None
         return InitOutput(url=target.masked_url, origin=target.origin, schema_version=report.schema_version,
                           postgres_version=report.postgres_version, pgvector_version=report.pgvector_version,
-                          migrations_applied=report.migrations_applied)
+                          migrations_applied=report.migrations_applied, local_model=local_model)
+
+    def prepare_local_model(self) -> LocalModel | None:
+        """Load the local embedding model, exported to ONNX once, so later commands start fast.
+
+        None, with nothing loaded, when the embedding provider is remote or none.
+        """
+        from rag.providers import LocalEmbedder
+
+        if self.config.embeddings.provider != "local":
+            return None
+        embedder = self.embedder()
+        assert isinstance(embedder, LocalEmbedder)
+        file = embedder.prepare()
+        return LocalModel(model=embedder.model_id, runtime=embedder.runtime, file=str(file) if file else None)
 
     # -- search -------------------------------------------------------------
 

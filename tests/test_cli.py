@@ -1,5 +1,6 @@
 """The CLI through typer's CliRunner against a real database."""
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,8 @@ from typer.testing import CliRunner
 
 from rag import db
 from rag.cli import app
+from rag.embedded import data_dir
+from rag.service import RagService
 
 runner = CliRunner()
 
@@ -23,12 +26,81 @@ def test_init_twice_then_status(empty_db: db.DatabaseTarget, monkeypatch: pytest
     newest = db.migration_files()[-1].stem
     assert f"schema:     {newest} ({len(db.migration_files())} migrations applied now)" in out
     assert "PostgreSQL: " in out and "pgvector:   0." in out
+    [exported] = (data_dir() / "models").glob("*/embedding.onnx")  # the default provider's model, once
+    assert f"model:      local:all-MiniLM-L6-v2@384 on ONNX Runtime, {exported}\n" in out
+    written = exported.stat().st_mtime_ns
     code, out, _ = rag("init")
     assert code == 0 and "(0 migrations applied now)" in out
+    assert f"on ONNX Runtime, {exported}\n" in out and exported.stat().st_mtime_ns == written, "reused"
     code, out, _ = rag("status")
     assert code == 0
     assert "(RAG_DATABASE_URL)" in out
     assert "chunks:       0" in out and "last indexed: never" in out
+
+
+@pytest.mark.parametrize("provider", ["none", "jina", "openai"])
+def test_init_loads_no_model_without_the_local_provider(
+    provider: str, rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    config = tmp_path / "rag.config.yaml"
+    config.write_text(f"embeddings: {{provider: {provider}}}\n")  # no API key: nothing may be called
+    service = RagService(str(config))
+
+    report = service.init()
+
+    assert report.local_model is None and service._embedder is None, "no model made"
+    assert not (data_dir() / "models").exists()
+    code, out, err = rag("--config", str(config), "init")
+    assert code == 0 and "model:" not in out and err == ""
+
+
+def test_init_on_the_torch_runtime_says_so(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    config = tmp_path / "rag.config.yaml"
+    config.write_text("embeddings: {local: {runtime: sentence-transformers}}\n")
+
+    code, out, err = rag("--config", str(config), "init")
+
+    # stderr may hold transformers' loading bar when an earlier test imported it before HF_HUB_DISABLE_PROGRESS_BARS
+    assert code == 0 and "local:" not in err, "asked for: no fallback note"
+    assert "model:      local:all-MiniLM-L6-v2@384 on sentence-transformers (torch)\n" in out
+    assert not list((data_dir() / "models").glob("*/*.onnx")), "nothing exported"
+
+
+def test_init_with_an_unwritable_home_keeps_the_model_in_memory_and_names_the_folder(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where RAG_HOME should be a folder")
+    monkeypatch.setenv("RAG_HOME", str(blocker / "home"))
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+
+    with caplog.at_level(logging.WARNING, logger="rag.providers"):  # the CLI prints warnings to stderr
+        code, out, _ = rag("init")
+
+    assert code == 0
+    assert "on ONNX Runtime, kept in memory only: the models folder is not writable" in out
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert f"cannot store the ONNX model in {blocker / 'home' / 'models'}" in warning
+    assert "set RAG_HOME to a writable folder" in warning
+
+
+def test_init_names_a_local_model_it_cannot_prepare(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    config = tmp_path / "rag.config.yaml"
+    config.write_text(f"embeddings: {{local: {{model: {tmp_path / 'no-model'}}}}}\n")
+
+    code, out, err = rag("--config", str(config), "init")
+
+    assert code == 1 and out == ""
+    newest = db.migration_files()[-1].stem
+    assert err == (f"error: schema {newest} is installed, but local: model directory "
+                   f"{tmp_path / 'no-model'} does not exist\n")
 
 
 def test_config_command_shows_origin_and_masks_secrets(

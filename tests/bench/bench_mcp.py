@@ -12,12 +12,13 @@ random centroids stored under the local model's id, through the real SQL API)
 in ``.bench/home-mcp`` (embedded server, reused while its counts match). Then
 ``rag mcp`` with the local model: the first ``search`` without preloading
 (includes loading the ONNX model; goal ≤ 1.5 s) and the server's resident memory
-after it, the first ``search`` after the background warm-up finished, and
+after it, next to the same build with ``embeddings.local.runtime:
+sentence-transformers`` (the torch path, as before ONNX Runtime), interleaved,
+``--cold-runs`` times each; the first ``search`` after the background warm-up finished, and
 ``--searches`` later searches with new query texts (each embeds its query): p50
 and p95 of the round trip as the client sees it. Goal: p95 ≤ 200 ms at 10k chunks.
-``--compare-bin`` names the bin/ folder of another install (e.g. the torch-based
-main branch's .venv/bin): its first search and memory are measured too,
-interleaved with this one's, ``--cold-runs`` times each.
+``--compare-bin`` names the bin/ folder of another install (e.g. an older
+branch's .venv/bin): its first search and memory are measured too, in the same rounds.
 
     .venv/bin/python tests/bench/bench_mcp.py [--runs 10] [--chunks 10000] [--searches 100]
 """
@@ -285,17 +286,21 @@ def first_search(bin_dir: Path, config: Path, query: str) -> tuple[float, float]
 
 
 def bench_first_search(config: Path, compare: Path | None, runs: int, query: Any) -> None:
-    builds = {"this build": BIN, **({f"compare ({compare})": compare} if compare else {})}
+    torch_config = config.with_name("bench-mcp-torch.yaml")
+    torch_config.write_text("embeddings: {provider: local, local: {runtime: sentence-transformers}}\n")
+    builds = {"this build (ONNX Runtime)": (BIN, config),
+              "this build, torch path (sentence-transformers)": (BIN, torch_config),
+              **({f"compare ({compare})": (compare, config)} if compare else {})}
     figures: dict[str, list[tuple[float, float]]] = {name: [] for name in builds}
     for _ in range(runs):
-        for name, bin_dir in builds.items():
-            figures[name].append(first_search(bin_dir, config, query()))
+        for name, (bin_dir, build_config) in builds.items():
+            figures[name].append(first_search(bin_dir, build_config, query()))
     print(f"\nFirst search after start, no preload, and resident memory after it; median of {runs}, interleaved"
           f" (load average {' '.join(f'{v:.2f}' for v in os.getloadavg())})")
     for name, values in figures.items():
         seconds = statistics.median(v[0] for v in values)
         rss = statistics.median(v[1] for v in values)
-        print(f"  {name:<40} first search {seconds * 1000:6.0f} ms ({', '.join(f'{v[0]:.2f}' for v in values)} s)"
+        print(f"  {name:<48} first search {seconds * 1000:6.0f} ms ({', '.join(f'{v[0]:.2f}' for v in values)} s)"
               f"   RSS {rss:5.0f} MB  (goal: first search <= 1500 ms)")
 
 

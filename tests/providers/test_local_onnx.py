@@ -240,6 +240,45 @@ def test_a_model_onnx_cannot_run_falls_back_with_a_note(tmp_path, caplog, refere
     assert len(vector) == 384
 
 
+def tiny_mpnet(folder: Path) -> Path:
+    """A sentence-transformers model of an architecture the exporter does not write (MPNet), random weights."""
+    from transformers import MPNetConfig, MPNetModel
+
+    config = MPNetConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=130)
+    MPNetModel(config).save_pretrained(folder)
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        shutil.copy(BUNDLED / name, folder / name)
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling/config.json").write_text(json.dumps(
+        {"word_embedding_dimension": 32, "pooling_mode_mean_tokens": True}))
+    (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128}))
+    (folder / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]))
+    return folder
+
+
+def test_an_unsupported_architecture_falls_back_to_sentence_transformers_with_a_note(tmp_path, caplog):
+    from sentence_transformers import SentenceTransformer
+
+    model = tiny_mpnet(tmp_path / "mpnet")
+    expected = SentenceTransformer(str(model), device="cpu").encode_query(["q"], normalize_embeddings=True)
+    exported = sorted(models_dir().rglob("*.onnx"))
+
+    with caplog.at_level(logging.WARNING, logger="rag.providers"):
+        embedder = LocalEmbedder(str(model))
+        vector = embedder.embed_query("q")
+
+    assert embedder.runtime == "sentence-transformers" and embedder.model_id.endswith("@32")
+    [note] = [r.getMessage() for r in caplog.records]
+    assert note.startswith("local: ") and "cannot be exported to ONNX" in note
+    assert "architecture 'mpnet' has no torch-free ONNX export" in note and "\n" not in note
+    assert vectors_match([vector], expected)[0] >= 0.9999
+    assert sorted(models_dir().rglob("*.onnx")) == exported, "nothing exported for it"
+
+
 def test_an_unsupported_architecture_without_sentence_transformers_says_why(tmp_path, caplog, monkeypatch):
     model = copy_model(tmp_path / "mpnet")
     config = json.loads((model / "config.json").read_text())
@@ -271,5 +310,25 @@ def test_prepare_exports_ahead_and_says_where_the_model_runs(tmp_path, monkeypat
     where = embedder.prepare()
 
     [stored] = models_dir().glob("*/embedding.onnx")
-    assert where == f"ONNX Runtime, {stored}"
+    assert where == stored and embedder.runtime == "onnx"
     assert embedder.embed_query("ready") and stored.is_file()
+
+
+def test_the_torch_runtime_can_be_asked_for_and_gives_the_same_vectors(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("RAG_HOME", str(tmp_path / "home-torch"))
+    texts = sample_texts()[:30]
+    torch_path = LocalEmbedder(runtime="sentence-transformers")
+
+    with caplog.at_level(logging.WARNING, logger="rag.providers"):
+        assert torch_path.prepare() is None
+    vectors = torch_path.embed_documents(texts)
+
+    assert torch_path.runtime == "sentence-transformers" and not caplog.records, "asked for: no note"
+    assert not models_dir().exists(), "nothing exported"
+    assert torch_path.model_id == LocalEmbedder().model_id
+    assert vectors_match(LocalEmbedder().embed_documents(texts), np.asarray(vectors)).min() >= 0.999
+
+
+def test_an_unknown_runtime_is_refused():
+    with pytest.raises(ProviderError, match="local: runtime 'torch' is not one of auto, sentence-transformers"):
+        LocalEmbedder(runtime="torch")
