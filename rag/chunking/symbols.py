@@ -141,6 +141,7 @@ class _Found:
     node_start_row: int
     node_end_row: int
     name_row: int
+    bodiless: bool  # a declaration only: an overload signature, a prototype
 
 
 # Plain code at module or class level that may hold definitions (if/try/with blocks).
@@ -168,14 +169,23 @@ def _definitions(root: Node, language: str) -> list[_Found]:
             found.append(_Found(
                 fqn, kind, node.start_byte, node.end_byte, -1,
                 node.start_point.row, _last_row(node),
-                (name_node or definition.node).start_point.row,
+                (name_node or definition.node).start_point.row, definition.body is None,
             ))
             # Members of classes and modules; what a function defines inside is
             # part of it (its calls are the function's), and not looking costs
             # half the time of finding definitions.
             if definition.body is not None and depth < _MAX_DEPTH and kind in CONTAINER_KINDS:
                 stack.append((definition.body.named_children, fqn, kind != "MODULE", depth + 1))
-    return _with_parents(sorted(found, key=lambda d: (d.start, -d.end)))
+    return _with_parents(_without_overloads(sorted(found, key=lambda d: (d.start, -d.end))))
+
+
+def _without_overloads(found: list[_Found]) -> list[_Found]:
+    """TypeScript's overload signatures (and a C prototype right above its
+    body) are one definition with what follows: a bodiless declaration is
+    dropped when the next definition has its fqn, else a call of ``map``
+    would be ambiguous among the three ``map`` of its file."""
+    return [d for d, after in zip(found, [*found[1:], None], strict=True)
+            if not (d.bodiless and after is not None and after.fqn == d.fqn)]
 
 
 def _with_parents(found: list[_Found]) -> list[_Found]:
@@ -187,7 +197,7 @@ def _with_parents(found: list[_Found]) -> list[_Found]:
             open_defs.pop()
         parent = open_defs[-1] if open_defs else -1
         result.append(_Found(d.fqn, d.kind, d.start, d.end, parent, d.node_start_row,
-                             d.node_end_row, d.name_row))
+                             d.node_end_row, d.name_row, d.bodiless))
         open_defs.append(len(result) - 1)
     return result
 
