@@ -757,6 +757,8 @@ COMMENT ON FUNCTION rag.supertypes(text, integer, text[], integer) IS
 
 -- ---------------------------------------------------------------------------
 -- graph_status
+-- (dynamic was added: CREATE OR REPLACE cannot change the columns)
+DROP FUNCTION IF EXISTS rag.graph_status(text[]);
 CREATE OR REPLACE FUNCTION rag.graph_status(
     sources text[] DEFAULT NULL
 )
@@ -767,7 +769,8 @@ RETURNS TABLE (
     resolved   bigint,
     ambiguous  bigint,
     unresolved bigint,  -- calls through dynamic dispatch, builtins, other packages
-    pending    bigint   -- waiting for rag.resolve_refs (an interrupted run)
+    pending    bigint,  -- waiting for rag.resolve_refs (an interrupted run)
+    dynamic    bigint   -- calls on a receiver of unknown type: found by the name only, or not at all
 )
 LANGUAGE sql
 STABLE
@@ -775,13 +778,19 @@ SET search_path = pg_catalog, rag, public
 AS $$
     SELECT s.name,
            (SELECT count(*) FROM rag.symbols y WHERE y.source_id = s.id),
-           r.total, x.resolved, x.ambiguous, r.total - x.resolved - x.ambiguous - r.pending, r.pending
+           r.total, x.resolved, x.ambiguous, r.total - x.resolved - x.ambiguous - r.pending, r.pending,
+           r.dynamic
     FROM rag.sources s
     CROSS JOIN LATERAL (
+        SELECT coalesce((SELECT g.resolved_upto FROM rag.graph_sources g WHERE g.source_id = s.id), 0) AS upto
+    ) g
+    CROSS JOIN LATERAL (
         SELECT count(*) AS total,
-               count(*) FILTER (WHERE y.id > coalesce(
-                   (SELECT g.resolved_upto FROM rag.graph_sources g WHERE g.source_id = s.id), 0)) AS pending
-        FROM rag.refs y WHERE y.source_id = s.id) r
+               count(*) FILTER (WHERE y.id > g.upto) AS pending,
+               count(*) FILTER (WHERE y.id <= g.upto AND y.kind = 'call' AND y.owner = ''
+                                  AND (z.ref_id IS NULL OR rag._is_dynamic(y.owner, z.resolved_by))) AS dynamic
+        FROM rag.refs y LEFT JOIN rag.ref_resolution z ON z.ref_id = y.id
+        WHERE y.source_id = s.id) r
     CROSS JOIN LATERAL (
         SELECT count(*) FILTER (WHERE z.candidates = 1) AS resolved,
                count(*) FILTER (WHERE z.candidates > 1) AS ambiguous
@@ -790,7 +799,7 @@ AS $$
     ORDER BY s.name
 $$;
 COMMENT ON FUNCTION rag.graph_status(text[]) IS
-    'Per source: definitions, references, and how many references are resolved, ambiguous, unresolved or pending.';
+    'Per source: definitions, references, and how many references are resolved, ambiguous, unresolved or pending, and how many of them are calls through dynamic dispatch (a receiver of unknown type: found by the name only, or not at all).';
 
 -- ---------------------------------------------------------------------------
 -- ref_status: every reference with what it resolved to
