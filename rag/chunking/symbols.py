@@ -188,8 +188,8 @@ def _without_overloads(found: list[_Found]) -> list[_Found]:
     body) are one definition with what follows: a bodiless declaration is
     dropped when the next definition has its fqn, else a call of ``map``
     would be ambiguous among the three ``map`` of its file."""
-    return [d for d, after in zip(found, [*found[1:], None], strict=True)
-            if not (d.bodiless and after is not None and after.fqn == d.fqn)]
+    return [d for i, d in enumerate(found)
+            if not (d.bodiless and i + 1 < len(found) and found[i + 1].fqn == d.fqn)]
 
 
 def _with_parents(found: list[_Found]) -> list[_Found]:

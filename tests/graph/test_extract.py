@@ -85,3 +85,8 @@ def test_a_name_defined_500_times_is_listed_with_a_cap_and_the_count(
         for child in many.iterdir():
             child.unlink()
         many.rmdir()
+
+
+def test_a_file_without_definitions_keeps_its_references() -> None:
+    found = graph("import os\nos.makedirs('x')\n", "ok.py", "python")
+    assert found.symbols == [] and [r.name for r in found.refs] == ["makedirs"]
