@@ -278,7 +278,8 @@ _TS_QUERY = _JS_QUERY.replace(
 ) + """
 ([(required_parameter pattern: (identifier) @typed.var type: (type_annotation _ @typed.type))
   (optional_parameter pattern: (identifier) @typed.var type: (type_annotation _ @typed.type))
-  (variable_declarator name: (identifier) @typed.var type: (type_annotation _ @typed.type))])
+  (variable_declarator name: (identifier) @typed.var type: (type_annotation _ @typed.type))
+  (public_field_definition name: (property_identifier) @typed.var type: (type_annotation _ @typed.type))])
 """
 
 _GO_QUERY = """
@@ -458,6 +459,8 @@ class _References:
                 declared = "typed.var" in captures
                 prefix = "typed" if declared else "made"
                 var, type_node = captures[f"{prefix}.var"][0], captures[f"{prefix}.type"][0]
+                if type_node.type == "generic_type":  # Subscriber<T>: a Subscriber
+                    type_node = type_node.child_by_field_name("name") or type_node
                 type_name = _dotted(type_node)
                 if type_name and (declared or type_name.rsplit(".", 1)[-1][:1].isupper()):
                     self.types[(self._scope_index(var.start_byte), _text(var))] = type_name
@@ -513,6 +516,12 @@ class _References:
             keys.insert(1, f"{cls}.{name}")
         keys.append(name)
         return tuple(keys)
+
+    def _field_type(self, index: int, field: str) -> str | None:
+        """The declared type of a field of the class around ``index``."""
+        while index >= 0 and self.defs[index].kind not in _CLASS_KINDS:
+            index = self.defs[index].parent
+        return self.types.get((index, field)) if index >= 0 else None
 
     def _type_of(self, index: int, variable: str) -> str | None:
         while True:
@@ -617,7 +626,10 @@ class _References:
             return Reference(kind, name, line, scope, index, owner=None,
                              keys=self._lexical_keys(index, name), self_class=cls)
         head, _, rest = qualifier.partition(".")
-        typed = self._type_of(index, head) if not rest else None
+        if head in self.spec.self_names and rest and "." not in rest:
+            typed = self._field_type(index, rest)  # this.field.f()
+        else:
+            typed = self._type_of(index, head) if not rest else None
         if typed is not None:
             qualifier = typed
             head, _, rest = qualifier.partition(".")

@@ -80,3 +80,10 @@ def test_overload_signatures_are_one_definition_with_their_implementation(app: G
     ref = app.ref("src/checkout.ts", "pad")
     assert (ref["status"], ref["resolved_by"], ref["target"]) == ("resolved", "import", "pad")
     assert app.names("callers", "pad") == {("receipt", False)}
+
+
+def test_a_typed_field_and_a_generic_parameter_type_the_receiver(app: Graph) -> None:
+    ref = app.ref("src/models/cart.ts", "total", 42)  # this.cart.total()
+    assert (ref["status"], ref["resolved_by"], ref["target"]) == ("resolved", "file", "Cart.total")
+    ref = app.ref("src/models/cart.ts", "hold")  # held: Holder<Cart>
+    assert (ref["status"], ref["resolved_by"], ref["target"]) == ("resolved", "file", "Holder.hold")
