@@ -757,8 +757,17 @@ COMMENT ON FUNCTION rag.supertypes(text, integer, text[], integer) IS
 
 -- ---------------------------------------------------------------------------
 -- graph_status
--- (dynamic was added: CREATE OR REPLACE cannot change the columns)
-DROP FUNCTION IF EXISTS rag.graph_status(text[]);
+-- (dynamic was added: CREATE OR REPLACE cannot change the columns, so the
+-- version without it is dropped, once)
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_proc p
+               WHERE p.oid = to_regprocedure('rag.graph_status(text[])')
+                 AND NOT ('dynamic' = ANY (p.proargnames))) THEN
+        DROP FUNCTION rag.graph_status(text[]);
+    END IF;
+END
+$$;
 CREATE OR REPLACE FUNCTION rag.graph_status(
     sources text[] DEFAULT NULL
 )
