@@ -188,7 +188,8 @@ def status(
     for g in out.graph:
         typer.echo(f"code graph {g.source}: {g.symbols:,} definitions, {g.refs:,} references "
                    f"({g.resolved:,} resolved, {g.ambiguous:,} ambiguous, {g.unresolved:,} unresolved"
-                   + (f", {g.pending:,} pending" if g.pending else "") + ")")
+                   + (f", {g.pending:,} pending" if g.pending else "")
+                   + f"; {g.dynamic:,} calls through dynamic dispatch)")
 
 
 @app.command("config")

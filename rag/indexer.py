@@ -7,11 +7,13 @@ stored in batches, each one transaction, so a run killed at any point leaves
 every file fully old or fully new and the next run finishes the job.
 """
 
+import gc
 import hashlib
 import threading
 import time
 from collections.abc import Collection, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -132,6 +134,23 @@ def scan(root: Path, spec: SourceSpec, settings: ChunkSettings,
     return scan_source(root, **rules)
 
 
+# Chunking allocates millions of short-lived objects (syntax nodes, chunks, code
+# graph rows): with Python's default (a collection every 700 allocations) the
+# cyclic collector took about a quarter of chunking Django (median of 3,
+# interleaved: 10.0 -> 6.9 s without the graph, 17.2 -> 13.2 s with it).
+_GC_THRESHOLD = 50_000
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    previous = gc.get_threshold()
+    gc.set_threshold(_GC_THRESHOLD, *previous[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
+
+
 def index_source(
     conn: psycopg.Connection[dict[str, Any]],
     spec: SourceSpec,
@@ -168,7 +187,8 @@ def index_source(
 
     status = "failed"
     try:
-        _run(conn, source_id, scanned, scope, embedder, settings, force, summary, report)
+        with _fewer_collections():
+            _run(conn, source_id, scanned, scope, embedder, settings, force, summary, report)
         status = "succeeded"
     except KeyboardInterrupt:
         status = "interrupted"

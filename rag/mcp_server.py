@@ -298,7 +298,8 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         """Database (connected, schema version, counts), embedding coverage per model, providers
         configured, index runs going on now (in any process) and the last one, which config
         file the server uses, and per source the code graph's definitions and references (resolved,
-        ambiguous, unresolved: calls through dynamic dispatch or into other packages). Answers even
+        ambiguous, unresolved: calls through dynamic dispatch or into other packages; dynamic: the
+        calls on receivers of unknown type among them). Answers even
         when the database is down (connected: false, error)."""
         with _tool_errors():
             return _service(ctx).status()

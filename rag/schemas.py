@@ -173,7 +173,8 @@ class GitCommit(_Out):
 
 class GraphCounts(_Out):
     """One source's code graph: unresolved references are calls the resolver cannot follow
-    (dynamic dispatch, builtins, other packages); pending ones wait for an interrupted run."""
+    (dynamic dispatch, builtins, other packages); pending ones wait for an interrupted run;
+    dynamic: the calls on a receiver of unknown type among them (ambiguous by name or unresolved)."""
 
     source: str
     symbols: int
@@ -182,6 +183,7 @@ class GraphCounts(_Out):
     ambiguous: int
     unresolved: int
     pending: int
+    dynamic: int
 
 
 class StatusOutput(_Out):

@@ -15,7 +15,10 @@
 -- reference, several leave it "ambiguous" with every candidate kept
 -- (rag.ref_candidates; at the name level, every definition of that name).
 -- A reference's candidates only ever depend on definitions of its own name,
--- which is why dirty names are enough to re-resolve after a change.
+-- which is why dirty names are enough to re-resolve after a change. A Rust
+-- impl block (kind IMPL, named after its type) is never a reference's
+-- target: code names the type, and the impl only holds its methods and the
+-- traits it implements.
 --
 -- Reading: rag.find_symbols, rag.traverse and its shorthands rag.callers,
 -- rag.callees, rag.subtypes, rag.supertypes; rag.graph_status counts.
@@ -188,7 +191,7 @@ BEGIN
         CROSS JOIN LATERAL unnest(r.target_stems, r.target_fqns) WITH ORDINALITY AS t(stem, fqn, ord)
         JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
                                AND (m.full_stem OR left(t.stem, 1) <> '/')
-        JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = t.fqn
+        JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = t.fqn AND s.kind <> 'IMPL'
         WHERE r.kind = ANY (ref_kinds) AND r.imported;
     ELSIF level = 'file' THEN
         RETURN QUERY
@@ -196,7 +199,7 @@ BEGIN
         FROM unnest(todo) AS w(id)
         JOIN rag.refs r ON r.id = w.id
         CROSS JOIN LATERAL unnest(r.keys) WITH ORDINALITY AS k(fqn, ord)
-        JOIN rag.symbols s ON s.file_id = r.file_id AND s.fqn = k.fqn
+        JOIN rag.symbols s ON s.file_id = r.file_id AND s.fqn = k.fqn AND s.kind <> 'IMPL'
         WHERE r.kind = ANY (ref_kinds) AND NOT r.imported;
     ELSIF level = 'class' THEN
         -- Members of the bases of self's class, nearest base first.
@@ -231,7 +234,7 @@ BEGIN
         JOIN rag.code_modules near ON near.source_id = target_source_id AND near.full_stem
                                   AND near.folder = own.folder AND near.file_id <> r.file_id
         CROSS JOIN LATERAL unnest(r.keys) WITH ORDINALITY AS k(fqn, ord)
-        JOIN rag.symbols s ON s.file_id = near.file_id AND s.fqn = k.fqn
+        JOIN rag.symbols s ON s.file_id = near.file_id AND s.fqn = k.fqn AND s.kind <> 'IMPL'
         WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND NOT r.inherited_only;
     ELSE
         RAISE EXCEPTION '_ref_candidates: unknown level %', quote_literal(level)
@@ -266,11 +269,11 @@ AS $$
                min(s.id) FILTER (WHERE s.owner IS NULL) AS top_id,
                count(*) FILTER (WHERE s.owner IS NOT NULL) AS member_n,
                min(s.id) FILTER (WHERE s.owner IS NOT NULL) AS member_id
-        FROM rag.symbols s WHERE s.source_id = target_source_id GROUP BY s.name
+        FROM rag.symbols s WHERE s.source_id = target_source_id AND s.kind <> 'IMPL' GROUP BY s.name
     ),
     by_owner AS (
         SELECT s.name, s.owner, count(*) AS n, min(s.id) AS id
-        FROM rag.symbols s WHERE s.source_id = target_source_id AND s.owner IS NOT NULL
+        FROM rag.symbols s WHERE s.source_id = target_source_id AND s.owner IS NOT NULL AND s.kind <> 'IMPL'
         GROUP BY s.name, s.owner
     ),
     counted AS (
@@ -754,6 +757,17 @@ COMMENT ON FUNCTION rag.supertypes(text, integer, text[], integer) IS
 
 -- ---------------------------------------------------------------------------
 -- graph_status
+-- (dynamic was added: CREATE OR REPLACE cannot change the columns, so the
+-- version without it is dropped, once)
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_proc p
+               WHERE p.oid = to_regprocedure('rag.graph_status(text[])')
+                 AND NOT ('dynamic' = ANY (p.proargnames))) THEN
+        DROP FUNCTION rag.graph_status(text[]);
+    END IF;
+END
+$$;
 CREATE OR REPLACE FUNCTION rag.graph_status(
     sources text[] DEFAULT NULL
 )
@@ -764,7 +778,8 @@ RETURNS TABLE (
     resolved   bigint,
     ambiguous  bigint,
     unresolved bigint,  -- calls through dynamic dispatch, builtins, other packages
-    pending    bigint   -- waiting for rag.resolve_refs (an interrupted run)
+    pending    bigint,  -- waiting for rag.resolve_refs (an interrupted run)
+    dynamic    bigint   -- calls on a receiver of unknown type: found by the name only, or not at all
 )
 LANGUAGE sql
 STABLE
@@ -772,13 +787,19 @@ SET search_path = pg_catalog, rag, public
 AS $$
     SELECT s.name,
            (SELECT count(*) FROM rag.symbols y WHERE y.source_id = s.id),
-           r.total, x.resolved, x.ambiguous, r.total - x.resolved - x.ambiguous - r.pending, r.pending
+           r.total, x.resolved, x.ambiguous, r.total - x.resolved - x.ambiguous - r.pending, r.pending,
+           r.dynamic
     FROM rag.sources s
     CROSS JOIN LATERAL (
+        SELECT coalesce((SELECT g.resolved_upto FROM rag.graph_sources g WHERE g.source_id = s.id), 0) AS upto
+    ) g
+    CROSS JOIN LATERAL (
         SELECT count(*) AS total,
-               count(*) FILTER (WHERE y.id > coalesce(
-                   (SELECT g.resolved_upto FROM rag.graph_sources g WHERE g.source_id = s.id), 0)) AS pending
-        FROM rag.refs y WHERE y.source_id = s.id) r
+               count(*) FILTER (WHERE y.id > g.upto) AS pending,
+               count(*) FILTER (WHERE y.id <= g.upto AND y.kind = 'call' AND y.owner = ''
+                                  AND (z.ref_id IS NULL OR rag._is_dynamic(y.owner, z.resolved_by))) AS dynamic
+        FROM rag.refs y LEFT JOIN rag.ref_resolution z ON z.ref_id = y.id
+        WHERE y.source_id = s.id) r
     CROSS JOIN LATERAL (
         SELECT count(*) FILTER (WHERE z.candidates = 1) AS resolved,
                count(*) FILTER (WHERE z.candidates > 1) AS ambiguous
@@ -787,7 +808,7 @@ AS $$
     ORDER BY s.name
 $$;
 COMMENT ON FUNCTION rag.graph_status(text[]) IS
-    'Per source: definitions, references, and how many references are resolved, ambiguous, unresolved or pending.';
+    'Per source: definitions, references, and how many references are resolved, ambiguous, unresolved or pending, and how many of them are calls through dynamic dispatch (a receiver of unknown type: found by the name only, or not at all).';
 
 -- ---------------------------------------------------------------------------
 -- ref_status: every reference with what it resolved to

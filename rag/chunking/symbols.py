@@ -2,11 +2,15 @@
 
 Owns ``extract_graph``: the symbols a file defines (fqn as chunks name them,
 kind, lines, signature line) and, for the languages in ``_SPECS`` (Python,
-JavaScript/JSX, TypeScript/TSX, Go, Java), what its
+JavaScript/JSX, TypeScript/TSX, Go, Java, Rust, C, C++, Ruby), what its
 code refers to: calls (plain, on ``self``/``this``/``super``, on a receiver
 whose type is known from a parameter annotation or a constructor
-assignment, through a module alias, constructor calls), imports (with
-aliases) and inheritance/implementation. Containment is the fqn nesting of
+assignment, through a module alias, through a path such as ``Type::f`` or
+``ns::f``, constructor calls), imports (with aliases; Rust's ``use``) and
+inheritance/implementation (Rust's ``impl Trait for Type``, Ruby's
+``include``). C/C++ ``#include`` and Ruby ``require`` name files, not
+definitions: they make no reference, calls across files resolve by folder
+and name. Containment is the fqn nesting of
 the symbols. Other languages get definitions only.
 
 Each reference carries what the SQL resolver (``sql/050_graph.sql``) needs
@@ -141,6 +145,7 @@ class _Found:
     node_start_row: int
     node_end_row: int
     name_row: int
+    bodiless: bool  # a declaration only: an overload signature, a prototype
 
 
 # Plain code at module or class level that may hold definitions (if/try/with blocks).
@@ -168,14 +173,23 @@ def _definitions(root: Node, language: str) -> list[_Found]:
             found.append(_Found(
                 fqn, kind, node.start_byte, node.end_byte, -1,
                 node.start_point.row, _last_row(node),
-                (name_node or definition.node).start_point.row,
+                (name_node or definition.node).start_point.row, definition.body is None,
             ))
             # Members of classes and modules; what a function defines inside is
             # part of it (its calls are the function's), and not looking costs
             # half the time of finding definitions.
             if definition.body is not None and depth < _MAX_DEPTH and kind in CONTAINER_KINDS:
                 stack.append((definition.body.named_children, fqn, kind != "MODULE", depth + 1))
-    return _with_parents(sorted(found, key=lambda d: (d.start, -d.end)))
+    return _with_parents(_without_overloads(sorted(found, key=lambda d: (d.start, -d.end))))
+
+
+def _without_overloads(found: list[_Found]) -> list[_Found]:
+    """TypeScript's overload signatures (and a C prototype right above its
+    body) are one definition with what follows: a bodiless declaration is
+    dropped when the next definition has its fqn, else a call of ``map``
+    would be ambiguous among the three ``map`` of its file."""
+    return [d for i, d in enumerate(found)
+            if not (d.bodiless and i + 1 < len(found) and found[i + 1].fqn == d.fqn)]
 
 
 def _with_parents(found: list[_Found]) -> list[_Found]:
@@ -187,7 +201,7 @@ def _with_parents(found: list[_Found]) -> list[_Found]:
             open_defs.pop()
         parent = open_defs[-1] if open_defs else -1
         result.append(_Found(d.fqn, d.kind, d.start, d.end, parent, d.node_start_row,
-                             d.node_end_row, d.name_row))
+                             d.node_end_row, d.name_row, d.bodiless))
         open_defs.append(len(result) - 1)
     return result
 
@@ -199,7 +213,8 @@ def _last_row(node: Node) -> int:
 
 # --- module stems ----------------------------------------------------------------
 
-_INDEX_NAMES = {"python": "__init__", "javascript": "index", "typescript": "index", "tsx": "index"}
+_INDEX_NAMES = {"python": "__init__", "javascript": "index", "typescript": "index", "tsx": "index",
+                "rust": "mod"}
 
 
 def _module_stems(path: str, language: str) -> list[str]:
@@ -222,8 +237,12 @@ class _Spec:
     query: str
     self_names: frozenset[str]  # receivers meaning the current object
     implicit_members: bool  # an unqualified call inside a class may be a member's
-    imports: str  # how import nodes are read: python | js | go | java
+    imports: str  # how import nodes are read: python | js | go | java | rust | ""
     builtins: frozenset[str] = frozenset()  # plain calls not worth a reference
+    # What a lowercase head of a ``a::b::f`` path is: "module" (Rust: a file
+    # module, resolved through its path) or "scope" (C++: a namespace in the fqn).
+    paths: str = "scope"
+    constructor: str | None = None  # Ruby's ``X.new``: a method call that constructs X
 
 
 _PY_QUERY = """
@@ -259,7 +278,8 @@ _TS_QUERY = _JS_QUERY.replace(
 ) + """
 ([(required_parameter pattern: (identifier) @typed.var type: (type_annotation _ @typed.type))
   (optional_parameter pattern: (identifier) @typed.var type: (type_annotation _ @typed.type))
-  (variable_declarator name: (identifier) @typed.var type: (type_annotation _ @typed.type))])
+  (variable_declarator name: (identifier) @typed.var type: (type_annotation _ @typed.type))
+  (public_field_definition name: (property_identifier) @typed.var type: (type_annotation _ @typed.type))])
 """
 
 _GO_QUERY = """
@@ -288,6 +308,60 @@ _JAVA_QUERY = """
 (field_declaration type: (type_identifier) @typed.type
                    declarator: (variable_declarator name: (identifier) @typed.var))
 """
+_RUST_QUERY = """
+(call_expression function: (identifier) @call.name) @call
+(call_expression function: (field_expression value: (_) @call.recv
+                                              field: (field_identifier) @call.name)) @call
+(call_expression function: (scoped_identifier) @call.path) @call
+(struct_expression name: [(type_identifier) (scoped_type_identifier)] @new) @call
+(use_declaration) @import
+(impl_item trait: [(type_identifier) (scoped_type_identifier)] @implements)
+(impl_item trait: (generic_type type: [(type_identifier) (scoped_type_identifier)] @implements))
+(trait_item bounds: (trait_bounds [(type_identifier) (scoped_type_identifier)] @inherits))
+(parameter pattern: (identifier) @typed.var
+           type: [(type_identifier) @typed.type (reference_type type: (type_identifier) @typed.type)])
+(let_declaration pattern: (identifier) @typed.var type: (type_identifier) @typed.type)
+(let_declaration pattern: (identifier) @made.var
+                 value: (call_expression function: (scoped_identifier path: (identifier) @made.type)))
+"""
+_C_QUERY = """
+(call_expression function: (identifier) @call.name) @call
+(call_expression function: (field_expression argument: (_) @call.recv
+                                              field: (field_identifier) @call.name)) @call
+"""
+_CPP_QUERY = _C_QUERY + """
+(call_expression function: (qualified_identifier) @call.path) @call
+(new_expression type: [(type_identifier) (qualified_identifier)] @new) @call
+(base_class_clause [(type_identifier) (qualified_identifier)] @inherits)
+(base_class_clause (template_type name: [(type_identifier) (qualified_identifier)] @inherits))
+(parameter_declaration type: (type_identifier) @typed.type
+                       declarator: [(identifier) @typed.var
+                                    (reference_declarator (identifier) @typed.var)
+                                    (pointer_declarator declarator: (identifier) @typed.var)])
+(declaration type: (type_identifier) @typed.type
+             declarator: [(identifier) @typed.var (init_declarator declarator: (identifier) @typed.var)])
+(init_declarator declarator: (identifier) @made.var
+                 value: (new_expression type: (type_identifier) @made.type))
+"""
+_RUBY_QUERY = """
+(call receiver: (_) @call.recv method: (identifier) @call.name) @call
+(call !receiver method: (identifier) @call.name) @call
+(class superclass: (superclass [(constant) (scope_resolution)] @inherits))
+((call !receiver method: (identifier) @mixin
+       arguments: (argument_list [(constant) (scope_resolution)] @implements))
+ (#any-of? @mixin "include" "extend" "prepend"))
+"""
+_RUBY_BUILTINS = frozenset({
+    "require", "require_relative", "include", "extend", "prepend", "attr_accessor", "attr_reader",
+    "attr_writer", "puts", "print", "p", "raise", "private", "protected", "public", "lambda",
+    "proc", "loop", "format", "sprintf", "block_given?", "module_function", "define_method",
+})
+_C_BUILTINS = frozenset({
+    "printf", "fprintf", "sprintf", "snprintf", "malloc", "calloc", "realloc", "free", "memcpy",
+    "memset", "memmove", "strlen", "strcmp", "strncmp", "strcpy", "strncpy", "sizeof", "assert",
+    "exit", "abort",
+})
+
 _GO_BUILTINS = frozenset({
     "len", "cap", "make", "new", "append", "copy", "delete", "panic", "recover", "print",
     "println", "close", "string", "int", "int64", "float64", "byte", "rune", "error", "min", "max",
@@ -314,6 +388,11 @@ _SPECS: Mapping[str, _Spec] = {
     # Go: a method's receiver is typed by its parameter, so s.f() is Server.f.
     "go": _Spec(_GO_QUERY, frozenset(), False, "go", _GO_BUILTINS),
     "java": _Spec(_JAVA_QUERY, frozenset({"this"}), True, "java"),
+    # Rust: methods are in the impl named after the type; Self::f() is the impl's.
+    "rust": _Spec(_RUST_QUERY, frozenset({"self", "Self"}), False, "rust", paths="module"),
+    "c": _Spec(_C_QUERY, frozenset(), False, "", _C_BUILTINS),
+    "cpp": _Spec(_CPP_QUERY, frozenset({"this"}), True, "", _C_BUILTINS),
+    "ruby": _Spec(_RUBY_QUERY, frozenset({"self"}), True, "", _RUBY_BUILTINS, constructor="new"),
 }
 
 _queries = threading.local()
@@ -339,6 +418,7 @@ _NAME_CHAIN_TYPES = frozenset({
     "identifier", "attribute", "member_expression", "type_identifier", "nested_type_identifier",
     "dotted_name", "this", "property_identifier", "field_access", "scoped_identifier",
     "scoped_type_identifier", "selector_expression", "qualified_type", "package_identifier",
+    "constant", "scope_resolution", "qualified_identifier", "namespace_identifier", "self",
 })
 
 
@@ -346,7 +426,7 @@ def _dotted(node: Node) -> str | None:
     """``a.b.c`` for a chain of plain names, else None (a call, an index, ...)."""
     if node.type not in _NAME_CHAIN_TYPES:
         return None
-    text = "".join(_text(node).split())
+    text = "".join(_text(node).split()).replace("::", ".")  # Rust, C++, Ruby paths
     return text if _DOTTED.fullmatch(text) else None
 
 
@@ -379,6 +459,8 @@ class _References:
                 declared = "typed.var" in captures
                 prefix = "typed" if declared else "made"
                 var, type_node = captures[f"{prefix}.var"][0], captures[f"{prefix}.type"][0]
+                if type_node.type == "generic_type":  # Subscriber<T>: a Subscriber
+                    type_node = type_node.child_by_field_name("name") or type_node
                 type_name = _dotted(type_node)
                 if type_name and (declared or type_name.rsplit(".", 1)[-1][:1].isupper()):
                     self.types[(self._scope_index(var.start_byte), _text(var))] = type_name
@@ -409,9 +491,14 @@ class _References:
 
     def _class_of(self, index: int) -> str | None:
         while index >= 0:
-            if self.defs[index].kind in _CLASS_KINDS:
-                return self.defs[index].fqn
-            index = self.defs[index].parent
+            definition = self.defs[index]
+            if definition.kind in _CLASS_KINDS:
+                return definition.fqn
+            if definition.kind == "METHOD" and (
+                definition.parent < 0 or self.defs[definition.parent].kind not in _CLASS_KINDS
+            ):
+                return definition.fqn.rpartition(".")[0] or None  # C++'s int Box::size() {...}
+            index = definition.parent
         return None
 
     def _lexical_keys(self, index: int, name: str) -> tuple[str, ...]:
@@ -419,13 +506,22 @@ class _References:
         the class's members where the language lets a method call them bare,
         then the file's top level."""
         keys: list[str] = []
+        cls = self._class_of(index) if self.spec.implicit_members else None
         while index >= 0:
             definition = self.defs[index]
             if definition.kind not in _CLASS_KINDS or self.spec.implicit_members:
                 keys.append(f"{definition.fqn}.{name}")
             index = definition.parent
+        if cls is not None and f"{cls}.{name}" not in keys:  # a C++ method defined outside its class
+            keys.insert(1, f"{cls}.{name}")
         keys.append(name)
         return tuple(keys)
+
+    def _field_type(self, index: int, field: str) -> str | None:
+        """The declared type of a field of the class around ``index``."""
+        while index >= 0 and self.defs[index].kind not in _CLASS_KINDS:
+            index = self.defs[index].parent
+        return self.types.get((index, field)) if index >= 0 else None
 
     def _type_of(self, index: int, variable: str) -> str | None:
         while True:
@@ -452,6 +548,8 @@ class _References:
                     return None
                 qualifier, _, name = dotted.rpartition(".")
                 return self._named(kind, name, qualifier or None, target)
+        if "call.path" in captures:
+            return self._path_call(captures["call.path"][0])
         name_node = captures["call.name"][0]
         name = _text(name_node)
         recv = captures.get("call.recv")
@@ -472,7 +570,29 @@ class _References:
             return self._member("call", name, name_node, inherited_only=False)
         if dotted is None:
             return self._unknown_receiver(name, name_node)
+        if name == self.spec.constructor and dotted.rsplit(".", 1)[-1][:1].isupper():
+            qualifier, _, cls = dotted.rpartition(".")  # Item.new: constructs Item
+            return self._named("call", cls, qualifier or None, receiver)
         return self._named("call", name, dotted, name_node)
+
+    def _path_call(self, node: Node) -> Reference | None:
+        """``Type::f()``, ``ns::f()``, ``module::f()``: the path is no variable."""
+        dotted = _dotted(node)
+        if dotted is None or "." not in dotted:
+            return None
+        qualifier, _, name = dotted.rpartition(".")
+        if qualifier in self.spec.self_names:
+            return self._member("call", name, node, inherited_only=False)
+        parts = [p for p in qualifier.split(".") if p not in ("crate", "self", "super")]
+        if not parts:
+            return self._named("call", name, None, node)
+        if self.spec.paths == "module" and parts[0] not in self.imports and parts[0][:1].islower():
+            modules = [p for p in parts if p[:1].islower()]
+            fqn = ".".join([*parts[len(modules):], name])
+            index, scope, line = self._base(node)
+            return Reference("call", name, line, scope, index, targets=(("/".join(modules), fqn),),
+                             imported=True)
+        return self._named("call", name, ".".join(parts), node, path=True)
 
     def _base(self, name_node: Node) -> tuple[int, str | None, int]:
         index = self._scope_index(name_node.start_byte)
@@ -492,7 +612,9 @@ class _References:
         index, scope, line = self._base(node)
         return Reference("call", name, line, scope, index, owner="")
 
-    def _named(self, kind: str, name: str, qualifier: str | None, node: Node) -> Reference | None:
+    def _named(
+        self, kind: str, name: str, qualifier: str | None, node: Node, path: bool = False
+    ) -> Reference | None:
         index, scope, line = self._base(node)
         if qualifier is None:
             binding = self.imports.get(name)
@@ -504,7 +626,10 @@ class _References:
             return Reference(kind, name, line, scope, index, owner=None,
                              keys=self._lexical_keys(index, name), self_class=cls)
         head, _, rest = qualifier.partition(".")
-        typed = self._type_of(index, head) if not rest else None
+        if head in self.spec.self_names and rest and "." not in rest:
+            typed = self._field_type(index, rest)  # this.field.f()
+        else:
+            typed = self._type_of(index, head) if not rest else None
         if typed is not None:
             qualifier = typed
             head, _, rest = qualifier.partition(".")
@@ -512,7 +637,7 @@ class _References:
         if through_import is not None:
             return Reference(kind, name, line, scope, index, targets=through_import, imported=True)
         owner = qualifier.rsplit(".", 1)[-1]
-        if not owner[:1].isupper() and typed is None:
+        if not owner[:1].isupper() and typed is None and not path:
             # A variable of unknown type: dynamic dispatch, any member of that name.
             return Reference(kind, name, line, scope, index, owner="")
         return Reference(kind, name, line, scope, index, owner=owner, keys=(f"{qualifier}.{name}",))
@@ -549,6 +674,32 @@ class _References:
             self._go_import(node)
         elif self.spec.imports == "java":
             yield from self._java_import(node)
+        elif self.spec.imports == "rust":
+            yield from self._rust_use(node.child_by_field_name("argument"), [])
+
+    def _rust_use(self, node: Node | None, prefix: list[str]) -> Iterator[Reference]:
+        """``use crate::a::b::{C, d as e};``: C and e are bound to items of the module
+        file a/b (crate/self/super left out: a path's tail finds its file)."""
+        if node is None:
+            return
+        if node.type == "scoped_use_list":
+            path = node.child_by_field_name("path")
+            inner = [*prefix, *(_text(path).split("::") if path is not None else [])]
+            items = node.child_by_field_name("list")
+            for item in items.named_children if items is not None else ():
+                yield from self._rust_use(item, inner)
+        elif node.type == "use_list":
+            for item in node.named_children:
+                yield from self._rust_use(item, prefix)
+        elif node.type in ("use_as_clause", "scoped_identifier", "identifier"):
+            path_node = node.child_by_field_name("path") if node.type == "use_as_clause" else node
+            alias_node = node.child_by_field_name("alias") if node.type == "use_as_clause" else None
+            parts = [p for p in [*prefix, *_text(path_node or node).split("::")]
+                     if p not in ("crate", "self", "super", "")]
+            if not parts:
+                return
+            alias = _text(alias_node) if alias_node is not None else parts[-1]
+            yield self._import_ref(node, parts[-1], "/".join(parts[:-1]), alias)
 
     def _go_import(self, node: Node) -> None:
         """``import u "example.com/app/util"``: u is the package in a folder named util."""

@@ -2,7 +2,9 @@
 
 Corpus: the Django 5.1.4 sdist, fetched with pip into .bench/ at bench time.
 Measures, each as the median of several runs where cheap enough:
-  - full keyword-only index (provider none) into an empty database: seconds and files/s;
+  - full keyword-only index (provider none) into an empty database: seconds and files/s,
+    and, interleaved with it, the same without the code graph (no extraction, nothing
+    to resolve): the graph's cost as a ratio of medians (goal: <= +15%);
   - no-change re-index, process start included (`rag index` as a subprocess);
   - re-index after touching one file's content, and after deleting one;
   - with the local model on a sample of files: pipeline chunks/s against the raw
@@ -12,7 +14,7 @@ Measures, each as the median of several runs where cheap enough:
     >= the torch path: its raw model, so the pipeline's own work counts against
     ONNX only), with the seconds the pipeline spends outside the model.
 Uses its own RAG_HOME under .bench/ so it never touches your index.
-``--local-only`` skips the keyword-only figures.
+``--local-only`` skips the keyword-only figures; ``--full-only`` stops after the full index.
 """
 
 import json
@@ -54,9 +56,23 @@ def corpus() -> Path:
     return BENCH / top
 
 
+# `rag` with chunking told not to extract the code graph (no symbols, no references to
+# resolve): what the graph costs a full index, measured by the bench only.
+WITHOUT_GRAPH = (
+    sys.executable, "-c",
+    "import functools, rag.chunking.dispatcher as d; "
+    "d.chunk_code_with_graph = functools.partial(d.chunk_code_with_graph, graph=False); "
+    "import rag.cli; rag.cli.main()",
+)
+
+
 def rag(env: dict[str, str], *args: str) -> tuple[float, dict[str, object]]:
+    return timed(env, RAG, *args)
+
+
+def timed(env: dict[str, str], *command: str) -> tuple[float, dict[str, object]]:
     started = time.perf_counter()
-    out = subprocess.run([RAG, *args], env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
     elapsed = time.perf_counter() - started
     return elapsed, (json.loads(out.splitlines()[-1]) if out.strip() else {})
 
@@ -85,19 +101,30 @@ def main() -> None:
         subprocess.run([RAG, "db", "stop"], env=env, capture_output=True)
         print(speed_line())
         return
-    full_runs = []
+    full_runs, bare_runs = [], []
     for _ in range(3):  # each a first index into an empty database, as a new user's
+        fresh_home(env)  # without the code graph first, interleaved: the machine's load drifts
+        bare_runs.append(timed(env, *WITHOUT_GRAPH, "--config", str(config), "index", "--path",
+                               str(tree), "--name", "django", "--json")[0])
         fresh_home(env)
         seconds, summary = rag(env, "--config", str(config), "index", "--path", str(tree),
                                "--name", "django", "--json")
         full_runs.append((seconds, summary))
     seconds = statistics.median(s for s, _ in full_runs)
+    bare = statistics.median(bare_runs)
     summary = full_runs[0][1]
     files = int(summary["new"])  # type: ignore[call-overload]
     print(f"corpus: django {DJANGO}: {summary['filesFound']} files indexed, "
           f"{sum(summary['skipped'].values())} skipped, {summary['chunksTotal']} chunks")  # type: ignore[union-attr]
     runs = ", ".join(f"{s:.2f}" for s, _ in full_runs)
     print(f"full index, provider none: {seconds:.2f} s median of 3 ({runs}), {files / seconds:,.0f} files/s")
+    ratios = ", ".join(f"{s / b:.2f}" for (s, _), b in zip(full_runs, bare_runs, strict=True))
+    print(f"code graph cost: without extraction and resolution {bare:.2f} s median of 3 "
+          f"({', '.join(f'{b:.2f}' for b in bare_runs)}), interleaved; with it +{(seconds / bare - 1) * 100:.0f}% "
+          f"(ratio of medians {seconds / bare:.2f}; per pair {ratios}; goal <= +15%)")
+    if "--full-only" in sys.argv[1:]:
+        subprocess.run([RAG, "db", "stop"], env=env, capture_output=True)
+        return
 
     nochange = [rag(env, "--config", str(config), "index", "--path", str(tree), "--name", "django",
                     "--json")[0] for _ in range(5)]

@@ -72,8 +72,9 @@ def test_status_counts_the_graph_with_unresolved_references(shop: Graph, monkeyp
     counts = shop.rows("SELECT * FROM rag.graph_status()")[0]
     assert (f"code graph python: {counts['symbols']:,} definitions, {counts['refs']:,} references "
             f"({counts['resolved']:,} resolved, {counts['ambiguous']:,} ambiguous, "
-            f"{counts['unresolved']:,} unresolved)") in result.stdout.splitlines()
-    assert counts["unresolved"] > 0
+            f"{counts['unresolved']:,} unresolved; {counts['dynamic']:,} calls through dynamic dispatch)"
+            ) in result.stdout.splitlines()
+    assert counts["unresolved"] > 0 and counts["dynamic"] > 0
 
 
 def test_dynamic_adds_calls_on_receivers_of_unknown_type(shop: Graph, monkeypatch: pytest.MonkeyPatch) -> None:

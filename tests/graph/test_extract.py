@@ -21,13 +21,10 @@ def graph(text: str, path: str, language: str) -> CodeGraph:
 @pytest.mark.parametrize(
     ("language", "path", "text", "fqns"),
     [
-        ("rust", "src/cart.rs", "struct Cart {}\nimpl Cart {\n    fn total(&self) -> i32 { helper() }\n}\n"
-         "fn helper() -> i32 { 1 }\n", ["Cart", "Cart", "Cart.total", "helper"]),
-        ("ruby", "cart.rb", "class Cart\n  def total\n    helper\n  end\nend\n", ["Cart", "Cart.total"]),
-        ("cpp", "cart.cpp", "class Cart {\n public:\n  int total() { return 1; }\n};\n"
-         "int Cart::size() { return 2; }\n", ["Cart", "Cart.total", "Cart.size"]),
-        ("c", "cart.c", "struct cart { int n; };\nint total(struct cart *c) { return c->n; }\n",
-         ["cart", "total"]),
+        ("csharp", "Cart.cs", "class Cart {\n  int Total() { return Helper(); }\n}\n", ["Cart", "Cart.Total"]),
+        ("php", "cart.php", "<?php\nclass Cart {\n  function total() { return helper(); }\n}\n",
+         ["Cart", "Cart.total"]),
+        ("kotlin", "Cart.kt", "class Cart {\n  fun total(): Int { return helper() }\n}\n", ["Cart", "Cart.total"]),
     ],
 )
 def test_other_languages_give_definitions_only(language: str, path: str, text: str, fqns: list[str]) -> None:
@@ -88,3 +85,8 @@ def test_a_name_defined_500_times_is_listed_with_a_cap_and_the_count(
         for child in many.iterdir():
             child.unlink()
         many.rmdir()
+
+
+def test_a_file_without_definitions_keeps_its_references() -> None:
+    found = graph("import os\nos.makedirs('x')\n", "ok.py", "python")
+    assert found.symbols == [] and [r.name for r in found.refs] == ["makedirs"]

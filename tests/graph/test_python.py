@@ -153,6 +153,8 @@ def test_status_counts(shop: Graph) -> None:
     assert status["pending"] == 0
     assert status["refs"] == status["resolved"] + status["ambiguous"] + status["unresolved"]
     assert status["ambiguous"] == 2 and status["unresolved"] >= 1
+    # dynamic dispatch: entry.record() (two methods record) and x.submit() (one, found by name only)
+    assert status["dynamic"] == 2
 
 
 def test_a_change_re_resolves_only_the_references_it_can_affect(shop: Graph) -> None:

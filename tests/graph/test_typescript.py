@@ -72,3 +72,18 @@ def test_unknown_bases_and_builtins(app: Graph) -> None:
     assert not app.rows("SELECT 1 FROM rag.refs WHERE name IN ('require', 'String')")
     # the broken function at the end of widget.jsx does not lose the class above it
     assert app.rows("SELECT 1 FROM rag.symbols WHERE fqn = 'Widget.label'")
+
+
+def test_overload_signatures_are_one_definition_with_their_implementation(app: Graph) -> None:
+    rows = app.rows("SELECT start_line FROM rag.symbols WHERE fqn = 'pad'")
+    assert [r["start_line"] for r in rows] == [10]  # the implementation, not the two signatures
+    ref = app.ref("src/checkout.ts", "pad")
+    assert (ref["status"], ref["resolved_by"], ref["target"]) == ("resolved", "import", "pad")
+    assert app.names("callers", "pad") == {("receipt", False)}
+
+
+def test_a_typed_field_and_a_generic_parameter_type_the_receiver(app: Graph) -> None:
+    ref = app.ref("src/models/cart.ts", "total", 42)  # this.cart.total()
+    assert (ref["status"], ref["resolved_by"], ref["target"]) == ("resolved", "file", "Cart.total")
+    ref = app.ref("src/models/cart.ts", "hold")  # held: Holder<Cart>
+    assert (ref["status"], ref["resolved_by"], ref["target"]) == ("resolved", "file", "Holder.hold")
