@@ -365,14 +365,20 @@ def test_filter_dependent_functions_are_planned_per_call(rag_db: db.DatabaseTarg
     assert len(filtered) == 10 and len(unfiltered) == 10
 
 
-def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
-    embedder = build_corpus(rag_db, 30)
+def arms(target: db.DatabaseTarget, column: str) -> tuple[str, dict[int, float], dict[int, float]]:
+    """A 30-file corpus, the vector of "find user", and ``column`` (rank or score) of each arm's top 50 by chunk."""
+    embedder = build_corpus(target, 30)
     vector = "[" + ",".join(map(str, embedder.embed_query("find user"))) + "]"
+    keyword = {r["chunk_id"]: r[column] for r in rows(target, "SELECT * FROM rag.bm25_search('find user', 50)")}
+    semantic = {r["chunk_id"]: r[column] for r in rows(
+        target, "SELECT * FROM rag.vector_search(%s::vector, %s, 50)", vector, embedder.model_id)}
+    return vector, keyword, semantic
+
+
+def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
+    vector, keyword, semantic = arms(rag_db, "rank")
     fused = rows(rag_db, "SELECT * FROM rag.search('find user', %s::vector, 20, bm25_weight => 0.3,"
                          " vector_weight => 0.7, rrf_k => 10)", vector)
-    keyword = {r["chunk_id"]: r["rank"] for r in rows(rag_db, "SELECT * FROM rag.bm25_search('find user', 50)")}
-    semantic = {r["chunk_id"]: r["rank"] for r in rows(
-        rag_db, "SELECT * FROM rag.vector_search(%s::vector, %s, 50)", vector, embedder.model_id)}
     assert len(fused) == 20
     for r in fused:
         assert r["bm25_rank"] == keyword.get(r["chunk_id"]) and r["vector_rank"] == semantic.get(r["chunk_id"])
@@ -387,13 +393,9 @@ def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
 
 def test_score_fusion_adds_weighted_scaled_scores(rag_db: db.DatabaseTarget) -> None:
     """fusion => 'scores': BM25 over the best candidate's, cosine spread 0..1 over the candidates."""
-    embedder = build_corpus(rag_db, 30)
-    vector = "[" + ",".join(map(str, embedder.embed_query("find user"))) + "]"
+    vector, keyword, semantic = arms(rag_db, "score")
     fused = rows(rag_db, "SELECT * FROM rag.search('find user', %s::vector, 20, bm25_weight => 0.3,"
                          " vector_weight => 0.7, candidates => 50, fusion => 'scores')", vector)
-    keyword = {r["chunk_id"]: r["score"] for r in rows(rag_db, "SELECT * FROM rag.bm25_search('find user', 50)")}
-    semantic = {r["chunk_id"]: r["score"] for r in rows(
-        rag_db, "SELECT * FROM rag.vector_search(%s::vector, %s, 50)", vector, embedder.model_id)}
     best, low, high = max(keyword.values()), min(semantic.values()), max(semantic.values())
     assert len(fused) == 20 and high > low
     for r in fused:
