@@ -564,6 +564,8 @@ def test_searcher_embeds_reranks_and_falls_back(rag_db: db.DatabaseTarget, tmp_p
 
         with pytest.raises(RagError, match="query is empty"):
             Searcher(conn, settings, embedder, NoReranker()).search(SearchRequest("  "))
+        with pytest.raises(RagError, match="has 10,001 characters; keep it to 10,000 or fewer"):
+            Searcher(conn, settings, embedder, NoReranker()).search(SearchRequest("x" * 10_001))
 
 
 def test_a_chunk_gone_since_the_arms_ran_does_not_take_a_slot(rag_db: db.DatabaseTarget) -> None:
