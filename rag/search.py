@@ -82,7 +82,8 @@ class Searcher:
         if not query:
             raise RagError("the query is empty; give some words to search for")
         if len(query) > QUERY_MAX_CHARS:
-            raise RagError(f"the query has {len(query):,} characters; keep it to {QUERY_MAX_CHARS:,} or fewer")
+            raise RagError(f"the query has {len(query):,} characters; "
+                           f"keep it to {QUERY_MAX_CHARS:,} or fewer")
         final_k = request.top_k or self.settings.final_top_k
         use_reranker = request.rerank and self.reranker.name != "none"
         candidates = max(self.settings.retrieve_top_k, final_k)
