@@ -105,6 +105,7 @@ class SearchConfig(_Section):
     bm25_weight: float = Field(default=0.5, ge=0)
     vector_weight: float = Field(default=0.5, ge=0)
     graph_weight: float = Field(default=0.1, ge=0)
+    names_weight: float = Field(default=0.4, ge=0)
     retrieve_top_k: int = Field(default=50, gt=0, le=1000)
     final_top_k: int = Field(default=10, gt=0, le=100)
     rrf: RrfConfig = RrfConfig()

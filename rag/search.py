@@ -92,7 +92,7 @@ class Searcher:
         rows = self.conn.execute(
             "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
             " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
-            " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s)",
+            " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s, %(names_weight)s)",
             {
                 "query": query,
                 "embedding": embedding,
@@ -106,7 +106,7 @@ class Searcher:
                 "rrf_k": self.settings.rrf.k, "candidates": candidates,
                 "model": self.embedder.model_id if self.embedder.dimensions else None,
                 "k1": self.settings.bm25.k1, "b": self.settings.bm25.b, "fusion": self.settings.fusion,
-                "graph_weight": self.settings.graph_weight,
+                "graph_weight": self.settings.graph_weight, "names_weight": self.settings.names_weight,
             },
         ).fetchall()
         hits = [_hit(row) for row in rows]

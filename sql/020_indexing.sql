@@ -364,8 +364,13 @@ BEGIN
         CROSS JOIN LATERAL jsonb_array_elements(b.chunks) WITH ORDINALITY AS c(value, ordinality)
     ),
     tokens AS MATERIALIZED (
-        SELECT r.file_id, r.ordinal, t.term, t.tf
+        -- Its text's terms, then its names' (rag._name_frequencies): the
+        -- document length counts the text's alone.
+        SELECT r.file_id, r.ordinal, t.term, t.tf, true AS in_text
         FROM chunk_rows r, LATERAL rag.term_frequencies(rag._indexed_text(r.context, r.content)) t
+        UNION ALL
+        SELECT r.file_id, r.ordinal, t.term, t.tf, false
+        FROM chunk_rows r, LATERAL rag._name_frequencies(r.context, r.metadata) t
     ),
     fresh AS (
         INSERT INTO rag.chunks (source_id, file_id, ordinal, content, context, content_hash, metadata,
@@ -373,7 +378,8 @@ BEGIN
         SELECT target_source_id, r.file_id, r.ordinal, r.content, r.context, r.content_hash, r.metadata,
                coalesce(l.n, 0), coalesce(l.terms, '{}')
         FROM chunk_rows r
-        LEFT JOIN (SELECT t.file_id, t.ordinal, sum(t.tf)::integer AS n, array_agg(t.term) AS terms
+        LEFT JOIN (SELECT t.file_id, t.ordinal, coalesce(sum(t.tf) FILTER (WHERE t.in_text), 0)::integer AS n,
+                          array_agg(t.term) AS terms
                    FROM tokens t GROUP BY 1, 2) l
                ON l.file_id = r.file_id AND l.ordinal = r.ordinal
         RETURNING id, file_id, ordinal, term_count

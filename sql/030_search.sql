@@ -113,6 +113,8 @@ COMMENT ON FUNCTION rag._filtered_chunks(bigint[], bigint[], integer) IS
 -- Statements whose best plan depends on the filters are planned per call
 -- (plan_cache_mode): see "Pitfalls" in sql/README.md, with the measurements
 -- behind each choice under "bm25_search".
+DROP FUNCTION IF EXISTS rag.bm25_search(text, integer, text[], text[], text[], text, double precision,
+                                        double precision, integer);  -- it grew `names`
 CREATE OR REPLACE FUNCTION rag.bm25_search(
     query        text,
     top_n        integer DEFAULT 50,
@@ -122,7 +124,8 @@ CREATE OR REPLACE FUNCTION rag.bm25_search(
     path_prefix  text DEFAULT NULL,
     k1           double precision DEFAULT 1.2,
     b            double precision DEFAULT 0.75,
-    score_all_below integer DEFAULT 5000
+    score_all_below integer DEFAULT 5000,
+    names        boolean DEFAULT false
 )
 RETURNS TABLE (
     chunk_id bigint,
@@ -182,7 +185,7 @@ BEGIN
            array_agg(rag._bm25_idf(s.df, n_docs) ORDER BY s.df, s.term)
       INTO query_terms, query_dfs, query_idfs
     FROM rag.term_stats s
-    WHERE s.term = ANY (rag.query_terms(query))
+    WHERE s.term = ANY (rag._arm_terms(query, names))
       AND s.df > 0;
     IF coalesce(cardinality(query_terms), 0) = 0 OR n_docs = 0 THEN
         RETURN;
@@ -219,8 +222,8 @@ BEGIN
         FROM unnest(best_ids, best_scores) WITH ORDINALITY AS u(id, s, r);
 END
 $$;
-COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer) IS
-    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore when they do not settle it, or every chunk scored when filters leave at most score_all_below.';
+COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer, boolean) IS
+    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore when they do not settle it, or every chunk scored when filters leave at most score_all_below. With names, over code chunks'' names (path, fqn) instead of their text.';
 
 -- ---------------------------------------------------------------------------
 -- _bm25_score_all: bm25_search's strategy for few filtered chunks
@@ -574,6 +577,8 @@ COMMENT ON FUNCTION rag._exact_scores(bigint[], text[], double precision[], doub
 
 -- ---------------------------------------------------------------------------
 -- _bm25_exhaustive: every matching chunk scored (the reference for bm25_search)
+DROP FUNCTION IF EXISTS rag._bm25_exhaustive(text, text[], text[], text[], text, double precision,
+                                             double precision);  -- it grew `names`
 CREATE OR REPLACE FUNCTION rag._bm25_exhaustive(
     query        text,
     sources      text[] DEFAULT NULL,
@@ -581,7 +586,8 @@ CREATE OR REPLACE FUNCTION rag._bm25_exhaustive(
     languages    text[] DEFAULT NULL,
     path_prefix  text DEFAULT NULL,
     k1           double precision DEFAULT 1.2,
-    b            double precision DEFAULT 0.75
+    b            double precision DEFAULT 0.75,
+    names        boolean DEFAULT false
 )
 RETURNS TABLE (
     chunk_id bigint,
@@ -602,7 +608,7 @@ AS $$
     terms AS (
         SELECT s.term, rag._bm25_idf(s.df, corpus.n_docs) AS idf
         FROM rag.term_stats s, corpus
-        WHERE s.term = ANY (rag.query_terms(query)) AND s.df > 0
+        WHERE s.term = ANY (rag._arm_terms(query, names)) AND s.df > 0
     ),
     scored AS (
         SELECT p.chunk_id, sum(rag._bm25_weight(p.tf, p.term_count, t.idf, k1, b, corpus.avg_length)) AS score
@@ -619,7 +625,7 @@ AS $$
     FROM scored s
     ORDER BY s.score DESC, s.chunk_id
 $$;
-COMMENT ON FUNCTION rag._bm25_exhaustive(text, text[], text[], text[], text, double precision, double precision) IS
+COMMENT ON FUNCTION rag._bm25_exhaustive(text, text[], text[], text[], text, double precision, double precision, boolean) IS
     'Private: every chunk holding a query term and passing the filters, with its BM25 score and rank: what bm25_search''s top_n must equal (its test oracle; slow on a large corpus).';
 
 -- ---------------------------------------------------------------------------
@@ -828,6 +834,7 @@ CREATE OR REPLACE FUNCTION rag._fused_candidates(
     path_prefix   text,
     bm25_weight   double precision,
     vector_weight double precision,
+    names_weight  double precision,
     rrf_k         integer,
     k1            double precision,
     b             double precision,
@@ -864,28 +871,45 @@ BEGIN
                                _fused_candidates.path_prefix) v
         WHERE _fused_candidates.query_vector IS NOT NULL
           AND _fused_candidates.vector_weight > 0
+    ),
+    named AS (
+        -- The names arm: BM25 over code chunks' paths and fqns (rag._name_frequencies).
+        SELECT n.chunk_id, n.score, n.rank
+        FROM rag.bm25_search(_fused_candidates.query, _fused_candidates.vector_n,
+                             _fused_candidates.sources, _fused_candidates.source_types,
+                             _fused_candidates.languages, _fused_candidates.path_prefix,
+                             _fused_candidates.k1, _fused_candidates.b, names => true) n
+        WHERE _fused_candidates.names_weight > 0
+    ),
+    arms AS (
+        SELECT coalesce(kw.chunk_id, se.chunk_id) AS chunk_id, kw.score AS kw_score, kw.rank AS kw_rank,
+               se.score AS se_score, se.rank AS se_rank
+        FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
     )
-    SELECT coalesce(kw.chunk_id, se.chunk_id), kw.score, kw.rank, se.score, se.rank,
+    SELECT coalesce(a.chunk_id, na.chunk_id), a.kw_score, a.kw_rank, a.se_score, a.se_rank,
            CASE _fused_candidates.fusion
-               WHEN 'rrf' THEN coalesce(_fused_candidates.bm25_weight / (_fused_candidates.rrf_k + kw.rank), 0)
-                             + coalesce(_fused_candidates.vector_weight / (_fused_candidates.rrf_k + se.rank), 0)
-               -- 'scores': BM25 as a share of the best candidate's; cosine similarity
-               -- spread over 0..1 between the worst and the best candidate.
-               ELSE coalesce(_fused_candidates.bm25_weight * kw.score
+               WHEN 'rrf' THEN coalesce(_fused_candidates.bm25_weight / (_fused_candidates.rrf_k + a.kw_rank), 0)
+                             + coalesce(_fused_candidates.vector_weight / (_fused_candidates.rrf_k + a.se_rank), 0)
+                             + coalesce(_fused_candidates.names_weight / (_fused_candidates.rrf_k + na.rank), 0)
+               -- 'scores': BM25 as a share of the best candidate's (per arm); cosine
+               -- similarity spread over 0..1 between the worst and the best candidate.
+               ELSE coalesce(_fused_candidates.bm25_weight * a.kw_score
                              / nullif((SELECT max(k.score) FROM keyword k), 0), 0)
-                  + CASE WHEN se.chunk_id IS NULL THEN 0
+                  + coalesce(_fused_candidates.names_weight * na.score
+                             / nullif((SELECT max(n.score) FROM named n), 0), 0)
+                  + CASE WHEN a.se_score IS NULL THEN 0
                          ELSE _fused_candidates.vector_weight * coalesce(
-                             (se.score - (SELECT min(v.score) FROM semantic v))
+                             (a.se_score - (SELECT min(v.score) FROM semantic v))
                              / nullif((SELECT max(v.score) - min(v.score) FROM semantic v), 0), 1)
                     END
            END
-    FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
+    FROM arms a FULL JOIN named na ON na.chunk_id = a.chunk_id
     -- A chunk replaced by an index run committing meanwhile must not take a slot.
-    WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id));
+    WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(a.chunk_id, na.chunk_id));
 END
 $$;
-COMMENT ON FUNCTION rag._fused_candidates(text, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, integer, double precision, double precision, text) IS
-    'rag.search''s candidates: the BM25 arm''s keyword_n and the vector arm''s vector_n best chunks (filters inside both) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered.';
+COMMENT ON FUNCTION rag._fused_candidates(text, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, double precision, integer, double precision, double precision, text) IS
+    'rag.search''s candidates: the BM25 arm''s keyword_n, the vector arm''s and the names arm''s vector_n best chunks (filters inside each) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered.';
 
 -- What rag.search returns of a chunk besides its scores.
 CREATE OR REPLACE VIEW rag._hit_rows AS
@@ -904,6 +928,9 @@ DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[]
                                    double precision, integer, integer, text, double precision, double precision);
 DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
                                    double precision, integer, integer, text, double precision, double precision, text);
+DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
+                                   double precision, integer, integer, text, double precision, double precision, text,
+                                   double precision);
 CREATE OR REPLACE FUNCTION rag.search(
     query           text,
     query_embedding vector DEFAULT NULL,
@@ -920,7 +947,8 @@ CREATE OR REPLACE FUNCTION rag.search(
     k1              double precision DEFAULT 1.2,
     b               double precision DEFAULT 0.75,
     fusion          text DEFAULT 'rrf',
-    graph_weight    double precision DEFAULT 0.1
+    graph_weight    double precision DEFAULT 0.1,
+    names_weight    double precision DEFAULT 0.4
 )
 RETURNS TABLE (
     chunk_id     bigint,
@@ -951,6 +979,7 @@ DECLARE
     query_vector vector := search.query_embedding;
     vector_model text := search.model;
     keyword_n    integer := search.candidates;  -- the keyword arm's candidates
+    hybrid       boolean;                        -- both arms run
     lift_calls   boolean;                        -- the code graph lift applies
 BEGIN
     IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
@@ -971,6 +1000,10 @@ BEGIN
     END IF;
     IF graph_weight IS NULL OR graph_weight < 0 THEN
         RAISE EXCEPTION 'search: graph_weight must be 0 or more, not %', coalesce(graph_weight::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF names_weight IS NULL OR names_weight < 0 THEN
+        RAISE EXCEPTION 'search: names_weight must be 0 or more, not %', coalesce(names_weight::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF fusion IS NULL OR fusion NOT IN ('rrf', 'scores') THEN
@@ -1010,9 +1043,9 @@ BEGIN
         keyword_n := least(search.candidates, search.top_k + 5);
     END IF;
 
-    -- Only a hybrid search is lifted, and only where calls were resolved.
-    lift_calls := search.graph_weight > 0 AND search.bm25_weight > 0 AND search.vector_weight > 0
-                  AND query_vector IS NOT NULL;
+    -- Only a hybrid search has the names arm and is lifted (where calls were resolved).
+    hybrid := search.bm25_weight > 0 AND search.vector_weight > 0 AND query_vector IS NOT NULL;
+    lift_calls := hybrid AND search.graph_weight > 0;
     IF lift_calls THEN
         lift_calls := EXISTS (SELECT 1 FROM rag.ref_resolution r WHERE r.target_id IS NOT NULL);
     END IF;
@@ -1024,7 +1057,8 @@ BEGIN
             SELECT fu.* FROM rag._fused_candidates(
                 search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
                 search.source_types, search.languages, search.path_prefix, search.bm25_weight,
-                search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion) fu
+                search.vector_weight, CASE WHEN hybrid THEN search.names_weight ELSE 0 END, search.rrf_k,
+                search.k1, search.b, search.fusion) fu
             ORDER BY fu.score DESC, least(fu.bm25_rank, fu.vector_rank), fu.chunk_id
             LIMIT search.top_k
         )
@@ -1041,7 +1075,7 @@ BEGIN
         SELECT * FROM rag._fused_candidates(
             search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
             search.source_types, search.languages, search.path_prefix, search.bm25_weight,
-            search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion)
+            search.vector_weight, search.names_weight, search.rrf_k, search.k1, search.b, search.fusion)
     ),
     lifts AS (
         SELECT l.chunk_id, l.lift
@@ -1062,5 +1096,5 @@ BEGIN
     LIMIT search.top_k;
 END
 $$;
-COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision) IS
-    'Hybrid search: BM25 and vector arms (filters inside both), fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates. A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';
+COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision) IS
+    'Hybrid search: BM25 and vector arms (filters inside both), and a names arm (BM25 over code chunks'' paths and fqns) weighted names_weight, fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates (+ w_names * names bm25/best). A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';

@@ -490,6 +490,7 @@ def test_stored_query_embedding_is_used_from_psql(rag_db: db.DatabaseTarget) -> 
         ("SELECT * FROM rag.search('x', candidates => 5)", "candidates must be at least top_k"),
         ("SELECT * FROM rag.search('x', fusion => 'max')", "fusion must be 'rrf' or 'scores', not 'max'"),
         ("SELECT * FROM rag.search('x', graph_weight => -1)", "graph_weight must be 0 or more"),
+        ("SELECT * FROM rag.search('x', names_weight => -1)", "names_weight must be 0 or more"),
         ("SELECT * FROM rag.bm25_search('x', k1 => 0)", "k1 must be positive"),
         ("SELECT * FROM rag.bm25_search('x', score_all_below => -2)", "score_all_below must be 0 or more"),
         ("SELECT * FROM rag.vector_search('[1,2,3]', 'm', exact_below => -1)", "exact_below must be 0 or more"),
@@ -552,7 +553,8 @@ def test_searcher_embeds_reranks_and_falls_back(rag_db: db.DatabaseTarget, tmp_p
 
         by_scores = Searcher(conn, SearchConfig(final_top_k=3, fusion="scores"), embedder, NoReranker()).search(
             SearchRequest("find user by id"))
-        assert 0 < by_scores.hits[0].rrf <= 1 < 1 / plain.hits[0].rrf, "scaled scores, not 1/(k + rank)"
+        most = 0.5 + 0.5 + 0.4  # each arm's weight times at most 1 (bm25, vector, names)
+        assert 0 < by_scores.hits[0].rrf <= most < 1 / plain.hits[0].rrf, "scaled scores, not 1/(k + rank)"
 
         keyword = Searcher(conn, settings, embedder, NoReranker()).search(
             SearchRequest("parse token", keyword_only=True))
