@@ -112,17 +112,17 @@ COMMENT ON FUNCTION rag.query_terms(text) IS
     'The BM25 terms of a search query: rag.term_frequencies'' terms, less the English stop words written as plain words in a query of three or more words (unless only they are left).';
 
 -- ---------------------------------------------------------------------------
--- names: a second keyword field of code chunks, searched by rag.search's names arm
+-- names: a second keyword field of code chunks, for rag.search's names arm
 --
 -- A code chunk's names are its file's path, its fqn and the fqns of the
 -- definitions merged into it. They are posted in rag.postings beside its
--- text, each term prefixed 'name:' (the tokenizer never makes a colon), so
--- the names arm is the same exact BM25 over its own terms and their own
--- document frequencies; the length normalisation stays the chunk's. A query
--- describing a definition ("Emits values within a range") then ranks the
--- chunk named for it ahead of chunks that merely use its words (measured:
--- tests/eval/README.md). Documents have no names: their headerPath is in
--- their context already, and a title is too short to rank by alone.
+-- text, each term prefixed 'name:' (the tokenizer never makes a colon), with
+-- document frequencies of their own; the length normalisation stays the
+-- chunk's. A hybrid search ranks its candidates by them as a third arm
+-- (rag._name_scores), so a query describing a definition ("Emits values
+-- within a range") ranks the chunk named for it ahead of chunks that merely
+-- use its words (measured: tests/eval/README.md). Documents have no names:
+-- their headerPath is in their context already.
 CREATE OR REPLACE FUNCTION rag._name_frequencies(
     context  text,
     metadata jsonb
@@ -143,21 +143,6 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION rag._name_frequencies(text, jsonb) IS
     'Private: the name: terms of a code chunk (its path, fqn and merged fqns, tokenized like its text) with their counts; none for other chunks.';
-
-CREATE OR REPLACE FUNCTION rag._arm_terms(
-    query text,
-    names boolean
-)
-RETURNS text[]
-LANGUAGE sql
-IMMUTABLE
-PARALLEL SAFE
-BEGIN ATOMIC
-    SELECT CASE WHEN names THEN ARRAY(SELECT 'name:' || t FROM unnest(rag.query_terms(query)) AS t)
-                ELSE rag.query_terms(query) END;
-END;
-COMMENT ON FUNCTION rag._arm_terms(text, boolean) IS
-    'Private: the posted terms a BM25 arm looks up for a query: rag.query_terms, prefixed name: for the names arm.';
 
 -- ---------------------------------------------------------------------------
 -- The BM25 formulas and the heads' floor, each written once. SQL-standard

@@ -113,8 +113,6 @@ COMMENT ON FUNCTION rag._filtered_chunks(bigint[], bigint[], integer) IS
 -- Statements whose best plan depends on the filters are planned per call
 -- (plan_cache_mode): see "Pitfalls" in sql/README.md, with the measurements
 -- behind each choice under "bm25_search".
-DROP FUNCTION IF EXISTS rag.bm25_search(text, integer, text[], text[], text[], text, double precision,
-                                        double precision, integer);  -- it grew `names`
 CREATE OR REPLACE FUNCTION rag.bm25_search(
     query        text,
     top_n        integer DEFAULT 50,
@@ -124,8 +122,7 @@ CREATE OR REPLACE FUNCTION rag.bm25_search(
     path_prefix  text DEFAULT NULL,
     k1           double precision DEFAULT 1.2,
     b            double precision DEFAULT 0.75,
-    score_all_below integer DEFAULT 5000,
-    names        boolean DEFAULT false
+    score_all_below integer DEFAULT 5000
 )
 RETURNS TABLE (
     chunk_id bigint,
@@ -185,7 +182,7 @@ BEGIN
            array_agg(rag._bm25_idf(s.df, n_docs) ORDER BY s.df, s.term)
       INTO query_terms, query_dfs, query_idfs
     FROM rag.term_stats s
-    WHERE s.term = ANY (rag._arm_terms(query, names))
+    WHERE s.term = ANY (rag.query_terms(query))
       AND s.df > 0;
     IF coalesce(cardinality(query_terms), 0) = 0 OR n_docs = 0 THEN
         RETURN;
@@ -222,8 +219,8 @@ BEGIN
         FROM unnest(best_ids, best_scores) WITH ORDINALITY AS u(id, s, r);
 END
 $$;
-COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer, boolean) IS
-    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore when they do not settle it, or every chunk scored when filters leave at most score_all_below. With names, over code chunks'' names (path, fqn) instead of their text.';
+COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer) IS
+    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore when they do not settle it, or every chunk scored when filters leave at most score_all_below.';
 
 -- ---------------------------------------------------------------------------
 -- _bm25_score_all: bm25_search's strategy for few filtered chunks
@@ -577,8 +574,6 @@ COMMENT ON FUNCTION rag._exact_scores(bigint[], text[], double precision[], doub
 
 -- ---------------------------------------------------------------------------
 -- _bm25_exhaustive: every matching chunk scored (the reference for bm25_search)
-DROP FUNCTION IF EXISTS rag._bm25_exhaustive(text, text[], text[], text[], text, double precision,
-                                             double precision);  -- it grew `names`
 CREATE OR REPLACE FUNCTION rag._bm25_exhaustive(
     query        text,
     sources      text[] DEFAULT NULL,
@@ -586,8 +581,7 @@ CREATE OR REPLACE FUNCTION rag._bm25_exhaustive(
     languages    text[] DEFAULT NULL,
     path_prefix  text DEFAULT NULL,
     k1           double precision DEFAULT 1.2,
-    b            double precision DEFAULT 0.75,
-    names        boolean DEFAULT false
+    b            double precision DEFAULT 0.75
 )
 RETURNS TABLE (
     chunk_id bigint,
@@ -608,7 +602,7 @@ AS $$
     terms AS (
         SELECT s.term, rag._bm25_idf(s.df, corpus.n_docs) AS idf
         FROM rag.term_stats s, corpus
-        WHERE s.term = ANY (rag._arm_terms(query, names)) AND s.df > 0
+        WHERE s.term = ANY (rag.query_terms(query)) AND s.df > 0
     ),
     scored AS (
         SELECT p.chunk_id, sum(rag._bm25_weight(p.tf, p.term_count, t.idf, k1, b, corpus.avg_length)) AS score
@@ -625,7 +619,7 @@ AS $$
     FROM scored s
     ORDER BY s.score DESC, s.chunk_id
 $$;
-COMMENT ON FUNCTION rag._bm25_exhaustive(text, text[], text[], text[], text, double precision, double precision, boolean) IS
+COMMENT ON FUNCTION rag._bm25_exhaustive(text, text[], text[], text[], text, double precision, double precision) IS
     'Private: every chunk holding a query term and passing the filters, with its BM25 score and rank: what bm25_search''s top_n must equal (its test oracle; slow on a large corpus).';
 
 -- ---------------------------------------------------------------------------
@@ -822,6 +816,44 @@ COMMENT ON FUNCTION rag._call_lifts(bigint[], double precision[], integer) IS
 
 -- ---------------------------------------------------------------------------
 -- search: its candidates and the rows it returns
+CREATE OR REPLACE FUNCTION rag._name_terms(
+    query text
+)
+RETURNS text[]
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+RETURN ARRAY(SELECT 'name:' || t FROM unnest(rag.query_terms(query)) AS t);
+COMMENT ON FUNCTION rag._name_terms(text) IS
+    'Private: the name: terms (rag._name_frequencies) of a query''s terms.';
+
+CREATE OR REPLACE FUNCTION rag._name_scores(
+    chunk_ids  bigint[],
+    name_terms text[],
+    k1         double precision,
+    b          double precision
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    score    double precision
+)
+LANGUAGE sql
+STABLE
+-- A standard body and no SET: inlined into rag.search's statement, not planned
+-- at every call (~0.4 ms).
+BEGIN ATOMIC
+    -- As bm25_search scores a chunk: an index probe per chunk and term.
+    SELECT p.chunk_id,
+           sum(rag._bm25_weight(p.tf, p.term_count, rag._bm25_idf(s.df, cs.chunks::double precision), k1, b,
+                                cs.total_terms::double precision / greatest(cs.chunks, 1)))
+    FROM rag.corpus_stats cs
+    JOIN rag.term_stats s ON s.term = ANY (name_terms) AND s.df > 0
+    JOIN rag.postings p ON p.term = s.term AND p.chunk_id = ANY (chunk_ids)
+    GROUP BY p.chunk_id;
+END;
+COMMENT ON FUNCTION rag._name_scores(bigint[], text[], double precision, double precision) IS
+    'Private: the BM25 scores of these chunks'' names (path, fqn: rag._name_frequencies) for name: terms (rag._name_terms); chunks whose names hold none are left out.';
+
 CREATE OR REPLACE FUNCTION rag._fused_candidates(
     query         text,
     query_vector  vector,
@@ -834,7 +866,6 @@ CREATE OR REPLACE FUNCTION rag._fused_candidates(
     path_prefix   text,
     bm25_weight   double precision,
     vector_weight double precision,
-    names_weight  double precision,
     rrf_k         integer,
     k1            double precision,
     b             double precision,
@@ -871,45 +902,28 @@ BEGIN
                                _fused_candidates.path_prefix) v
         WHERE _fused_candidates.query_vector IS NOT NULL
           AND _fused_candidates.vector_weight > 0
-    ),
-    named AS (
-        -- The names arm: BM25 over code chunks' paths and fqns (rag._name_frequencies).
-        SELECT n.chunk_id, n.score, n.rank
-        FROM rag.bm25_search(_fused_candidates.query, _fused_candidates.vector_n,
-                             _fused_candidates.sources, _fused_candidates.source_types,
-                             _fused_candidates.languages, _fused_candidates.path_prefix,
-                             _fused_candidates.k1, _fused_candidates.b, names => true) n
-        WHERE _fused_candidates.names_weight > 0
-    ),
-    arms AS (
-        SELECT coalesce(kw.chunk_id, se.chunk_id) AS chunk_id, kw.score AS kw_score, kw.rank AS kw_rank,
-               se.score AS se_score, se.rank AS se_rank
-        FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
     )
-    SELECT coalesce(a.chunk_id, na.chunk_id), a.kw_score, a.kw_rank, a.se_score, a.se_rank,
+    SELECT coalesce(kw.chunk_id, se.chunk_id), kw.score, kw.rank, se.score, se.rank,
            CASE _fused_candidates.fusion
-               WHEN 'rrf' THEN coalesce(_fused_candidates.bm25_weight / (_fused_candidates.rrf_k + a.kw_rank), 0)
-                             + coalesce(_fused_candidates.vector_weight / (_fused_candidates.rrf_k + a.se_rank), 0)
-                             + coalesce(_fused_candidates.names_weight / (_fused_candidates.rrf_k + na.rank), 0)
-               -- 'scores': BM25 as a share of the best candidate's (per arm); cosine
-               -- similarity spread over 0..1 between the worst and the best candidate.
-               ELSE coalesce(_fused_candidates.bm25_weight * a.kw_score
+               WHEN 'rrf' THEN coalesce(_fused_candidates.bm25_weight / (_fused_candidates.rrf_k + kw.rank), 0)
+                             + coalesce(_fused_candidates.vector_weight / (_fused_candidates.rrf_k + se.rank), 0)
+               -- 'scores': BM25 as a share of the best candidate's; cosine similarity
+               -- spread over 0..1 between the worst and the best candidate.
+               ELSE coalesce(_fused_candidates.bm25_weight * kw.score
                              / nullif((SELECT max(k.score) FROM keyword k), 0), 0)
-                  + coalesce(_fused_candidates.names_weight * na.score
-                             / nullif((SELECT max(n.score) FROM named n), 0), 0)
-                  + CASE WHEN a.se_score IS NULL THEN 0
+                  + CASE WHEN se.chunk_id IS NULL THEN 0
                          ELSE _fused_candidates.vector_weight * coalesce(
-                             (a.se_score - (SELECT min(v.score) FROM semantic v))
+                             (se.score - (SELECT min(v.score) FROM semantic v))
                              / nullif((SELECT max(v.score) - min(v.score) FROM semantic v), 0), 1)
                     END
            END
-    FROM arms a FULL JOIN named na ON na.chunk_id = a.chunk_id
+    FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
     -- A chunk replaced by an index run committing meanwhile must not take a slot.
-    WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(a.chunk_id, na.chunk_id));
+    WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id));
 END
 $$;
-COMMENT ON FUNCTION rag._fused_candidates(text, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, double precision, integer, double precision, double precision, text) IS
-    'rag.search''s candidates: the BM25 arm''s keyword_n, the vector arm''s and the names arm''s vector_n best chunks (filters inside each) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered.';
+COMMENT ON FUNCTION rag._fused_candidates(text, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, integer, double precision, double precision, text) IS
+    'rag.search''s candidates: the BM25 arm''s keyword_n and the vector arm''s vector_n best chunks (filters inside both) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered.';
 
 -- What rag.search returns of a chunk besides its scores.
 CREATE OR REPLACE VIEW rag._hit_rows AS
@@ -980,6 +994,8 @@ DECLARE
     vector_model text := search.model;
     keyword_n    integer := search.candidates;  -- the keyword arm's candidates
     hybrid       boolean;                        -- both arms run
+    name_terms   text[];                         -- the names arm's terms (hybrid)
+    plan_mode    text;                           -- plan_cache_mode to restore
     lift_calls   boolean;                        -- the code graph lift applies
 BEGIN
     IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
@@ -1049,16 +1065,18 @@ BEGIN
     IF lift_calls THEN
         lift_calls := EXISTS (SELECT 1 FROM rag.ref_resolution r WHERE r.target_id IS NOT NULL);
     END IF;
+    IF hybrid AND search.names_weight > 0 THEN
+        name_terms := rag._name_terms(search.query);
+    END IF;
 
-    IF NOT lift_calls THEN
+    IF NOT hybrid THEN
         RETURN QUERY
         WITH ranked AS (
             -- Ranked before the join to chunks, so only top_k chunks are read.
             SELECT fu.* FROM rag._fused_candidates(
                 search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
                 search.source_types, search.languages, search.path_prefix, search.bm25_weight,
-                search.vector_weight, CASE WHEN hybrid THEN search.names_weight ELSE 0 END, search.rrf_k,
-                search.k1, search.b, search.fusion) fu
+                search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion) fu
             ORDER BY fu.score DESC, least(fu.bm25_rank, fu.vector_rank), fu.chunk_id
             LIMIT search.top_k
         )
@@ -1069,31 +1087,52 @@ BEGIN
         RETURN;
     END IF;
 
-    -- A separate statement: planning the lift costs every search ~0.2 ms.
+    -- A hybrid search: its candidates ranked by their names too, and lifted where
+    -- calls were resolved. A statement of its own, planned once (generic plan).
+    plan_mode := current_setting('plan_cache_mode');
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
     RETURN QUERY
     WITH fused AS (
         SELECT * FROM rag._fused_candidates(
             search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
             search.source_types, search.languages, search.path_prefix, search.bm25_weight,
-            search.vector_weight, search.names_weight, search.rrf_k, search.k1, search.b, search.fusion)
+            search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion)
+    ),
+    named AS (  -- the names arm (rag._name_scores)
+        SELECT n.chunk_id, n.score, row_number() OVER (ORDER BY n.score DESC, n.chunk_id)::integer AS rank
+        FROM rag._name_scores((SELECT array_agg(fu.chunk_id) FROM fused fu), name_terms, search.k1, search.b) n
+        WHERE name_terms IS NOT NULL
+    ),
+    scored AS (
+        SELECT fu.chunk_id, fu.bm25_score, fu.bm25_rank, fu.vector_score, fu.vector_rank,
+               fu.score
+               -- the names arm, fused as the other two are
+               + CASE search.fusion
+                     WHEN 'rrf' THEN coalesce(search.names_weight / (search.rrf_k + na.rank), 0)
+                     ELSE coalesce(search.names_weight * na.score / (SELECT max(n.score) FROM named n), 0)
+                 END AS score
+        FROM fused fu
+        LEFT JOIN named na ON na.chunk_id = fu.chunk_id
     ),
     lifts AS (
         SELECT l.chunk_id, l.lift
-        FROM rag._call_lifts((SELECT array_agg(fu.chunk_id ORDER BY fu.chunk_id) FROM fused fu),
-                             (SELECT array_agg(fu.score ORDER BY fu.chunk_id) FROM fused fu)) l
+        FROM rag._call_lifts((SELECT array_agg(sc.chunk_id ORDER BY sc.chunk_id) FROM scored sc),
+                             (SELECT array_agg(sc.score ORDER BY sc.chunk_id) FROM scored sc)) l
+        WHERE lift_calls
     ),
     ranked AS (
-        SELECT fu.chunk_id, fu.bm25_score, fu.bm25_rank, fu.vector_score, fu.vector_rank,
-               fu.score + search.graph_weight * coalesce(li.lift, 0) AS score
-        FROM fused fu
-        LEFT JOIN lifts li ON li.chunk_id = fu.chunk_id
-        ORDER BY 6 DESC, least(fu.bm25_rank, fu.vector_rank), fu.chunk_id  -- 6: the lifted score
+        SELECT sc.chunk_id, sc.bm25_score, sc.bm25_rank, sc.vector_score, sc.vector_rank,
+               sc.score + search.graph_weight * coalesce(li.lift, 0) AS score
+        FROM scored sc
+        LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id
+        ORDER BY 6 DESC, least(sc.bm25_rank, sc.vector_rank), sc.chunk_id  -- 6: that score
         LIMIT search.top_k
     )
     SELECT h.*, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score
     FROM ranked r JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
     ORDER BY r.score DESC, least(r.bm25_rank, r.vector_rank), r.chunk_id
     LIMIT search.top_k;
+    PERFORM set_config('plan_cache_mode', plan_mode, true);
 END
 $$;
 COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision) IS

@@ -1,5 +1,5 @@
 """The names arm: code chunks' paths and fqns posted as 'name:' terms beside their text,
-searched by rag.bm25_search(names => true) and fused by rag.search as a third arm."""
+scored by rag._name_scores and fused by a hybrid rag.search as a third arm."""
 
 import math
 from pathlib import Path
@@ -51,16 +51,36 @@ def test_code_chunks_post_their_names_documents_do_not(rag_db: db.DatabaseTarget
                                            chunk["text"])[0]["n"]
 
 
-def test_names_arm_is_exact_bm25_over_names(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+def name_scores(target: db.DatabaseTarget, query: str) -> dict[int, float]:
+    found = rows(target, "SELECT * FROM rag._name_scores((SELECT array_agg(id) FROM rag.chunks),"
+                         " rag._name_terms(%s), 1.2, 0.75)", query)
+    return {r["chunk_id"]: r["score"] for r in found}
+
+
+def test_names_are_scored_by_okapi_bm25(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
     project(rag_db, tmp_path / "p")
-    for query in ("shopping cart grand total", "report", "cart"):
-        top = rows(rag_db, "SELECT chunk_id, score FROM rag.bm25_search(%s, 10, names => true)", query)
-        full = rows(rag_db, "SELECT chunk_id, score FROM rag._bm25_exhaustive(%s, names => true)", query)
-        assert top == full[:10] and top, query
-    ranked = rows(rag_db, "SELECT f.path FROM rag.bm25_search('shopping cart grand total', 10, names => true) b "
-                          "JOIN rag.chunks c ON c.id = b.chunk_id JOIN rag.files f ON f.id = c.file_id")
-    assert ranked[0]["path"] == "shop/cart.py", "named for it, though report.py says the words more often"
-    assert "README.md" not in {r["path"] for r in ranked}
+    stats = rows(rag_db, "SELECT chunks, total_terms FROM rag.corpus_stats")[0]
+    n, average = stats["chunks"], stats["total_terms"] / stats["chunks"]
+    chunks = rows(rag_db, "SELECT id, term_count FROM rag.chunks")
+    postings = rows(rag_db, "SELECT term, chunk_id, tf FROM rag.postings WHERE term LIKE 'name:%%'")
+    for query in ("shopping cart grand total", "report", "ShoppingCart"):
+        words = rows(rag_db, "SELECT rag.query_terms(%s) AS t", query)[0]["t"]
+        expected: dict[int, float] = {}
+        for term in (f"name:{w}" for w in words):
+            holders = [p for p in postings if p["term"] == term]
+            idf = math.log(1 + (n - len(holders) + 0.5) / (len(holders) + 0.5))
+            for p in holders:
+                length = next(c["term_count"] for c in chunks if c["id"] == p["chunk_id"])
+                weight = idf * p["tf"] * 2.2 / (p["tf"] + 1.2 * (0.25 + 0.75 * length / average))
+                expected[p["chunk_id"]] = expected.get(p["chunk_id"], 0) + weight
+        got = name_scores(rag_db, query)
+        assert got.keys() == expected.keys() and got, query
+        assert all(math.isclose(got[c], expected[c]) for c in got), query
+    paths = {r["id"]: r["path"] for r in rows(rag_db, "SELECT c.id, f.path FROM rag.chunks c JOIN rag.files f "
+                                                      "ON f.id = c.file_id")}
+    ranked = sorted((score, paths[c]) for c, score in name_scores(rag_db, "shopping cart grand total").items())
+    assert ranked[-1][1] == "shop/cart.py", "named for it, though report.py says the words more often"
+    assert "README.md" not in {path for _, path in ranked}
 
 
 def test_hybrid_search_adds_the_names_arm_by_rank(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
@@ -73,7 +93,9 @@ def test_hybrid_search_adds_the_names_arm_by_rank(rag_db: db.DatabaseTarget, tmp
                              "names_weight => %s)", query, embedding, weight)
         return {r["chunk_id"]: r["score"] for r in found}
 
-    named = {r["chunk_id"]: r["rank"] for r in rows(rag_db, "SELECT * FROM rag.bm25_search(%s, 50, names => true)", query)}
+    # Every chunk is a candidate of this small corpus: the names arm ranks them all.
+    by_name = name_scores(rag_db, query)
+    named = {c: rank for rank, c in enumerate(sorted(by_name, key=lambda c: (-by_name[c], c)), 1)}
     plain, with_names = scores(0), scores(0.4)
     assert set(with_names) == set(plain)
     for chunk, score in with_names.items():

@@ -8,6 +8,9 @@ rag.ensure_vector_index, rag.ensure_heads_index), then VACUUM ANALYZE:
     code keywords and camelCase / snake_case / PascalCase identifiers made of
     shared base words, so the BM25 tokenizer splits them as it splits code,
     a third of each chunk's words being its file's own identifiers (repeats);
+    a code chunk's fqn (one of its file's identifiers, then a rare one) in
+    its metadata and, with its path, in its context, as the chunker gives
+    them, so that the names arm has names to search;
   - files of 1-9 chunks under ten top-level folders (core/ holds ~10% of the
     chunks) in four sources, one of which (tiny) holds 1% of the chunks;
   - 384-d unit vectors around 200 random centroids, stored under the local
@@ -48,7 +51,7 @@ from psycopg.types.json import Jsonb
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = ROOT / ".bench" / "home-search"
-GENERATOR = "3"  # bump when the corpus generator changes: stored corpora are rebuilt
+GENERATOR = "4"  # bump when the corpus generator changes: stored corpora are rebuilt
 MODEL = "local:all-MiniLM-L6-v2@384"  # the local model's id: its query vectors hit our vectors
 DIMS = 384
 CENTROIDS = 200
@@ -171,10 +174,13 @@ def synthetic_files(rng: np.random.Generator, vocab: Vocabulary, source: str, ch
         entries = []
         for text in texts:
             end = line + text.count("\n")
+            metadata = {"path": path, "sourceType": source_type, "language": language, "startLine": line, "endLine": end}
+            if source_type == "code":  # a definition's name: context and the names arm see it
+                metadata["fqn"] = f"{local[0]}.{vocab.rare(rng)}"
+            context = "\n".join([path, metadata.get("fqn", "")]).strip()
             entries.append({
-                "content": text, "contentHash": hashlib.sha256(text.encode()).hexdigest(),
-                "metadata": {"path": path, "sourceType": source_type, "language": language,
-                             "startLine": line, "endLine": end},
+                "content": text, "context": context,
+                "contentHash": hashlib.sha256(f"{context}\n{text}".encode()).hexdigest(), "metadata": metadata,
             })
             line = end + 1
         yield {"path": path, "size": len(content.encode()), "mtimeNs": 0,
