@@ -110,3 +110,10 @@ def test_deleting_a_file_takes_its_names_away(rag_db: db.DatabaseTarget, tmp_pat
     assert names_of(rag_db, "shop/report.py") == {}
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.postings WHERE term = 'name:report'") == [{"n": 0}]
     assert rows(rag_db, "SELECT coalesce(sum(df), 0) AS n FROM rag.term_stats WHERE term = 'name:report'") == [{"n": 0}]
+
+
+def test_name_scores_are_inlined_into_the_search_statement(rag_db: db.DatabaseTarget) -> None:
+    """Planned with its caller, not as a function planned at every call."""
+    plan = rows(rag_db, "EXPLAIN SELECT * FROM rag._name_scores(ARRAY[1, 2]::bigint[], ARRAY['name:x'], 1.2, 0.75)")
+    text = "\n".join(r["QUERY PLAN"] for r in plan)
+    assert "Function Scan" not in text and "postings" in text, text
