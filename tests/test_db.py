@@ -156,7 +156,8 @@ def test_upgrade_gives_chunks_their_context_at_the_next_index(
     empty_db: db.DatabaseTarget, last_release: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """An index stored by the last release (content alone, hashed alone) is re-chunked by the
-    first `rag index` after the upgrade, without --force: every chunk gets its context (0006)."""
+    first `rag index` after the upgrade, without --force: every chunk gets its context (0006)
+    and every code chunk its names (0008)."""
     root = tmp_path / "p"
     (root / "billing").mkdir(parents=True)
     (root / "billing" / "invoice_totals.py").write_text("def total(lines):\n    return sum(lines)\n")
@@ -190,6 +191,8 @@ def test_upgrade_gives_chunks_their_context_at_the_next_index(
         "billing/invoice_totals.py\ntotal", "notes.md\n# Deployment", "notes.md\n# Deployment > ## Kubernetes"]
     assert sorted(embedder.embedded_texts) == sorted(f"{r['context']}\n{r['content']}" for r in stored)
     assert query(empty_db, "SELECT count(*) AS n FROM rag.bm25_search('invoice', 10)") == [{"n": 1}]
+    named = query(empty_db, "SELECT count(*) AS n FROM rag.postings WHERE term = 'name:invoice'")
+    assert named == [{"n": 1}], "and its names (0008): the code chunk's path"
     with db.connect(empty_db) as conn:
         again = index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, ChunkSettings())
     assert (again.changed, again.unchanged, again.embedded) == (0, 2, 0)
