@@ -364,6 +364,11 @@ BEGIN
       AND (r.id > upto OR r.name IN (SELECT DISTINCT dirty.name FROM dirty));
     DELETE FROM rag.ref_resolution x USING unnest(todo) AS w(id) WHERE x.ref_id = w.id;
     DELETE FROM rag.ref_candidates x USING unnest(todo) AS w(id) WHERE x.ref_id = w.id;
+    -- Many references (a first index) just stored: planned without statistics
+    -- the levels took 2.2 s for Django's, with them 1.35 s (+0.3 s to analyze).
+    IF cardinality(todo) >= 10000 THEN
+        ANALYZE rag.refs, rag.symbols, rag.code_modules;
+    END IF;
 
     -- Bases and imports first: self calls are looked up through resolved bases.
     -- The first level with candidates decides; what none finds gets no row.
