@@ -2,8 +2,8 @@
 -- when it is chunked, replaced with the file's chunks (rag._replace_graph),
 -- and references resolved to definitions by rag.resolve_refs (sql/050_graph.sql).
 -- Every row carries source_id, the distribution key a Citus cluster would use.
--- Rows of a file reference only rag.files (their source goes with its files):
--- one foreign-key check per row instead of two, Django stores 170k of them.
+-- Rows of a file reference only rag.files (their source goes with its files);
+-- migration 0007 drops those foreign keys too (a check per row, 170k rows for Django).
 
 -- What a code file is imported as: every tail of its path stem ("a/b/c",
 -- "b/c", "c" for a/b/c.py; the package folder too for __init__.py/index.ts).

@@ -359,6 +359,9 @@ def test_first_index_loads_postings_without_their_key_then_builds_it(
     assert watcher.key_while_storing is False  # an empty corpus: bulk loaded
     assert postings_key(rag_db)
     assert wrong_document_frequencies(rag_db) == []  # not counted while loading, counted at the end
+    # The references were resolved meanwhile, on a connection of their own.
+    graph = rows(rag_db, "SELECT refs, resolved, pending FROM rag.graph_status()")
+    assert graph == [{"refs": 30, "resolved": 30, "pending": 0}]
     visibility = rows(rag_db, "SELECT relpages, relallvisible FROM pg_class WHERE oid = 'rag.postings'::regclass")
     assert visibility[0]["relpages"] > 0
     # Vacuumed: index-only reads stay so (unvacuumed, no page is all-visible). A snapshot taken
@@ -519,3 +522,11 @@ def test_a_phase_that_outlives_its_deadline_fails_the_run_and_says_which(
     record = rows(rag_db, "SELECT status, errors FROM rag.last_runs(1)")[0]
     assert record["status"] == "failed" and "phaseTimeout" in record["errors"][0]["error"]
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.files")[0]["n"] == 7, "what was stored is kept"
+
+
+def test_what_runs_meanwhile_on_its_own_connection_fails_the_run(rag_db: db.DatabaseTarget) -> None:
+    from rag.indexer import _meanwhile
+
+    with (connect(rag_db) as conn, pytest.raises(psycopg.errors.DivisionByZero),
+          _meanwhile(conn, "SELECT 1 / %s", 0)):
+        conn.execute("SELECT 1")  # the block goes on meanwhile

@@ -177,3 +177,24 @@ def test_a_change_re_resolves_only_the_references_it_can_affect(shop: Graph) -> 
         helpers.write_text(original)
         shop.index()
     assert shop.ref("shop/orders.py", "tax")["status"] == "resolved"
+
+
+def test_a_deleted_file_and_a_removed_source_take_their_graph_along(
+    graph_of: Callable[[str], Graph],
+) -> None:
+    """No foreign keys do it (migration 0007): rag.delete_files and rag.remove_source do."""
+    made = graph_of("python")
+    counts = ("SELECT (SELECT count(*) FROM rag.symbols) AS symbols, (SELECT count(*) FROM rag.refs) AS refs,"
+              " (SELECT count(*) FROM rag.code_modules) AS modules,"
+              " (SELECT count(*) FROM rag.ref_resolution) AS resolutions,"
+              " (SELECT count(*) FROM rag.refs r WHERE NOT EXISTS"
+              "   (SELECT 1 FROM rag.files f WHERE f.id = r.file_id)) AS orphans")
+    before = made.rows(counts)[0]
+    assert before["symbols"] and before["refs"] and before["modules"] and before["resolutions"]
+    (made.root / "shop" / "helpers.py").unlink()
+    made.index()
+    after = made.rows(counts)[0]
+    assert after["orphans"] == 0 and after["symbols"] < before["symbols"] and after["modules"] < before["modules"]
+    assert made.ref("shop/orders.py", "tax")["status"] == "unresolved"  # re-resolved: its target is gone
+    made.rows("SELECT rag.remove_source(%s)", made.source)
+    assert made.rows(counts)[0] == {"symbols": 0, "refs": 0, "modules": 0, "resolutions": 0, "orphans": 0}
