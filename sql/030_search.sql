@@ -1054,7 +1054,7 @@ BEGIN
 
     IF query_vector IS NULL OR search.vector_weight = 0 THEN
         -- Keywords alone: fusion keeps their order, so the top_k of them (and
-        -- a few spare for chunks gone since, see below) are the answer. An
+        -- a few spare for chunks gone since: rag._fused_candidates) are the answer. An
         -- exact top 15 costs far less than a top 50.
         keyword_n := least(search.candidates, search.top_k + 5);
     END IF;
