@@ -14,8 +14,13 @@
 -- first level with candidates decides: one candidate resolves the
 -- reference, several leave it "ambiguous" with every candidate kept
 -- (rag.ref_candidates; at the name level, every definition of that name).
--- A reference's candidates only ever depend on definitions of its own name,
--- which is why dirty names are enough to re-resolve after a change. A Rust
+-- The import level follows re-exports: where the imported module (a
+-- package's __init__.py, an index.ts barrel) does not define the name, the
+-- module's own import of it (from .base import Model, export { X as Y }
+-- from, import *, export *), a few hops deep.
+-- A reference's candidates only ever depend on definitions of its own name
+-- and on the names modules re-export, which is why dirty names (of both) are
+-- enough to re-resolve after a change. A Rust
 -- impl block (kind IMPL, named after its type) is never a reference's
 -- target: code names the type, and the impl only holds its methods and the
 -- traits it implements.
@@ -100,6 +105,10 @@ BEGIN
         FROM (SELECT string_to_array(m.stem, '/') AS parts) p,
              generate_series(1, cardinality(p.parts)) AS i) t
     ORDER BY g.file_id, t.stem, t.full_stem DESC;
+    IF noting THEN
+        INSERT INTO rag.graph_dirty_names (source_id, name)
+        SELECT DISTINCT target_source_id, n.name FROM rag._reexported_names(target_source_id, file_ids) AS n(name);
+    END IF;
 END
 $$;
 COMMENT ON FUNCTION rag._replace_graph(bigint, jsonb) IS
@@ -125,6 +134,34 @@ COMMENT ON FUNCTION rag._names_matter(bigint) IS
     'Private: true once the source has resolved references, whose targets changed definitions may change.';
 
 -- ---------------------------------------------------------------------------
+-- _reexported_names: the names some files' module-level imports make theirs
+CREATE OR REPLACE FUNCTION rag._reexported_names(
+    target_source_id bigint,
+    file_ids bigint[]
+)
+RETURNS SETOF text
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- A reference may resolve through these files (rag._ref_candidates,
+    -- import level): when they change, references of these names may mean
+    -- something else. "*" stands for the top-level names of the module it
+    -- imports (that module's own re-exports are not followed here).
+    SELECT coalesce(e.keys[1], e.name) FROM rag.refs e
+    WHERE e.file_id = ANY (file_ids) AND e.kind = 'import' AND e.from_id IS NULL AND e.name <> '*'
+    UNION
+    SELECT d.name FROM rag.refs e
+    CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
+    JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                           AND (m.full_stem OR left(t.stem, 1) <> '/')
+    JOIN rag.symbols d ON d.file_id = m.file_id AND d.owner IS NULL
+    WHERE e.file_id = ANY (file_ids) AND e.kind = 'import' AND e.from_id IS NULL AND e.name = '*'
+$$;
+COMMENT ON FUNCTION rag._reexported_names(bigint, bigint[]) IS
+    'Private: the names files re-export through their module-level imports (an alias, the imported name, or for * the top-level names of the imported module), noted as dirty when those files change.';
+
+-- ---------------------------------------------------------------------------
 -- _forget_files_graph: the symbols, references and module stems of some files
 CREATE OR REPLACE FUNCTION rag._forget_files_graph(
     target_source_id bigint,
@@ -138,7 +175,9 @@ AS $$
 BEGIN
     IF rag._names_matter(target_source_id) THEN
         INSERT INTO rag.graph_dirty_names (source_id, name)
-        SELECT DISTINCT target_source_id, s.name FROM rag.symbols s WHERE s.file_id = ANY (file_ids);
+        SELECT target_source_id, s.name FROM rag.symbols s WHERE s.file_id = ANY (file_ids)
+        UNION
+        SELECT target_source_id, n.name FROM rag._reexported_names(target_source_id, file_ids) AS n(name);
     END IF;
     DELETE FROM rag.ref_resolution x USING rag.refs r WHERE r.file_id = ANY (file_ids) AND x.ref_id = r.id;
     DELETE FROM rag.ref_candidates x USING rag.refs r WHERE r.file_id = ANY (file_ids) AND x.ref_id = r.id;
@@ -215,15 +254,37 @@ AS $$
 #variable_conflict use_column
 BEGIN
     IF level = 'import' THEN
+        -- The imported modules, and through re-exports the modules those
+        -- import the name from (a package's __init__.py, an index.ts barrel):
+        -- a module-level import binds its alias (keys[1]) or name, "*" all
+        -- names. Followed only where the module does not define the name,
+        -- a few hops deep, never into a file twice; nearer hops rank first.
         RETURN QUERY
-        SELECT r.id, s.id, t.ord
-        FROM unnest(todo) AS w(id)
-        JOIN rag.refs r ON r.id = w.id
-        CROSS JOIN LATERAL unnest(r.target_stems, r.target_fqns) WITH ORDINALITY AS t(stem, fqn, ord)
-        JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
-                               AND (m.full_stem OR left(t.stem, 1) <> '/')
-        JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = t.fqn AND s.kind <> 'IMPL'
-        WHERE r.kind = ANY (ref_kinds) AND r.imported;
+        WITH RECURSIVE hop (ref_id, ord, file_id, fqn, depth, seen) AS (
+            SELECT r.id, t.ord, m.file_id, t.fqn, 0, ARRAY[m.file_id]
+            FROM unnest(todo) AS w(id)
+            JOIN rag.refs r ON r.id = w.id
+            CROSS JOIN LATERAL unnest(r.target_stems, r.target_fqns) WITH ORDINALITY AS t(stem, fqn, ord)
+            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
+            WHERE r.kind = ANY (ref_kinds) AND r.imported AND t.fqn <> '*'
+            UNION ALL
+            SELECT h.ref_id, h.ord, m.file_id,
+                   CASE WHEN e.name = '*' THEN h.fqn
+                        ELSE e.name || substr(h.fqn, length(split_part(h.fqn, '.', 1)) + 1) END,
+                   h.depth + 1, h.seen || m.file_id
+            FROM hop h
+            JOIN rag.refs e ON e.file_id = h.file_id AND e.kind = 'import' AND e.from_id IS NULL
+                           AND (e.name = '*' OR coalesce(e.keys[1], e.name) = split_part(h.fqn, '.', 1))
+            CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
+            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
+            WHERE h.depth < 3 AND m.file_id <> ALL (h.seen)
+              AND NOT EXISTS (SELECT 1 FROM rag.symbols d WHERE d.file_id = h.file_id AND d.fqn = h.fqn)
+        )
+        SELECT h.ref_id, s.id, h.depth * 100 + h.ord
+        FROM hop h
+        JOIN rag.symbols s ON s.file_id = h.file_id AND s.fqn = h.fqn AND s.kind <> 'IMPL';
     ELSIF level = 'file' THEN
         RETURN QUERY
         SELECT r.id, s.id, k.ord

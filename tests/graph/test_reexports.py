@@ -1,0 +1,94 @@
+"""References resolved through re-exports: a package's __init__.py importing
+what it offers (by name, alias or *), a TypeScript barrel (export * from,
+export { X as Y } from); cycles end, ambiguity is kept, a changed re-export
+re-resolves the references that went through it."""
+
+from collections.abc import Callable
+
+import pytest
+from graphdb import Graph, graph_of
+
+__all__ = ["graph_of"]
+
+
+@pytest.fixture(scope="module")
+def python(graph_of: Callable[[str], Graph]) -> Graph:
+    return graph_of("reexport_py")
+
+
+@pytest.fixture(scope="module")
+def typescript(graph_of: Callable[[str], Graph]) -> Graph:
+    return graph_of("reexport_ts")
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "target", "target_path"),
+    [
+        # class Page(models.Model): pkg/models/__init__.py has `from .base import Model`
+        ("Model", 7, "Model", "pkg/models/base.py"),
+        # models.CharField(): `from .fields import *`
+        ("CharField", 9, "CharField", "pkg/models/fields.py"),
+        # `from pkg.models import Manager`: `from .query import QuerySet as Manager`
+        ("Manager", 2, "QuerySet", "pkg/models/query.py"),
+        ("Manager", 10, "QuerySet", "pkg/models/query.py"),
+        # Manager.all(): a member of the class re-exported under an alias
+        ("all", 13, "QuerySet.all", "pkg/models/query.py"),
+    ],
+)
+def test_python_package_re_exports_resolve_to_the_definition(
+    python: Graph, name: str, line: int, target: str, target_path: str
+) -> None:
+    ref = python.ref("app/views.py", name, line)
+    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
+        "resolved", "import", target, target_path)
+
+
+def test_two_star_re_exports_of_one_name_stay_ambiguous(python: Graph) -> None:
+    ref = python.ref("app/views.py", "helper", 11)
+    assert (ref["status"], ref["resolved_by"], ref["candidate_fqns"]) == (
+        "ambiguous", "import", ["helper@pkg/mixed/one.py", "helper@pkg/mixed/two.py"])
+
+
+def test_a_re_export_cycle_ends_unresolved(python: Graph, typescript: Graph) -> None:
+    assert python.ref("app/views.py", "Thing", 12)["status"] == "unresolved"
+    assert typescript.ref("src/app.ts", "Loop", 6)["status"] == "unresolved"
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "target", "target_path"),
+    [
+        # `export * from "./cart"` in src/lib/index.ts
+        ("Cart", 1, "Cart", "src/lib/cart.ts"),
+        ("Cart", 5, "Cart", "src/lib/cart.ts"),
+        ("total", 7, "Cart.total", "src/lib/cart.ts"),
+        # `export { money as formatMoney } from "./money"`
+        ("formatMoney", 7, "money", "src/lib/money.ts"),
+    ],
+)
+def test_typescript_barrel_re_exports_resolve_to_the_definition(
+    typescript: Graph, name: str, line: int, target: str, target_path: str
+) -> None:
+    ref = typescript.ref("src/app.ts", name, line)
+    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
+        "resolved", "import", target, target_path)
+
+
+def test_callers_reach_through_a_barrel(typescript: Graph) -> None:
+    assert typescript.names("callers", "money") == {("checkout", False)}
+
+
+def test_a_changed_re_export_re_resolves_the_references_through_it(python: Graph) -> None:
+    barrel = python.root / "pkg" / "models" / "__init__.py"
+    original = barrel.read_text()
+    try:
+        barrel.write_text(original.replace("from .query import QuerySet as Manager",
+                                           "from .base import Model as Manager"))
+        python.index()
+        ref = python.ref("app/views.py", "Manager", 10)
+        assert (ref["status"], ref["target"], ref["target_path"]) == ("resolved", "Model", "pkg/models/base.py")
+        # what did not go through the change keeps its target
+        assert python.ref("app/views.py", "CharField", 9)["target_path"] == "pkg/models/fields.py"
+    finally:
+        barrel.write_text(original)
+        python.index()
+    assert python.ref("app/views.py", "Manager", 10)["target"] == "QuerySet"
