@@ -260,31 +260,51 @@ BEGIN
         -- names. Followed only where the module does not define the name,
         -- a few hops deep, never into a file twice; nearer hops rank first.
         RETURN QUERY
-        WITH RECURSIVE hop (ref_id, ord, file_id, fqn, depth, seen) AS (
-            SELECT r.id, t.ord, m.file_id, t.fqn, 0, ARRAY[m.file_id]
+        WITH RECURSIVE exports AS MATERIALIZED (
+            -- (once: joined by name below, a hash lookup per step)
+            SELECT e.file_id, coalesce(e.keys[1], e.name) AS bound, e.name, m.file_id AS from_file
+            FROM rag.refs e
+            CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
+            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
+            WHERE e.source_id = target_source_id AND e.kind = 'import' AND e.from_id IS NULL
+        ),
+        asked AS MATERIALIZED (  -- where each reference's imports point
+            SELECT r.id AS ref_id, t.ord, m.file_id, t.fqn
             FROM unnest(todo) AS w(id)
             JOIN rag.refs r ON r.id = w.id
             CROSS JOIN LATERAL unnest(r.target_stems, r.target_fqns) WITH ORDINALITY AS t(stem, fqn, ord)
             JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
                                    AND (m.full_stem OR left(t.stem, 1) <> '/')
             WHERE r.kind = ANY (ref_kinds) AND r.imported AND t.fqn <> '*'
+        ),
+        -- From each distinct place (thousands of references ask for the same
+        -- one) to the places its re-exports lead to. Each is probed twice: for
+        -- its name's head and for "*" (a join on both keys; an OR would join
+        -- on the file alone).
+        reach (start_file, start_fqn, file_id, fqn, probe, depth, seen) AS (
+            SELECT a.file_id, a.fqn, a.file_id, a.fqn, p.probe, 0, ARRAY[a.file_id]
+            FROM (SELECT DISTINCT a.file_id, a.fqn FROM asked a) a
+            CROSS JOIN LATERAL (VALUES (split_part(a.fqn, '.', 1)), ('*')) AS p(probe)
             UNION ALL
-            SELECT h.ref_id, h.ord, m.file_id,
-                   CASE WHEN e.name = '*' THEN h.fqn
-                        ELSE e.name || substr(h.fqn, length(split_part(h.fqn, '.', 1)) + 1) END,
-                   h.depth + 1, h.seen || m.file_id
-            FROM hop h
-            JOIN rag.refs e ON e.file_id = h.file_id AND e.kind = 'import' AND e.from_id IS NULL
-                           AND (e.name = '*' OR coalesce(e.keys[1], e.name) = split_part(h.fqn, '.', 1))
-            CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
-            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
-                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
-            WHERE h.depth < 3 AND m.file_id <> ALL (h.seen)
+            SELECT h.start_file, h.start_fqn, x.from_file, n.fqn, p.probe, h.depth + 1, h.seen || x.from_file
+            FROM reach h
+            JOIN exports x ON x.file_id = h.file_id AND x.bound = h.probe
+            CROSS JOIN LATERAL (SELECT CASE WHEN x.name = '*' THEN h.fqn
+                                            ELSE x.name || substr(h.fqn, length(x.bound) + 1) END) AS n(fqn)
+            CROSS JOIN LATERAL (VALUES (split_part(n.fqn, '.', 1)), ('*')) AS p(probe)
+            WHERE h.depth < 3 AND x.from_file <> ALL (h.seen)
               AND NOT EXISTS (SELECT 1 FROM rag.symbols d WHERE d.file_id = h.file_id AND d.fqn = h.fqn)
+        ),
+        found AS MATERIALIZED (
+            SELECT h.start_file, h.start_fqn, s.id, h.depth
+            FROM reach h
+            JOIN rag.symbols s ON s.file_id = h.file_id AND s.fqn = h.fqn AND s.kind <> 'IMPL'
+            WHERE h.probe = '*'
         )
-        SELECT h.ref_id, s.id, h.depth * 100 + h.ord
-        FROM hop h
-        JOIN rag.symbols s ON s.file_id = h.file_id AND s.fqn = h.fqn AND s.kind <> 'IMPL';
+        SELECT a.ref_id, f.id, f.depth * 100 + a.ord
+        FROM asked a
+        JOIN found f ON f.start_file = a.file_id AND f.start_fqn = a.fqn;
     ELSIF level = 'file' THEN
         RETURN QUERY
         SELECT r.id, s.id, k.ord
