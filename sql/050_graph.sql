@@ -45,11 +45,15 @@ AS $$
 DECLARE
     file_ids   bigint[];
     noting     boolean := rag._names_matter(target_source_id);
+    before     jsonb;  -- the files' re-exports before the change
     symbol_ids regclass := pg_get_serial_sequence('rag.symbols', 'id');  -- (looked up once, not per row)
 BEGIN
     SELECT coalesce(array_agg(f.id), '{}') INTO file_ids
     FROM jsonb_to_recordset(file_batch) AS b(path text)
     JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path;
+    IF noting THEN
+        before := rag._reexports(file_ids);
+    END IF;
     PERFORM rag._forget_files_graph(target_source_id, file_ids);
 
     WITH batch AS MATERIALIZED (
@@ -106,8 +110,7 @@ BEGIN
              generate_series(1, cardinality(p.parts)) AS i) t
     ORDER BY g.file_id, t.stem, t.full_stem DESC;
     IF noting THEN
-        INSERT INTO rag.graph_dirty_names (source_id, name)
-        SELECT DISTINCT target_source_id, n.name FROM rag._reexported_names(target_source_id, file_ids) AS n(name);
+        PERFORM rag._note_reexports(target_source_id, before, rag._reexports(file_ids));
     END IF;
 END
 $$;
@@ -134,32 +137,57 @@ COMMENT ON FUNCTION rag._names_matter(bigint) IS
     'Private: true once the source has resolved references, whose targets changed definitions may change.';
 
 -- ---------------------------------------------------------------------------
--- _reexported_names: the names some files' module-level imports make theirs
-CREATE OR REPLACE FUNCTION rag._reexported_names(
-    target_source_id bigint,
+-- _reexports: what some files' module-level imports make theirs
+CREATE OR REPLACE FUNCTION rag._reexports(
     file_ids bigint[]
 )
-RETURNS SETOF text
+RETURNS jsonb
 LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    -- A reference may resolve through these files (rag._ref_candidates,
-    -- import level): when they change, references of these names may mean
-    -- something else. "*" stands for the top-level names of the module it
-    -- imports (that module's own re-exports are not followed here).
-    SELECT coalesce(e.keys[1], e.name) FROM rag.refs e
-    WHERE e.file_id = ANY (file_ids) AND e.kind = 'import' AND e.from_id IS NULL AND e.name <> '*'
-    UNION
-    SELECT d.name FROM rag.refs e
+    -- A reference may resolve through these imports (rag._ref_candidates,
+    -- import level): the name they bind (an alias, the name, or * for all)
+    -- and the module they take it from.
+    SELECT coalesce(jsonb_agg(jsonb_build_object('file_id', e.file_id, 'bound', coalesce(e.keys[1], e.name),
+                                                 'name', e.name, 'stem', t.stem)), '[]')
+    FROM rag.refs e
     CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
-    JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
-                           AND (m.full_stem OR left(t.stem, 1) <> '/')
-    JOIN rag.symbols d ON d.file_id = m.file_id AND d.owner IS NULL
-    WHERE e.file_id = ANY (file_ids) AND e.kind = 'import' AND e.from_id IS NULL AND e.name = '*'
+    WHERE e.file_id = ANY (file_ids) AND e.kind = 'import' AND e.from_id IS NULL
 $$;
-COMMENT ON FUNCTION rag._reexported_names(bigint, bigint[]) IS
-    'Private: the names files re-export through their module-level imports (an alias, the imported name, or for * the top-level names of the imported module), noted as dirty when those files change.';
+COMMENT ON FUNCTION rag._reexports(bigint[]) IS
+    'Private: the module-level imports of files as [{file_id, bound, name, stem}]: what references may resolve through.';
+
+-- ---------------------------------------------------------------------------
+-- _note_reexports: the names whose references re-exports that changed may redirect
+CREATE OR REPLACE FUNCTION rag._note_reexports(
+    target_source_id bigint,
+    before jsonb,  -- rag._reexports of the files before the change
+    after jsonb    -- and after it
+)
+RETURNS void
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- Only imports added or removed: a file that changes and keeps its
+    -- imports (most edits) redirects nothing. "*" stands for the top-level
+    -- names of the module it imports (that module's own re-exports are not
+    -- followed here).
+    WITH old AS (SELECT * FROM jsonb_to_recordset(before) AS x(file_id bigint, bound text, name text, stem text)),
+    new AS (SELECT * FROM jsonb_to_recordset(after) AS x(file_id bigint, bound text, name text, stem text)),
+    changed AS ((SELECT * FROM old EXCEPT SELECT * FROM new) UNION (SELECT * FROM new EXCEPT SELECT * FROM old))
+    INSERT INTO rag.graph_dirty_names (source_id, name)
+    SELECT target_source_id, c.bound FROM changed c WHERE c.name <> '*'
+    UNION
+    SELECT target_source_id, d.name FROM changed c
+    JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(c.stem, '/')
+                           AND (m.full_stem OR left(c.stem, 1) <> '/')
+    JOIN rag.symbols d ON d.file_id = m.file_id AND d.owner IS NULL
+    WHERE c.name = '*'
+$$;
+COMMENT ON FUNCTION rag._note_reexports(bigint, jsonb, jsonb) IS
+    'Private: notes as dirty the names bound by module-level imports that a change added or removed (for *, the names the imported module defines), so that references through them are resolved again.';
 
 -- ---------------------------------------------------------------------------
 -- _forget_files_graph: the symbols, references and module stems of some files
@@ -175,9 +203,7 @@ AS $$
 BEGIN
     IF rag._names_matter(target_source_id) THEN
         INSERT INTO rag.graph_dirty_names (source_id, name)
-        SELECT target_source_id, s.name FROM rag.symbols s WHERE s.file_id = ANY (file_ids)
-        UNION
-        SELECT target_source_id, n.name FROM rag._reexported_names(target_source_id, file_ids) AS n(name);
+        SELECT DISTINCT target_source_id, s.name FROM rag.symbols s WHERE s.file_id = ANY (file_ids);
     END IF;
     DELETE FROM rag.ref_resolution x USING rag.refs r WHERE r.file_id = ANY (file_ids) AND x.ref_id = r.id;
     DELETE FROM rag.ref_candidates x USING rag.refs r WHERE r.file_id = ANY (file_ids) AND x.ref_id = r.id;
@@ -200,6 +226,8 @@ LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
+DECLARE
+    file_ids bigint[];
 BEGIN
     -- (no foreign keys to rag.files: checking them cost a quarter of storing
     -- the graph, migration 0007; resolutions go with their source)
@@ -209,12 +237,15 @@ BEGIN
         DELETE FROM rag.code_modules m WHERE m.source_id = target_source_id;
         RETURN;
     END IF;
-    PERFORM rag._forget_files_graph(target_source_id, ARRAY(
-        SELECT f.id FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths)));
+    file_ids := ARRAY(SELECT f.id FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths));
+    IF rag._names_matter(target_source_id) THEN
+        PERFORM rag._note_reexports(target_source_id, rag._reexports(file_ids), '[]');
+    END IF;
+    PERFORM rag._forget_files_graph(target_source_id, file_ids);
 END
 $$;
 COMMENT ON FUNCTION rag._forget_graph(bigint, text[]) IS
-    'Private: before files (paths; NULL: every file of the source) are deleted, deletes their symbols, references and module stems, and notes the names they defined so that references to them are resolved again.';
+    'Private: before files (paths; NULL: every file of the source) are deleted, deletes their symbols, references and module stems, and notes the names they defined or re-exported so that references to them are resolved again.';
 
 -- ---------------------------------------------------------------------------
 -- _owner_matches: whether a definition fits a whole-source lookup's owner

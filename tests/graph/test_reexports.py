@@ -92,3 +92,33 @@ def test_a_changed_re_export_re_resolves_the_references_through_it(python: Graph
         barrel.write_text(original)
         python.index()
     assert python.ref("app/views.py", "Manager", 10)["target"] == "QuerySet"
+
+
+def test_an_edit_that_keeps_the_re_exports_re_resolves_nothing_through_them(python: Graph) -> None:
+    versions = ("SELECT r.line, r.name, x.xmin::text AS version FROM rag.ref_status r"
+                " JOIN rag.ref_resolution x ON x.ref_id = r.id WHERE r.path = 'app/views.py'")
+    before = {(r["line"], r["name"]): r["version"] for r in python.rows(versions)}
+    barrel = python.root / "pkg" / "models" / "__init__.py"
+    original = barrel.read_text()
+    try:
+        barrel.write_text("# the models\n" + original)
+        python.index()
+        after = {(r["line"], r["name"]): r["version"] for r in python.rows(versions)}
+        assert after == before
+    finally:
+        barrel.write_text(original)
+        python.index()
+
+
+def test_a_deleted_barrel_takes_the_references_through_it_along(typescript: Graph) -> None:
+    barrel = typescript.root / "src" / "lib" / "index.ts"
+    original = barrel.read_text()
+    try:
+        barrel.unlink()
+        typescript.index()
+        assert typescript.ref("src/app.ts", "Cart", 5)["status"] == "unresolved"
+        assert typescript.ref("src/app.ts", "formatMoney", 7)["status"] == "unresolved"
+    finally:
+        barrel.write_text(original)
+        typescript.index()
+    assert typescript.ref("src/app.ts", "Cart", 5)["target_path"] == "src/lib/cart.ts"
