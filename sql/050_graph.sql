@@ -291,16 +291,7 @@ BEGIN
         -- names. Followed only where the module does not define the name,
         -- a few hops deep, never into a file twice; nearer hops rank first.
         RETURN QUERY
-        WITH RECURSIVE exports AS MATERIALIZED (
-            -- (once: joined by name below, a hash lookup per step)
-            SELECT e.file_id, coalesce(e.keys[1], e.name) AS bound, e.name, m.file_id AS from_file
-            FROM rag.refs e
-            CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
-            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
-                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
-            WHERE e.source_id = target_source_id AND e.kind = 'import' AND e.from_id IS NULL
-        ),
-        asked AS MATERIALIZED (  -- where each reference's imports point
+        WITH RECURSIVE asked AS MATERIALIZED (  -- where each reference's imports point
             SELECT r.id AS ref_id, t.ord, m.file_id, t.fqn
             FROM unnest(todo) AS w(id)
             JOIN rag.refs r ON r.id = w.id
@@ -311,20 +302,25 @@ BEGIN
         ),
         -- From each distinct place (thousands of references ask for the same
         -- one) to the places its re-exports lead to. Each is probed twice: for
-        -- its name's head and for "*" (a join on both keys; an OR would join
-        -- on the file alone).
+        -- its name's head and for "*" (an equality each; an OR joined every
+        -- import of the file). Imports are read from rag.refs by file: an
+        -- incremental run reads a few, not all of the source's.
         reach (start_file, start_fqn, file_id, fqn, probe, depth, seen) AS (
             SELECT a.file_id, a.fqn, a.file_id, a.fqn, p.probe, 0, ARRAY[a.file_id]
             FROM (SELECT DISTINCT a.file_id, a.fqn FROM asked a) a
             CROSS JOIN LATERAL (VALUES (split_part(a.fqn, '.', 1)), ('*')) AS p(probe)
             UNION ALL
-            SELECT h.start_file, h.start_fqn, x.from_file, n.fqn, p.probe, h.depth + 1, h.seen || x.from_file
+            SELECT h.start_file, h.start_fqn, m.file_id, n.fqn, p.probe, h.depth + 1, h.seen || m.file_id
             FROM reach h
-            JOIN exports x ON x.file_id = h.file_id AND x.bound = h.probe
-            CROSS JOIN LATERAL (SELECT CASE WHEN x.name = '*' THEN h.fqn
-                                            ELSE x.name || substr(h.fqn, length(x.bound) + 1) END) AS n(fqn)
+            JOIN rag.refs e ON e.file_id = h.file_id AND e.kind = 'import' AND e.from_id IS NULL
+                           AND coalesce(e.keys[1], e.name) = h.probe
+            CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
+            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
+            CROSS JOIN LATERAL (SELECT CASE WHEN e.name = '*' THEN h.fqn
+                                            ELSE e.name || substr(h.fqn, length(h.probe) + 1) END) AS n(fqn)
             CROSS JOIN LATERAL (VALUES (split_part(n.fqn, '.', 1)), ('*')) AS p(probe)
-            WHERE h.depth < 3 AND x.from_file <> ALL (h.seen)
+            WHERE h.depth < 3 AND m.file_id <> ALL (h.seen)
               AND NOT EXISTS (SELECT 1 FROM rag.symbols d WHERE d.file_id = h.file_id AND d.fqn = h.fqn)
         ),
         found AS MATERIALIZED (
