@@ -22,23 +22,30 @@ def typescript(graph_of: Callable[[str], Graph]) -> Graph:
 
 
 @pytest.mark.parametrize(
-    ("name", "line", "target", "target_path"),
+    ("project", "path", "name", "line", "target", "target_path"),
     [
         # class Page(models.Model): pkg/models/__init__.py has `from .base import Model`
-        ("Model", 7, "Model", "pkg/models/base.py"),
+        ("python", "app/views.py", "Model", 7, "Model", "pkg/models/base.py"),
         # models.CharField(): `from .fields import *`
-        ("CharField", 9, "CharField", "pkg/models/fields.py"),
+        ("python", "app/views.py", "CharField", 9, "CharField", "pkg/models/fields.py"),
         # `from pkg.models import Manager`: `from .query import QuerySet as Manager`
-        ("Manager", 2, "QuerySet", "pkg/models/query.py"),
-        ("Manager", 10, "QuerySet", "pkg/models/query.py"),
+        ("python", "app/views.py", "Manager", 2, "QuerySet", "pkg/models/query.py"),
+        ("python", "app/views.py", "Manager", 10, "QuerySet", "pkg/models/query.py"),
         # Manager.all(): a member of the class re-exported under an alias
-        ("all", 13, "QuerySet.all", "pkg/models/query.py"),
+        ("python", "app/views.py", "all", 13, "QuerySet.all", "pkg/models/query.py"),
+        # `export * from "./cart"` in src/lib/index.ts
+        ("typescript", "src/app.ts", "Cart", 1, "Cart", "src/lib/cart.ts"),
+        ("typescript", "src/app.ts", "Cart", 5, "Cart", "src/lib/cart.ts"),
+        ("typescript", "src/app.ts", "total", 7, "Cart.total", "src/lib/cart.ts"),
+        # `export { money as formatMoney } from "./money"`
+        ("typescript", "src/app.ts", "formatMoney", 7, "money", "src/lib/money.ts"),
     ],
 )
-def test_python_package_re_exports_resolve_to_the_definition(
-    python: Graph, name: str, line: int, target: str, target_path: str
+def test_re_exports_resolve_to_the_definition(
+    request: pytest.FixtureRequest, project: str, path: str, name: str, line: int, target: str,
+    target_path: str,
 ) -> None:
-    ref = python.ref("app/views.py", name, line)
+    ref = request.getfixturevalue(project).ref(path, name, line)
     assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
         "resolved", "import", target, target_path)
 
@@ -52,25 +59,6 @@ def test_two_star_re_exports_of_one_name_stay_ambiguous(python: Graph) -> None:
 def test_a_re_export_cycle_ends_unresolved(python: Graph, typescript: Graph) -> None:
     assert python.ref("app/views.py", "Thing", 12)["status"] == "unresolved"
     assert typescript.ref("src/app.ts", "Loop", 6)["status"] == "unresolved"
-
-
-@pytest.mark.parametrize(
-    ("name", "line", "target", "target_path"),
-    [
-        # `export * from "./cart"` in src/lib/index.ts
-        ("Cart", 1, "Cart", "src/lib/cart.ts"),
-        ("Cart", 5, "Cart", "src/lib/cart.ts"),
-        ("total", 7, "Cart.total", "src/lib/cart.ts"),
-        # `export { money as formatMoney } from "./money"`
-        ("formatMoney", 7, "money", "src/lib/money.ts"),
-    ],
-)
-def test_typescript_barrel_re_exports_resolve_to_the_definition(
-    typescript: Graph, name: str, line: int, target: str, target_path: str
-) -> None:
-    ref = typescript.ref("src/app.ts", name, line)
-    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
-        "resolved", "import", target, target_path)
 
 
 def test_callers_reach_through_a_barrel(typescript: Graph) -> None:
