@@ -14,8 +14,13 @@
 -- first level with candidates decides: one candidate resolves the
 -- reference, several leave it "ambiguous" with every candidate kept
 -- (rag.ref_candidates; at the name level, every definition of that name).
--- A reference's candidates only ever depend on definitions of its own name,
--- which is why dirty names are enough to re-resolve after a change. A Rust
+-- The import level follows re-exports: where the imported module (a
+-- package's __init__.py, an index.ts barrel) does not define the name, the
+-- module's own import of it (from .base import Model, export { X as Y }
+-- from, import *, export *), a few hops deep.
+-- A reference's candidates only ever depend on definitions of its own name
+-- and on the names modules re-export, which is why dirty names (of both) are
+-- enough to re-resolve after a change. A Rust
 -- impl block (kind IMPL, named after its type) is never a reference's
 -- target: code names the type, and the impl only holds its methods and the
 -- traits it implements.
@@ -40,11 +45,15 @@ AS $$
 DECLARE
     file_ids   bigint[];
     noting     boolean := rag._names_matter(target_source_id);
+    before     jsonb;  -- the files' re-exports before the change
     symbol_ids regclass := pg_get_serial_sequence('rag.symbols', 'id');  -- (looked up once, not per row)
 BEGIN
     SELECT coalesce(array_agg(f.id), '{}') INTO file_ids
     FROM jsonb_to_recordset(file_batch) AS b(path text)
     JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path;
+    IF noting THEN
+        before := rag._reexports(file_ids);
+    END IF;
     PERFORM rag._forget_files_graph(target_source_id, file_ids);
 
     WITH batch AS MATERIALIZED (
@@ -100,6 +109,9 @@ BEGIN
         FROM (SELECT string_to_array(m.stem, '/') AS parts) p,
              generate_series(1, cardinality(p.parts)) AS i) t
     ORDER BY g.file_id, t.stem, t.full_stem DESC;
+    IF noting THEN
+        PERFORM rag._note_reexports(target_source_id, before, rag._reexports(file_ids));
+    END IF;
 END
 $$;
 COMMENT ON FUNCTION rag._replace_graph(bigint, jsonb) IS
@@ -123,6 +135,59 @@ AS $$
 $$;
 COMMENT ON FUNCTION rag._names_matter(bigint) IS
     'Private: true once the source has resolved references, whose targets changed definitions may change.';
+
+-- ---------------------------------------------------------------------------
+-- _reexports: what some files' module-level imports make theirs
+CREATE OR REPLACE FUNCTION rag._reexports(
+    file_ids bigint[]
+)
+RETURNS jsonb
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- A reference may resolve through these imports (rag._ref_candidates,
+    -- import level): the name they bind (an alias, the name, or * for all)
+    -- and the module they take it from.
+    SELECT coalesce(jsonb_agg(jsonb_build_object('file_id', e.file_id, 'bound', coalesce(e.keys[1], e.name),
+                                                 'name', e.name, 'stem', t.stem)), '[]')
+    FROM rag.refs e
+    CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
+    WHERE e.file_id = ANY (file_ids) AND e.kind = 'import' AND e.from_id IS NULL
+$$;
+COMMENT ON FUNCTION rag._reexports(bigint[]) IS
+    'Private: the module-level imports of files as [{file_id, bound, name, stem}]: what references may resolve through.';
+
+-- ---------------------------------------------------------------------------
+-- _note_reexports: the names whose references re-exports that changed may redirect
+CREATE OR REPLACE FUNCTION rag._note_reexports(
+    target_source_id bigint,
+    before jsonb,  -- rag._reexports of the files before the change
+    after jsonb    -- and after it
+)
+RETURNS void
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- Only imports added or removed: a file that changes and keeps its
+    -- imports (most edits) redirects nothing. "*" stands for the top-level
+    -- names of the module it imports (that module's own re-exports are not
+    -- followed here).
+    WITH old AS (SELECT * FROM jsonb_to_recordset(before) AS x(file_id bigint, bound text, name text, stem text)),
+    new AS (SELECT * FROM jsonb_to_recordset(after) AS x(file_id bigint, bound text, name text, stem text)),
+    changed AS ((SELECT * FROM old EXCEPT SELECT * FROM new) UNION (SELECT * FROM new EXCEPT SELECT * FROM old))
+    INSERT INTO rag.graph_dirty_names (source_id, name)
+    SELECT target_source_id, c.bound FROM changed c WHERE c.name <> '*'
+    UNION
+    SELECT target_source_id, d.name FROM changed c
+    JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(c.stem, '/')
+                           AND (m.full_stem OR left(c.stem, 1) <> '/')
+    JOIN rag.symbols d ON d.file_id = m.file_id AND d.owner IS NULL
+    WHERE c.name = '*'
+$$;
+COMMENT ON FUNCTION rag._note_reexports(bigint, jsonb, jsonb) IS
+    'Private: notes as dirty the names bound by module-level imports that a change added or removed (for *, the names the imported module defines), so that references through them are resolved again.';
 
 -- ---------------------------------------------------------------------------
 -- _forget_files_graph: the symbols, references and module stems of some files
@@ -161,6 +226,8 @@ LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
+DECLARE
+    file_ids bigint[];
 BEGIN
     -- (no foreign keys to rag.files: checking them cost a quarter of storing
     -- the graph, migration 0007; resolutions go with their source)
@@ -170,12 +237,15 @@ BEGIN
         DELETE FROM rag.code_modules m WHERE m.source_id = target_source_id;
         RETURN;
     END IF;
-    PERFORM rag._forget_files_graph(target_source_id, ARRAY(
-        SELECT f.id FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths)));
+    file_ids := ARRAY(SELECT f.id FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths));
+    IF rag._names_matter(target_source_id) THEN
+        PERFORM rag._note_reexports(target_source_id, rag._reexports(file_ids), '[]');
+    END IF;
+    PERFORM rag._forget_files_graph(target_source_id, file_ids);
 END
 $$;
 COMMENT ON FUNCTION rag._forget_graph(bigint, text[]) IS
-    'Private: before files (paths; NULL: every file of the source) are deleted, deletes their symbols, references and module stems, and notes the names they defined so that references to them are resolved again.';
+    'Private: before files (paths; NULL: every file of the source) are deleted, deletes their symbols, references and module stems, and notes the names they defined or re-exported so that references to them are resolved again.';
 
 -- ---------------------------------------------------------------------------
 -- _owner_matches: whether a definition fits a whole-source lookup's owner
@@ -215,15 +285,53 @@ AS $$
 #variable_conflict use_column
 BEGIN
     IF level = 'import' THEN
+        -- The imported modules, and through re-exports the modules those
+        -- import the name from (a package's __init__.py, an index.ts barrel):
+        -- a module-level import binds its alias (keys[1]) or name, "*" all
+        -- names. Followed only where the module does not define the name,
+        -- a few hops deep, never into a file twice; nearer hops rank first.
         RETURN QUERY
-        SELECT r.id, s.id, t.ord
-        FROM unnest(todo) AS w(id)
-        JOIN rag.refs r ON r.id = w.id
-        CROSS JOIN LATERAL unnest(r.target_stems, r.target_fqns) WITH ORDINALITY AS t(stem, fqn, ord)
-        JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
-                               AND (m.full_stem OR left(t.stem, 1) <> '/')
-        JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = t.fqn AND s.kind <> 'IMPL'
-        WHERE r.kind = ANY (ref_kinds) AND r.imported;
+        WITH RECURSIVE asked AS MATERIALIZED (  -- where each reference's imports point
+            SELECT r.id AS ref_id, t.ord, m.file_id, t.fqn
+            FROM unnest(todo) AS w(id)
+            JOIN rag.refs r ON r.id = w.id
+            CROSS JOIN LATERAL unnest(r.target_stems, r.target_fqns) WITH ORDINALITY AS t(stem, fqn, ord)
+            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
+            WHERE r.kind = ANY (ref_kinds) AND r.imported AND t.fqn <> '*'
+        ),
+        -- From each distinct place (thousands of references ask for the same
+        -- one) to the places its re-exports lead to. Each is probed twice: for
+        -- its name's head and for "*" (an equality each; an OR joined every
+        -- import of the file). Imports are read from rag.refs by file: an
+        -- incremental run reads a few, not all of the source's.
+        reach (start_file, start_fqn, file_id, fqn, probe, depth, seen) AS (
+            SELECT a.file_id, a.fqn, a.file_id, a.fqn, p.probe, 0, ARRAY[a.file_id]
+            FROM (SELECT DISTINCT a.file_id, a.fqn FROM asked a) a
+            CROSS JOIN LATERAL (VALUES (split_part(a.fqn, '.', 1)), ('*')) AS p(probe)
+            UNION ALL
+            SELECT h.start_file, h.start_fqn, m.file_id, n.fqn, p.probe, h.depth + 1, h.seen || m.file_id
+            FROM reach h
+            JOIN rag.refs e ON e.file_id = h.file_id AND e.kind = 'import' AND e.from_id IS NULL
+                           AND coalesce(e.keys[1], e.name) = h.probe
+            CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
+            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
+            CROSS JOIN LATERAL (SELECT CASE WHEN e.name = '*' THEN h.fqn
+                                            ELSE e.name || substr(h.fqn, length(h.probe) + 1) END) AS n(fqn)
+            CROSS JOIN LATERAL (VALUES (split_part(n.fqn, '.', 1)), ('*')) AS p(probe)
+            WHERE h.depth < 3 AND m.file_id <> ALL (h.seen)
+              AND NOT EXISTS (SELECT 1 FROM rag.symbols d WHERE d.file_id = h.file_id AND d.fqn = h.fqn)
+        ),
+        found AS MATERIALIZED (
+            SELECT h.start_file, h.start_fqn, s.id, h.depth
+            FROM reach h
+            JOIN rag.symbols s ON s.file_id = h.file_id AND s.fqn = h.fqn AND s.kind <> 'IMPL'
+            WHERE h.probe = '*'
+        )
+        SELECT a.ref_id, f.id, f.depth * 100 + a.ord
+        FROM asked a
+        JOIN found f ON f.start_file = a.file_id AND f.start_fqn = a.fqn;
     ELSIF level = 'file' THEN
         RETURN QUERY
         SELECT r.id, s.id, k.ord

@@ -72,7 +72,7 @@ class Reference:
     scope: str | None  # fqn of the enclosing definition, None at module level
     scope_index: int  # its position in ``CodeGraph.symbols``, -1 at module level
     owner: str | None = None
-    keys: tuple[str, ...] = ()  # fqns to look for in the same file, then folder
+    keys: tuple[str, ...] = ()  # fqns to look for in the same file, then folder; an import's alias
     targets: tuple[tuple[str, str], ...] = ()
     self_class: str | None = None  # the class self/this/super means; its bases are searched
     inherited_only: bool = False  # super.f(): the class's own members are skipped
@@ -262,6 +262,7 @@ _JS_QUERY = """
                                                property: (property_identifier) @call.name)) @call
 (new_expression constructor: [(identifier) (member_expression)] @new) @call
 (import_statement) @import
+(export_statement source: (string)) @import
 (variable_declarator name: (identifier) @require.var
                      value: (call_expression function: (identifier) @require.fn
                                              arguments: (arguments (string) @require.module)))
@@ -725,12 +726,15 @@ class _References:
         yield Reference("import", parts[-1], node.start_point.row + 1, None, index,
                         targets=((stem, fqn),), imported=True)
 
-    def _import_ref(self, node: Node, name: str, stem: str, alias: str) -> Reference:
-        self.imports[alias] = (stem, name)
+    def _import_ref(self, node: Node, name: str, stem: str, alias: str, binds: bool = True) -> Reference:
+        """An import of name from stem as alias (kept in ``keys`` when it differs: a
+        module re-exports what it imports under that name); ``binds``: in scope here."""
+        if binds:
+            self.imports[alias] = (stem, name)
         index = self._scope_index(node.start_byte)
         scope = self.defs[index].fqn if index >= 0 else None
         return Reference("import", name, node.start_point.row + 1, scope, index, targets=((stem, name),),
-                         imported=True)
+                         imported=True, keys=(alias,) if alias != name else ())
 
     def _python_import(self, node: Node) -> Iterator[Reference]:
         if node.type == "import_statement":
@@ -750,6 +754,8 @@ class _References:
         if module_node is None:
             return
         stem = self._python_module_stem(_text(module_node))
+        if any(c.type == "wildcard_import" for c in node.named_children):  # re-exports all of stem
+            yield self._import_ref(node, "*", stem, "*", binds=False)
         for child in node.children_by_field_name("name"):
             if child.type == "aliased_import":
                 name, alias = _field(child, "name"), _field(child, "alias")
@@ -783,6 +789,9 @@ class _References:
         if source is None:
             return
         stem = self._js_module_stem(_text(source))
+        if node.type == "export_statement":
+            yield from self._js_reexport(node, stem)
+            return
         clause = next((c for c in node.named_children if c.type == "import_clause"), None)
         if clause is None:
             return
@@ -801,6 +810,17 @@ class _References:
                     alias = _field(spec, "alias") or name
                     if name and alias:
                         yield self._import_ref(spec, name, stem, alias)
+
+    def _js_reexport(self, node: Node, stem: str) -> Iterator[Reference]:
+        """``export * from "m"``, ``export { X as Y } from "m"``: imports that bind no
+        local name (``export * as ns`` re-exports a namespace: not followed)."""
+        if any(c.type == "*" for c in node.children):
+            yield self._import_ref(node, "*", stem, "*", binds=False)
+        clause = next((c for c in node.named_children if c.type == "export_clause"), None)
+        for spec in clause.named_children if clause is not None else ():
+            name = _field(spec, "name")
+            if spec.type == "export_specifier" and name:
+                yield self._import_ref(spec, name, stem, _field(spec, "alias") or name, binds=False)
 
     def _require(self, captures: dict[str, list[Node]]) -> Iterator[Reference]:
         if _text(captures["require.fn"][0]) != "require":

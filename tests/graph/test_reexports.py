@@ -1,0 +1,112 @@
+"""References resolved through re-exports: a package's __init__.py importing
+what it offers (by name, alias or *), a TypeScript barrel (export * from,
+export { X as Y } from); cycles end, ambiguity is kept, a changed re-export
+re-resolves the references that went through it."""
+
+from collections.abc import Callable
+
+import pytest
+from graphdb import Graph, graph_of
+
+__all__ = ["graph_of"]
+
+
+@pytest.fixture(scope="module")
+def python(graph_of: Callable[[str], Graph]) -> Graph:
+    return graph_of("reexport_py")
+
+
+@pytest.fixture(scope="module")
+def typescript(graph_of: Callable[[str], Graph]) -> Graph:
+    return graph_of("reexport_ts")
+
+
+@pytest.mark.parametrize(
+    ("project", "path", "name", "line", "target", "target_path"),
+    [
+        # class Page(models.Model): pkg/models/__init__.py has `from .base import Model`
+        ("python", "app/views.py", "Model", 7, "Model", "pkg/models/base.py"),
+        # models.CharField(): `from .fields import *`
+        ("python", "app/views.py", "CharField", 9, "CharField", "pkg/models/fields.py"),
+        # `from pkg.models import Manager`: `from .query import QuerySet as Manager`
+        ("python", "app/views.py", "Manager", 2, "QuerySet", "pkg/models/query.py"),
+        ("python", "app/views.py", "Manager", 10, "QuerySet", "pkg/models/query.py"),
+        # Manager.all(): a member of the class re-exported under an alias
+        ("python", "app/views.py", "all", 13, "QuerySet.all", "pkg/models/query.py"),
+        # `export * from "./cart"` in src/lib/index.ts
+        ("typescript", "src/app.ts", "Cart", 1, "Cart", "src/lib/cart.ts"),
+        ("typescript", "src/app.ts", "Cart", 5, "Cart", "src/lib/cart.ts"),
+        ("typescript", "src/app.ts", "total", 7, "Cart.total", "src/lib/cart.ts"),
+        # `export { money as formatMoney } from "./money"`
+        ("typescript", "src/app.ts", "formatMoney", 7, "money", "src/lib/money.ts"),
+    ],
+)
+def test_re_exports_resolve_to_the_definition(
+    request: pytest.FixtureRequest, project: str, path: str, name: str, line: int, target: str,
+    target_path: str,
+) -> None:
+    ref = request.getfixturevalue(project).ref(path, name, line)
+    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
+        "resolved", "import", target, target_path)
+
+
+def test_two_star_re_exports_of_one_name_stay_ambiguous(python: Graph) -> None:
+    ref = python.ref("app/views.py", "helper", 11)
+    assert (ref["status"], ref["resolved_by"], ref["candidate_fqns"]) == (
+        "ambiguous", "import", ["helper@pkg/mixed/one.py", "helper@pkg/mixed/two.py"])
+
+
+def test_a_re_export_cycle_ends_unresolved(python: Graph, typescript: Graph) -> None:
+    assert python.ref("app/views.py", "Thing", 12)["status"] == "unresolved"
+    assert typescript.ref("src/app.ts", "Loop", 6)["status"] == "unresolved"
+
+
+def test_callers_reach_through_a_barrel(typescript: Graph) -> None:
+    assert typescript.names("callers", "money") == {("checkout", False)}
+
+
+def test_a_changed_re_export_re_resolves_the_references_through_it(python: Graph) -> None:
+    barrel = python.root / "pkg" / "models" / "__init__.py"
+    original = barrel.read_text()
+    try:
+        barrel.write_text(original.replace("from .query import QuerySet as Manager",
+                                           "from .base import Model as Manager"))
+        python.index()
+        ref = python.ref("app/views.py", "Manager", 10)
+        assert (ref["status"], ref["target"], ref["target_path"]) == ("resolved", "Model", "pkg/models/base.py")
+        # what did not go through the change keeps its target
+        assert python.ref("app/views.py", "CharField", 9)["target_path"] == "pkg/models/fields.py"
+    finally:
+        barrel.write_text(original)
+        python.index()
+    assert python.ref("app/views.py", "Manager", 10)["target"] == "QuerySet"
+
+
+def test_an_edit_that_keeps_the_re_exports_re_resolves_nothing_through_them(python: Graph) -> None:
+    versions = ("SELECT r.line, r.name, x.xmin::text AS version FROM rag.ref_status r"
+                " JOIN rag.ref_resolution x ON x.ref_id = r.id WHERE r.path = 'app/views.py'")
+    before = {(r["line"], r["name"]): r["version"] for r in python.rows(versions)}
+    barrel = python.root / "pkg" / "models" / "__init__.py"
+    original = barrel.read_text()
+    try:
+        barrel.write_text("# the models\n" + original)
+        python.index()
+        after = {(r["line"], r["name"]): r["version"] for r in python.rows(versions)}
+        assert after == before
+    finally:
+        barrel.write_text(original)
+        python.index()
+
+
+def test_a_deleted_barrel_takes_the_references_through_it_along(typescript: Graph) -> None:
+    barrel = typescript.root / "src" / "lib" / "index.ts"
+    original = barrel.read_text()
+    try:
+        barrel.unlink()
+        typescript.index()
+        assert typescript.ref("src/app.ts", "Cart", 5)["status"] == "unresolved"
+        assert typescript.ref("src/app.ts", "formatMoney", 7)["status"] == "unresolved"
+    finally:
+        barrel.write_text(original)
+        typescript.index()
+    assert typescript.ref("src/app.ts", "Cart", 5)["target_path"] == "src/lib/cart.ts"
