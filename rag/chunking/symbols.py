@@ -127,7 +127,7 @@ def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
     if spec is None:
         return CodeGraph(symbols, [], modules)
     defs = [_Def(d.fqn, d.kind, d.start, d.end, d.parent) for d in definitions]
-    refs = _References(spec, defs, path, language).collect(root)
+    refs = _References(spec, defs, path, language, text).collect(root)
     truncated = len(refs) > MAX_REFS_PER_FILE
     return CodeGraph(symbols, refs[:MAX_REFS_PER_FILE], modules, truncated)
 
@@ -407,10 +407,6 @@ def _query(language: str, spec: _Spec) -> Query:
     return query
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
-
-
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
 
 
@@ -422,28 +418,53 @@ _NAME_CHAIN_TYPES = frozenset({
 })
 
 
-def _dotted(node: Node) -> str | None:
-    """``a.b.c`` for a chain of plain names, else None (a call, an index, ...)."""
-    if node.type not in _NAME_CHAIN_TYPES:
-        return None
-    text = "".join(_text(node).split()).replace("::", ".")  # Rust, C++, Ruby paths
-    return text if _DOTTED.fullmatch(text) else None
-
-
 # A binding of a local name by an import: the module stem and, for a name
 # imported from it, that name (None: the name is the module itself).
 _Binding = tuple[str, str | None]
 
 
 class _References:
-    def __init__(self, spec: _Spec, defs: list[_Def], path: str, language: str) -> None:
+    def __init__(self, spec: _Spec, defs: list[_Def], path: str, language: str, text: str) -> None:
         self.spec = spec
         self.defs = defs
         self.starts = [d.start for d in defs]
         self.path = path
         self.language = language
+        # Node texts are slices of the source: of ``text`` itself when it is ASCII.
+        self.ascii_text = text if text.isascii() else None
         self.imports: dict[str, _Binding] = {}
         self.types: dict[tuple[int, str], str] = {}  # (scope index, variable) -> type text
+
+    # --- text of nodes ---
+
+    def _text(self, node: Node) -> str:
+        if self.ascii_text is not None:  # byte offsets are character offsets
+            return self.ascii_text[node.start_byte:node.end_byte]
+        return (node.text or b"").decode("utf-8", "replace")
+
+    def _field(self, node: Node, name: str) -> str | None:
+        child = node.child_by_field_name(name)
+        return self._text(child) if child is not None else None
+
+    def _dotted(self, node: Node) -> str | None:
+        """``a.b.c`` for a chain of plain names, else None (a call, an index, ...)."""
+        if node.type not in _NAME_CHAIN_TYPES:
+            return None
+        text = "".join(self._text(node).split()).replace("::", ".")  # Rust, C++, Ruby paths
+        return text if _DOTTED.fullmatch(text) else None
+
+    def _constructed_type(self, node: Node) -> str | None:
+        """``Cart`` for a receiver ``Cart()`` (Python) or ``new Cart()`` (JavaScript)."""
+        if node.type == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_children[0]
+        if node.type == "call":
+            target = node.child_by_field_name("function")
+        elif node.type == "new_expression":
+            target = node.child_by_field_name("constructor")
+        else:
+            return None
+        dotted = self._dotted(target) if target is not None else None
+        return dotted if dotted and dotted.rsplit(".", 1)[-1][:1].isupper() else None
 
     def collect(self, root: Node) -> list[Reference]:
         matches = QueryCursor(_query(self.language, self.spec)).matches(root)
@@ -461,9 +482,9 @@ class _References:
                 var, type_node = captures[f"{prefix}.var"][0], captures[f"{prefix}.type"][0]
                 if type_node.type == "generic_type":  # Subscriber<T>: a Subscriber
                     type_node = type_node.child_by_field_name("name") or type_node
-                type_name = _dotted(type_node)
+                type_name = self._dotted(type_node)
                 if type_name and (declared or type_name.rsplit(".", 1)[-1][:1].isupper()):
-                    self.types[(self._scope_index(var.start_byte), _text(var))] = type_name
+                    self.types[(self._scope_index(var.start_byte), self._text(var))] = type_name
             else:
                 calls.append(captures)
         # One reference per use of a name in a definition (its first line):
@@ -535,7 +556,7 @@ class _References:
     def _use(self, captures: dict[str, list[Node]]) -> Reference | None:
         if "new" in captures:
             target = captures["new"][0]
-            dotted = _dotted(target)
+            dotted = self._dotted(target)
             if dotted is None:
                 return None
             qualifier, _, name = dotted.rpartition(".")
@@ -543,7 +564,7 @@ class _References:
         for kind in ("inherits", "implements"):
             if kind in captures:
                 target = captures[kind][0]
-                dotted = _dotted(target)
+                dotted = self._dotted(target)
                 if dotted is None:
                     return None
                 qualifier, _, name = dotted.rpartition(".")
@@ -551,7 +572,7 @@ class _References:
         if "call.path" in captures:
             return self._path_call(captures["call.path"][0])
         name_node = captures["call.name"][0]
-        name = _text(name_node)
+        name = self._text(name_node)
         recv = captures.get("call.recv")
         if not recv:
             if name in self.spec.builtins:
@@ -559,11 +580,11 @@ class _References:
             return self._named("call", name, None, name_node)
         receiver = recv[0]
         if receiver.type in ("super",) or (
-            receiver.type == "call" and _text(receiver).replace(" ", "").startswith("super(")
+            receiver.type == "call" and self._text(receiver).replace(" ", "").startswith("super(")
         ):
             return self._member("call", name, name_node, inherited_only=True)
-        dotted = _dotted(receiver)
-        constructed = _constructed_type(receiver)
+        dotted = self._dotted(receiver)
+        constructed = self._constructed_type(receiver)
         if constructed is not None:  # Cart().total(): a method of what was constructed
             return self._named("call", name, constructed, name_node)
         if dotted in self.spec.self_names:
@@ -577,7 +598,7 @@ class _References:
 
     def _path_call(self, node: Node) -> Reference | None:
         """``Type::f()``, ``ns::f()``, ``module::f()``: the path is no variable."""
-        dotted = _dotted(node)
+        dotted = self._dotted(node)
         if dotted is None or "." not in dotted:
             return None
         qualifier, _, name = dotted.rpartition(".")
@@ -684,7 +705,7 @@ class _References:
             return
         if node.type == "scoped_use_list":
             path = node.child_by_field_name("path")
-            inner = [*prefix, *(_text(path).split("::") if path is not None else [])]
+            inner = [*prefix, *(self._text(path).split("::") if path is not None else [])]
             items = node.child_by_field_name("list")
             for item in items.named_children if items is not None else ():
                 yield from self._rust_use(item, inner)
@@ -694,17 +715,17 @@ class _References:
         elif node.type in ("use_as_clause", "scoped_identifier", "identifier"):
             path_node = node.child_by_field_name("path") if node.type == "use_as_clause" else node
             alias_node = node.child_by_field_name("alias") if node.type == "use_as_clause" else None
-            parts = [p for p in [*prefix, *_text(path_node or node).split("::")]
+            parts = [p for p in [*prefix, *self._text(path_node or node).split("::")]
                      if p not in ("crate", "self", "super", "")]
             if not parts:
                 return
-            alias = _text(alias_node) if alias_node is not None else parts[-1]
+            alias = self._text(alias_node) if alias_node is not None else parts[-1]
             yield self._import_ref(node, parts[-1], "/".join(parts[:-1]), alias)
 
     def _go_import(self, node: Node) -> None:
         """``import u "example.com/app/util"``: u is the package in a folder named util."""
-        path = (_field(node, "path") or "").strip('"`')
-        alias = _field(node, "name") or path.rsplit("/", 1)[-1]
+        path = (self._field(node, "path") or "").strip('"`')
+        alias = self._field(node, "name") or path.rsplit("/", 1)[-1]
         if path and alias not in ("_", "."):
             self.imports[alias] = (path.rsplit("/", 1)[-1], None)
 
@@ -714,7 +735,7 @@ class _References:
                       None)
         if target is None or any(c.type == "asterisk" for c in node.named_children):
             return
-        parts = _text(target).split(".")
+        parts = self._text(target).split(".")
         static = any(c.type == "static" for c in node.children)
         if static and len(parts) >= 3:
             stem, fqn = "/".join(parts[:-1]), ".".join(parts[-2:])
@@ -736,12 +757,12 @@ class _References:
         if node.type == "import_statement":
             for child in node.named_children:
                 if child.type == "aliased_import":
-                    module = _field(child, "name")
-                    alias = _field(child, "alias")
+                    module = self._field(child, "name")
+                    alias = self._field(child, "alias")
                     if module and alias:
                         self.imports[alias] = (module.replace(".", "/"), None)
                 elif child.type == "dotted_name":
-                    module = _text(child)
+                    module = self._text(child)
                     parts = module.split(".")
                     for cut in range(1, len(parts) + 1):
                         self.imports[".".join(parts[:cut])] = ("/".join(parts[:cut]), None)
@@ -749,12 +770,12 @@ class _References:
         module_node = node.child_by_field_name("module_name")
         if module_node is None:
             return
-        stem = self._python_module_stem(_text(module_node))
+        stem = self._python_module_stem(self._text(module_node))
         for child in node.children_by_field_name("name"):
             if child.type == "aliased_import":
-                name, alias = _field(child, "name"), _field(child, "alias")
+                name, alias = self._field(child, "name"), self._field(child, "alias")
             else:
-                name = alias = _text(child)
+                name = alias = self._text(child)
             if name and alias and "." not in name:
                 yield self._import_ref(child, name, stem, alias)
 
@@ -782,51 +803,32 @@ class _References:
         source = node.child_by_field_name("source")
         if source is None:
             return
-        stem = self._js_module_stem(_text(source))
+        stem = self._js_module_stem(self._text(source))
         clause = next((c for c in node.named_children if c.type == "import_clause"), None)
         if clause is None:
             return
         for part in clause.named_children:
             if part.type == "identifier":  # import D from "m": the default export
-                yield self._import_ref(part, _text(part), stem, _text(part))
+                yield self._import_ref(part, self._text(part), stem, self._text(part))
             elif part.type == "namespace_import":
                 namespace = next((c for c in part.named_children if c.type == "identifier"), None)
                 if namespace is not None:
-                    self.imports[_text(namespace)] = (stem, None)
+                    self.imports[self._text(namespace)] = (stem, None)
             elif part.type == "named_imports":
                 for spec in part.named_children:
                     if spec.type != "import_specifier":
                         continue
-                    name = _field(spec, "name")
-                    alias = _field(spec, "alias") or name
+                    name = self._field(spec, "name")
+                    alias = self._field(spec, "alias") or name
                     if name and alias:
                         yield self._import_ref(spec, name, stem, alias)
 
     def _require(self, captures: dict[str, list[Node]]) -> Iterator[Reference]:
-        if _text(captures["require.fn"][0]) != "require":
+        if self._text(captures["require.fn"][0]) != "require":
             return
-        stem = self._js_module_stem(_text(captures["require.module"][0]))
-        self.imports[_text(captures["require.var"][0])] = (stem, None)
+        stem = self._js_module_stem(self._text(captures["require.module"][0]))
+        self.imports[self._text(captures["require.var"][0])] = (stem, None)
         yield from ()
-
-
-def _constructed_type(node: Node) -> str | None:
-    """``Cart`` for a receiver ``Cart()`` (Python) or ``new Cart()`` (JavaScript)."""
-    if node.type == "parenthesized_expression" and node.named_child_count == 1:
-        node = node.named_children[0]
-    if node.type == "call":
-        target = node.child_by_field_name("function")
-    elif node.type == "new_expression":
-        target = node.child_by_field_name("constructor")
-    else:
-        return None
-    dotted = _dotted(target) if target is not None else None
-    return dotted if dotted and dotted.rsplit(".", 1)[-1][:1].isupper() else None
-
-
-def _field(node: Node, name: str) -> str | None:
-    child = node.child_by_field_name(name)
-    return _text(child) if child is not None else None
 
 
 def _join_stem(stem: str, parts: Sequence[str]) -> str:
