@@ -469,8 +469,8 @@ class _References:
     def collect(self, root: Node) -> list[Reference]:
         matches = QueryCursor(_query(self.language, self.spec)).matches(root)
         refs: list[Reference] = []
-        calls: list[dict[str, list[Node]]] = []
-        for _, captures in matches:
+        uses: list[tuple[int, dict[str, list[Node]]]] = []
+        for pattern, captures in matches:
             if "import" in captures:
                 refs.extend(self._import(captures["import"][0]))
             elif "require.var" in captures:
@@ -486,12 +486,35 @@ class _References:
                 if type_name and (declared or type_name.rsplit(".", 1)[-1][:1].isupper()):
                     self.types[(self._scope_index(var.start_byte), self._text(var))] = type_name
             else:
-                calls.append(captures)
+                uses.append((pattern, captures))
         # One reference per use of a name in a definition (its first line):
         # the graph needs who uses what, and Django's repeats are a quarter.
+        # A use whose nodes read as an earlier one's in the same definition makes
+        # the same reference: it is dropped before its reference is worked out.
+        seen_uses: set[tuple[object, ...]] = set()
         seen: set[tuple[object, ...]] = set()
-        for captures in calls:
-            ref = self._use(captures)
+        for pattern, captures in uses:
+            name_nodes = captures.get("call.name")
+            if name_nodes is None:
+                nodes = [found[0] for found in captures.values()]
+                use: tuple[object, ...] = (self._scope_index(nodes[0].start_byte), pattern,
+                                           *[(n.type, self._text(n)) for n in nodes])
+                if use in seen_uses:
+                    continue
+                seen_uses.add(use)
+                ref = self._use(captures)
+            else:
+                name_node = name_nodes[0]
+                name = self._text(name_node)
+                index = self._scope_index(name_node.start_byte)
+                recv = captures.get("call.recv")
+                receiver = recv[0] if recv else None
+                use = ((index, pattern, name) if receiver is None
+                       else (index, pattern, name, receiver.type, self._text(receiver)))
+                if use in seen_uses:
+                    continue
+                seen_uses.add(use)
+                ref = self._call(name_node, name, receiver)
             if ref is None:
                 continue
             key = (ref.scope_index, ref.kind, ref.name, ref.owner, ref.keys, ref.targets,
@@ -554,6 +577,7 @@ class _References:
     # --- uses: calls, constructor calls, bases ---
 
     def _use(self, captures: dict[str, list[Node]]) -> Reference | None:
+        """A constructor call, a base, or a call through a path."""
         if "new" in captures:
             target = captures["new"][0]
             dotted = self._dotted(target)
@@ -569,16 +593,14 @@ class _References:
                     return None
                 qualifier, _, name = dotted.rpartition(".")
                 return self._named(kind, name, qualifier or None, target)
-        if "call.path" in captures:
-            return self._path_call(captures["call.path"][0])
-        name_node = captures["call.name"][0]
-        name = self._text(name_node)
-        recv = captures.get("call.recv")
-        if not recv:
+        return self._path_call(captures["call.path"][0])
+
+    def _call(self, name_node: Node, name: str, receiver: Node | None) -> Reference | None:
+        """``f()``, ``self.f()``, ``x.f()``: ``name`` is ``name_node``'s text."""
+        if receiver is None:
             if name in self.spec.builtins:
                 return None
             return self._named("call", name, None, name_node)
-        receiver = recv[0]
         if receiver.type in ("super",) or (
             receiver.type == "call" and self._text(receiver).replace(" ", "").startswith("super(")
         ):
