@@ -246,8 +246,8 @@ class _Spec:
 
 
 _PY_QUERY = """
-(call function: (identifier) @call.name) @call
-(call function: (attribute object: (_) @call.recv attribute: (identifier) @call.name)) @call
+(call function: (identifier) @call.name)
+(call function: (attribute object: (_) @call.recv attribute: (identifier) @call.name))
 (import_statement) @import
 (import_from_statement) @import
 (class_definition superclasses: (argument_list [(identifier) (attribute)] @inherits))
@@ -257,10 +257,10 @@ _PY_QUERY = """
 (assignment left: (identifier) @made.var right: (call function: [(identifier) (attribute)] @made.type))
 """
 _JS_QUERY = """
-(call_expression function: (identifier) @call.name) @call
+(call_expression function: (identifier) @call.name)
 (call_expression function: (member_expression object: (_) @call.recv
-                                               property: (property_identifier) @call.name)) @call
-(new_expression constructor: [(identifier) (member_expression)] @new) @call
+                                               property: (property_identifier) @call.name))
+(new_expression constructor: [(identifier) (member_expression)] @new)
 (import_statement) @import
 (variable_declarator name: (identifier) @require.var
                      value: (call_expression function: (identifier) @require.fn
@@ -283,21 +283,21 @@ _TS_QUERY = _JS_QUERY.replace(
 """
 
 _GO_QUERY = """
-(call_expression function: (identifier) @call.name) @call
+(call_expression function: (identifier) @call.name)
 (call_expression function: (selector_expression operand: (_) @call.recv
-                                                 field: (field_identifier) @call.name)) @call
+                                                 field: (field_identifier) @call.name))
 (import_spec) @import
 (parameter_declaration name: (identifier) @typed.var
                        type: [(type_identifier) @typed.type (pointer_type (type_identifier) @typed.type)])
 (var_spec name: (identifier) @typed.var type: (type_identifier) @typed.type)
-(composite_literal type: (type_identifier) @new) @call
+(composite_literal type: (type_identifier) @new)
 (short_var_declaration left: (expression_list (identifier) @typed.var)
                        right: (expression_list (composite_literal type: (type_identifier) @typed.type)))
 """
 _JAVA_QUERY = """
-(method_invocation object: (_) @call.recv name: (identifier) @call.name) @call
-(method_invocation !object name: (identifier) @call.name) @call
-(object_creation_expression type: [(type_identifier) (scoped_type_identifier)] @new) @call
+(method_invocation object: (_) @call.recv name: (identifier) @call.name)
+(method_invocation !object name: (identifier) @call.name)
+(object_creation_expression type: [(type_identifier) (scoped_type_identifier)] @new)
 (import_declaration) @import
 (superclass (type_identifier) @inherits)
 (super_interfaces (type_list (type_identifier) @implements))
@@ -309,11 +309,11 @@ _JAVA_QUERY = """
                    declarator: (variable_declarator name: (identifier) @typed.var))
 """
 _RUST_QUERY = """
-(call_expression function: (identifier) @call.name) @call
+(call_expression function: (identifier) @call.name)
 (call_expression function: (field_expression value: (_) @call.recv
-                                              field: (field_identifier) @call.name)) @call
-(call_expression function: (scoped_identifier) @call.path) @call
-(struct_expression name: [(type_identifier) (scoped_type_identifier)] @new) @call
+                                              field: (field_identifier) @call.name))
+(call_expression function: (scoped_identifier) @call.path)
+(struct_expression name: [(type_identifier) (scoped_type_identifier)] @new)
 (use_declaration) @import
 (impl_item trait: [(type_identifier) (scoped_type_identifier)] @implements)
 (impl_item trait: (generic_type type: [(type_identifier) (scoped_type_identifier)] @implements))
@@ -325,13 +325,13 @@ _RUST_QUERY = """
                  value: (call_expression function: (scoped_identifier path: (identifier) @made.type)))
 """
 _C_QUERY = """
-(call_expression function: (identifier) @call.name) @call
+(call_expression function: (identifier) @call.name)
 (call_expression function: (field_expression argument: (_) @call.recv
-                                              field: (field_identifier) @call.name)) @call
+                                              field: (field_identifier) @call.name))
 """
 _CPP_QUERY = _C_QUERY + """
-(call_expression function: (qualified_identifier) @call.path) @call
-(new_expression type: [(type_identifier) (qualified_identifier)] @new) @call
+(call_expression function: (qualified_identifier) @call.path)
+(new_expression type: [(type_identifier) (qualified_identifier)] @new)
 (base_class_clause [(type_identifier) (qualified_identifier)] @inherits)
 (base_class_clause (template_type name: [(type_identifier) (qualified_identifier)] @inherits))
 (parameter_declaration type: (type_identifier) @typed.type
@@ -344,8 +344,8 @@ _CPP_QUERY = _C_QUERY + """
                  value: (new_expression type: (type_identifier) @made.type))
 """
 _RUBY_QUERY = """
-(call receiver: (_) @call.recv method: (identifier) @call.name) @call
-(call !receiver method: (identifier) @call.name) @call
+(call receiver: (_) @call.recv method: (identifier) @call.name)
+(call !receiver method: (identifier) @call.name)
 (class superclass: (superclass [(constant) (scope_resolution)] @inherits))
 ((call !receiver method: (identifier) @mixin
        arguments: (argument_list [(constant) (scope_resolution)] @implements))
@@ -421,6 +421,8 @@ _NAME_CHAIN_TYPES = frozenset({
 # A binding of a local name by an import: the module stem and, for a name
 # imported from it, that name (None: the name is the module itself).
 _Binding = tuple[str, str | None]
+# Where a use is: its scope's index in the definitions (-1: module level) and its line.
+_Place = tuple[int, int]
 
 
 class _References:
@@ -434,6 +436,8 @@ class _References:
         self.ascii_text = text if text.isascii() else None
         self.imports: dict[str, _Binding] = {}
         self.types: dict[tuple[int, str], str] = {}  # (scope index, variable) -> type text
+        # _import_targets by (qualifier, name): uses repeat them across definitions.
+        self.through_imports: dict[tuple[str, str], tuple[tuple[str, str], ...] | None] = {}
 
     # --- text of nodes ---
 
@@ -446,11 +450,16 @@ class _References:
         child = node.child_by_field_name(name)
         return self._text(child) if child is not None else None
 
-    def _dotted(self, node: Node) -> str | None:
-        """``a.b.c`` for a chain of plain names, else None (a call, an index, ...)."""
+    def _dotted(self, node: Node, text: str | None = None) -> str | None:
+        """``a.b.c`` for a chain of plain names, else None (a call, an index, ...);
+        ``text``: the node's, if known."""
         if node.type not in _NAME_CHAIN_TYPES:
             return None
-        text = "".join(self._text(node).split()).replace("::", ".")  # Rust, C++, Ruby paths
+        if text is None:
+            text = self._text(node)
+        if _DOTTED.fullmatch(text):  # most are: nothing to normalize
+            return text
+        text = "".join(text.split()).replace("::", ".")  # Rust, C++, Ruby paths
         return text if _DOTTED.fullmatch(text) else None
 
     def _constructed_type(self, node: Node) -> str | None:
@@ -509,12 +518,12 @@ class _References:
                 index = self._scope_index(name_node.start_byte)
                 recv = captures.get("call.recv")
                 receiver = recv[0] if recv else None
-                use = ((index, pattern, name) if receiver is None
-                       else (index, pattern, name, receiver.type, self._text(receiver)))
+                receiver_text = self._text(receiver) if receiver is not None else ""
+                use = (index, pattern, name, receiver.type if receiver else None, receiver_text)
                 if use in seen_uses:
                     continue
                 seen_uses.add(use)
-                ref = self._call(name_node, name, receiver)
+                ref = self._call(name_node, name, index, receiver, receiver_text)
             if ref is None:
                 continue
             key = (ref.scope_index, ref.kind, ref.name, ref.owner, ref.keys, ref.targets,
@@ -584,7 +593,7 @@ class _References:
             if dotted is None:
                 return None
             qualifier, _, name = dotted.rpartition(".")
-            return self._named("call", name, qualifier or None, target)
+            return self._named("call", name, qualifier or None, self._at(target))
         for kind in ("inherits", "implements"):
             if kind in captures:
                 target = captures[kind][0]
@@ -592,31 +601,36 @@ class _References:
                 if dotted is None:
                     return None
                 qualifier, _, name = dotted.rpartition(".")
-                return self._named(kind, name, qualifier or None, target)
+                return self._named(kind, name, qualifier or None, self._at(target))
         return self._path_call(captures["call.path"][0])
 
-    def _call(self, name_node: Node, name: str, receiver: Node | None) -> Reference | None:
-        """``f()``, ``self.f()``, ``x.f()``: ``name`` is ``name_node``'s text."""
+    def _call(
+        self, name_node: Node, name: str, index: int, receiver: Node | None, receiver_text: str
+    ) -> Reference | None:
+        """``f()``, ``self.f()``, ``x.f()``: ``name`` and ``receiver_text`` are the nodes'
+        texts, ``index`` the scope of ``name_node``."""
+        place = (index, name_node.start_point.row + 1)
         if receiver is None:
             if name in self.spec.builtins:
                 return None
-            return self._named("call", name, None, name_node)
-        if receiver.type in ("super",) or (
-            receiver.type == "call" and self._text(receiver).replace(" ", "").startswith("super(")
+            return self._named("call", name, None, place)
+        receiver_type = receiver.type
+        if receiver_type == "super" or (
+            receiver_type == "call" and receiver_text.replace(" ", "").startswith("super(")
         ):
-            return self._member("call", name, name_node, inherited_only=True)
-        dotted = self._dotted(receiver)
+            return self._member("call", name, place, inherited_only=True)
+        dotted = self._dotted(receiver, receiver_text)
         constructed = self._constructed_type(receiver)
         if constructed is not None:  # Cart().total(): a method of what was constructed
-            return self._named("call", name, constructed, name_node)
+            return self._named("call", name, constructed, place)
         if dotted in self.spec.self_names:
-            return self._member("call", name, name_node, inherited_only=False)
+            return self._member("call", name, place, inherited_only=False)
         if dotted is None:
-            return self._unknown_receiver(name, name_node)
+            return Reference("call", name, place[1], self._scope_fqn(index), index, owner="")
         if name == self.spec.constructor and dotted.rsplit(".", 1)[-1][:1].isupper():
             qualifier, _, cls = dotted.rpartition(".")  # Item.new: constructs Item
-            return self._named("call", cls, qualifier or None, receiver)
-        return self._named("call", name, dotted, name_node)
+            return self._named("call", cls, qualifier or None, self._at(receiver))
+        return self._named("call", name, dotted, place)
 
     def _path_call(self, node: Node) -> Reference | None:
         """``Type::f()``, ``ns::f()``, ``module::f()``: the path is no variable."""
@@ -624,26 +638,29 @@ class _References:
         if dotted is None or "." not in dotted:
             return None
         qualifier, _, name = dotted.rpartition(".")
+        place = self._at(node)
         if qualifier in self.spec.self_names:
-            return self._member("call", name, node, inherited_only=False)
+            return self._member("call", name, place, inherited_only=False)
         parts = [p for p in qualifier.split(".") if p not in ("crate", "self", "super")]
         if not parts:
-            return self._named("call", name, None, node)
+            return self._named("call", name, None, place)
         if self.spec.paths == "module" and parts[0] not in self.imports and parts[0][:1].islower():
             modules = [p for p in parts if p[:1].islower()]
             fqn = ".".join([*parts[len(modules):], name])
-            index, scope, line = self._base(node)
-            return Reference("call", name, line, scope, index, targets=(("/".join(modules), fqn),),
-                             imported=True)
-        return self._named("call", name, ".".join(parts), node, path=True)
+            index, line = place
+            return Reference("call", name, line, self._scope_fqn(index), index,
+                             targets=(("/".join(modules), fqn),), imported=True)
+        return self._named("call", name, ".".join(parts), place, path=True)
 
-    def _base(self, name_node: Node) -> tuple[int, str | None, int]:
-        index = self._scope_index(name_node.start_byte)
-        scope = self.defs[index].fqn if index >= 0 else None
-        return index, scope, name_node.start_point.row + 1
+    def _at(self, node: Node) -> _Place:
+        return self._scope_index(node.start_byte), node.start_point.row + 1
 
-    def _member(self, kind: str, name: str, node: Node, inherited_only: bool) -> Reference:
-        index, scope, line = self._base(node)
+    def _scope_fqn(self, index: int) -> str | None:
+        return self.defs[index].fqn if index >= 0 else None
+
+    def _member(self, kind: str, name: str, place: _Place, inherited_only: bool) -> Reference:
+        index, line = place
+        scope = self._scope_fqn(index)
         cls = self._class_of(index)
         if cls is None:
             return Reference(kind, name, line, scope, index, owner="")
@@ -651,14 +668,11 @@ class _References:
         return Reference(kind, name, line, scope, index, owner="", keys=keys, self_class=cls,
                          inherited_only=inherited_only)
 
-    def _unknown_receiver(self, name: str, node: Node) -> Reference:
-        index, scope, line = self._base(node)
-        return Reference("call", name, line, scope, index, owner="")
-
     def _named(
-        self, kind: str, name: str, qualifier: str | None, node: Node, path: bool = False
+        self, kind: str, name: str, qualifier: str | None, place: _Place, path: bool = False
     ) -> Reference | None:
-        index, scope, line = self._base(node)
+        index, line = place
+        scope = self._scope_fqn(index)
         if qualifier is None:
             binding = self.imports.get(name)
             if binding is not None:
@@ -687,7 +701,13 @@ class _References:
 
     def _import_targets(self, qualifier: str, name: str) -> tuple[tuple[str, str], ...] | None:
         """(stem, fqn) pairs for ``qualifier.name`` when the qualifier starts with an
-        imported name (longest first), else None."""
+        imported name (longest first), else None. Imports are all read by then."""
+        key = (qualifier, name)
+        if key not in self.through_imports:
+            self.through_imports[key] = self._find_import_targets(qualifier, name)
+        return self.through_imports[key]
+
+    def _find_import_targets(self, qualifier: str, name: str) -> tuple[tuple[str, str], ...] | None:
         parts = qualifier.split(".")
         for cut in range(len(parts), 0, -1):
             binding = self.imports.get(".".join(parts[:cut]))
@@ -770,9 +790,8 @@ class _References:
 
     def _import_ref(self, node: Node, name: str, stem: str, alias: str) -> Reference:
         self.imports[alias] = (stem, name)
-        index = self._scope_index(node.start_byte)
-        scope = self.defs[index].fqn if index >= 0 else None
-        return Reference("import", name, node.start_point.row + 1, scope, index, targets=((stem, name),),
+        index, line = self._at(node)
+        return Reference("import", name, line, self._scope_fqn(index), index, targets=((stem, name),),
                          imported=True)
 
     def _python_import(self, node: Node) -> Iterator[Reference]:
