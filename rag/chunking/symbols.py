@@ -28,6 +28,7 @@ import threading
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import tree_sitter_language_pack
@@ -101,15 +102,6 @@ class CodeGraph:
         }
 
 
-@dataclass(frozen=True)
-class _Def:
-    fqn: str
-    kind: str
-    start: int  # bytes
-    end: int
-    parent: int  # index of the enclosing _Def, -1 at module level
-
-
 def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
     """The symbols and references of one parsed file."""
     lines = text.split("\n")
@@ -126,8 +118,7 @@ def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
     modules = _module_stems(path, language)
     if spec is None:
         return CodeGraph(symbols, [], modules)
-    defs = [_Def(d.fqn, d.kind, d.start, d.end, d.parent) for d in definitions]
-    refs = _References(spec, defs, path, language, text).collect(root)
+    refs = _References(spec, definitions, path, language, text).collect(root)
     truncated = len(refs) > MAX_REFS_PER_FILE
     return CodeGraph(symbols, refs[:MAX_REFS_PER_FILE], modules, truncated)
 
@@ -135,13 +126,13 @@ def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
 # --- definitions -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: _with_parents sets ``parent`` in place
 class _Found:
     fqn: str
     kind: str
-    start: int
+    start: int  # bytes
     end: int
-    parent: int
+    parent: int  # index of the enclosing definition, -1 at module level
     node_start_row: int
     node_end_row: int
     name_row: int
@@ -194,16 +185,13 @@ def _without_overloads(found: list[_Found]) -> list[_Found]:
 
 def _with_parents(found: list[_Found]) -> list[_Found]:
     """Definitions in file order, each with the index of the innermost one containing it."""
-    result: list[_Found] = []
     open_defs: list[int] = []
-    for d in found:
-        while open_defs and result[open_defs[-1]].end <= d.start:
+    for index, d in enumerate(found):
+        while open_defs and found[open_defs[-1]].end <= d.start:
             open_defs.pop()
-        parent = open_defs[-1] if open_defs else -1
-        result.append(_Found(d.fqn, d.kind, d.start, d.end, parent, d.node_start_row,
-                             d.node_end_row, d.name_row, d.bodiless))
-        open_defs.append(len(result) - 1)
-    return result
+        d.parent = open_defs[-1] if open_defs else -1
+        open_defs.append(index)
+    return found
 
 
 def _last_row(node: Node) -> int:
@@ -426,7 +414,7 @@ _Place = tuple[int, int]
 
 
 class _References:
-    def __init__(self, spec: _Spec, defs: list[_Def], path: str, language: str, text: str) -> None:
+    def __init__(self, spec: _Spec, defs: list[_Found], path: str, language: str, text: str) -> None:
         self.spec = spec
         self.defs = defs
         self.starts = [d.start for d in defs]
@@ -531,7 +519,7 @@ class _References:
             if key not in seen:
                 seen.add(key)
                 refs.append(ref)
-        refs.sort(key=lambda r: r.line)
+        refs.sort(key=attrgetter("line"))
         return refs
 
     # --- scopes ---
