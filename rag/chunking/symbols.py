@@ -406,6 +406,16 @@ _NAME_CHAIN_TYPES = frozenset({
 })
 
 
+def _role(captures: Mapping[str, object]) -> str:
+    """What a pattern's matches are, by their captures: an import, a JavaScript
+    require, a variable's type ("typed", "made"), or a use of a name."""
+    for capture, role in (("import", "import"), ("require.var", "require"), ("typed.var", "typed"),
+                          ("made.var", "made")):
+        if capture in captures:
+            return role
+    return "use"
+
+
 # A binding of a local name by an import: the module stem and, for a name
 # imported from it, that name (None: the name is the module itself).
 _Binding = tuple[str, str | None]
@@ -467,23 +477,19 @@ class _References:
         matches = QueryCursor(_query(self.language, self.spec)).matches(root)
         refs: list[Reference] = []
         uses: list[tuple[int, dict[str, list[Node]]]] = []
+        roles: dict[int, str] = {}  # pattern -> what its matches are
         for pattern, captures in matches:
-            if "import" in captures:
-                refs.extend(self._import(captures["import"][0]))
-            elif "require.var" in captures:
-                refs.extend(self._require(captures))
-            elif "typed.var" in captures or "made.var" in captures:
-                # A declared type, or what a constructor-like call (Capitalized) made.
-                declared = "typed.var" in captures
-                prefix = "typed" if declared else "made"
-                var, type_node = captures[f"{prefix}.var"][0], captures[f"{prefix}.type"][0]
-                if type_node.type == "generic_type":  # Subscriber<T>: a Subscriber
-                    type_node = type_node.child_by_field_name("name") or type_node
-                type_name = self._dotted(type_node)
-                if type_name and (declared or type_name.rsplit(".", 1)[-1][:1].isupper()):
-                    self.types[(self._scope_index(var.start_byte), self._text(var))] = type_name
-            else:
+            role = roles.get(pattern)
+            if role is None:
+                role = roles[pattern] = _role(captures)
+            if role == "use":
                 uses.append((pattern, captures))
+            elif role == "import":
+                refs.extend(self._import(captures["import"][0]))
+            elif role == "require":
+                refs.extend(self._require(captures))
+            else:
+                self._typed(role, captures)
         # One reference per use of a name in a definition (its first line):
         # the graph needs who uses what, and Django's repeats are a quarter.
         # A use whose nodes read as an earlier one's in the same definition makes
@@ -521,6 +527,15 @@ class _References:
                 refs.append(ref)
         refs.sort(key=attrgetter("line"))
         return refs
+
+    def _typed(self, role: str, captures: dict[str, list[Node]]) -> None:
+        """A declared type (role "typed"), or what a constructor-like call (Capitalized) made."""
+        var, type_node = captures[f"{role}.var"][0], captures[f"{role}.type"][0]
+        if type_node.type == "generic_type":  # Subscriber<T>: a Subscriber
+            type_node = type_node.child_by_field_name("name") or type_node
+        type_name = self._dotted(type_node)
+        if type_name and (role == "typed" or type_name.rsplit(".", 1)[-1][:1].isupper()):
+            self.types[(self._scope_index(var.start_byte), self._text(var))] = type_name
 
     # --- scopes ---
 
