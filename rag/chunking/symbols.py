@@ -28,6 +28,7 @@ import threading
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import tree_sitter_language_pack
@@ -101,15 +102,6 @@ class CodeGraph:
         }
 
 
-@dataclass(frozen=True)
-class _Def:
-    fqn: str
-    kind: str
-    start: int  # bytes
-    end: int
-    parent: int  # index of the enclosing _Def, -1 at module level
-
-
 def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
     """The symbols and references of one parsed file."""
     lines = text.split("\n")
@@ -126,8 +118,7 @@ def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
     modules = _module_stems(path, language)
     if spec is None:
         return CodeGraph(symbols, [], modules)
-    defs = [_Def(d.fqn, d.kind, d.start, d.end, d.parent) for d in definitions]
-    refs = _References(spec, defs, path, language).collect(root)
+    refs = _References(spec, definitions, path, language, text).collect(root)
     truncated = len(refs) > MAX_REFS_PER_FILE
     return CodeGraph(symbols, refs[:MAX_REFS_PER_FILE], modules, truncated)
 
@@ -135,13 +126,13 @@ def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
 # --- definitions -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: _with_parents sets ``parent`` in place
 class _Found:
     fqn: str
     kind: str
-    start: int
+    start: int  # bytes
     end: int
-    parent: int
+    parent: int  # index of the enclosing definition, -1 at module level
     node_start_row: int
     node_end_row: int
     name_row: int
@@ -194,16 +185,13 @@ def _without_overloads(found: list[_Found]) -> list[_Found]:
 
 def _with_parents(found: list[_Found]) -> list[_Found]:
     """Definitions in file order, each with the index of the innermost one containing it."""
-    result: list[_Found] = []
     open_defs: list[int] = []
-    for d in found:
-        while open_defs and result[open_defs[-1]].end <= d.start:
+    for index, d in enumerate(found):
+        while open_defs and found[open_defs[-1]].end <= d.start:
             open_defs.pop()
-        parent = open_defs[-1] if open_defs else -1
-        result.append(_Found(d.fqn, d.kind, d.start, d.end, parent, d.node_start_row,
-                             d.node_end_row, d.name_row, d.bodiless))
-        open_defs.append(len(result) - 1)
-    return result
+        d.parent = open_defs[-1] if open_defs else -1
+        open_defs.append(index)
+    return found
 
 
 def _last_row(node: Node) -> int:
@@ -246,8 +234,8 @@ class _Spec:
 
 
 _PY_QUERY = """
-(call function: (identifier) @call.name) @call
-(call function: (attribute object: (_) @call.recv attribute: (identifier) @call.name)) @call
+(call function: (identifier) @call.name)
+(call function: (attribute object: (_) @call.recv attribute: (identifier) @call.name))
 (import_statement) @import
 (import_from_statement) @import
 (class_definition superclasses: (argument_list [(identifier) (attribute)] @inherits))
@@ -257,10 +245,10 @@ _PY_QUERY = """
 (assignment left: (identifier) @made.var right: (call function: [(identifier) (attribute)] @made.type))
 """
 _JS_QUERY = """
-(call_expression function: (identifier) @call.name) @call
+(call_expression function: (identifier) @call.name)
 (call_expression function: (member_expression object: (_) @call.recv
-                                               property: (property_identifier) @call.name)) @call
-(new_expression constructor: [(identifier) (member_expression)] @new) @call
+                                               property: (property_identifier) @call.name))
+(new_expression constructor: [(identifier) (member_expression)] @new)
 (import_statement) @import
 (export_statement source: (string)) @import
 (variable_declarator name: (identifier) @require.var
@@ -284,21 +272,21 @@ _TS_QUERY = _JS_QUERY.replace(
 """
 
 _GO_QUERY = """
-(call_expression function: (identifier) @call.name) @call
+(call_expression function: (identifier) @call.name)
 (call_expression function: (selector_expression operand: (_) @call.recv
-                                                 field: (field_identifier) @call.name)) @call
+                                                 field: (field_identifier) @call.name))
 (import_spec) @import
 (parameter_declaration name: (identifier) @typed.var
                        type: [(type_identifier) @typed.type (pointer_type (type_identifier) @typed.type)])
 (var_spec name: (identifier) @typed.var type: (type_identifier) @typed.type)
-(composite_literal type: (type_identifier) @new) @call
+(composite_literal type: (type_identifier) @new)
 (short_var_declaration left: (expression_list (identifier) @typed.var)
                        right: (expression_list (composite_literal type: (type_identifier) @typed.type)))
 """
 _JAVA_QUERY = """
-(method_invocation object: (_) @call.recv name: (identifier) @call.name) @call
-(method_invocation !object name: (identifier) @call.name) @call
-(object_creation_expression type: [(type_identifier) (scoped_type_identifier)] @new) @call
+(method_invocation object: (_) @call.recv name: (identifier) @call.name)
+(method_invocation !object name: (identifier) @call.name)
+(object_creation_expression type: [(type_identifier) (scoped_type_identifier)] @new)
 (import_declaration) @import
 (superclass (type_identifier) @inherits)
 (super_interfaces (type_list (type_identifier) @implements))
@@ -310,11 +298,11 @@ _JAVA_QUERY = """
                    declarator: (variable_declarator name: (identifier) @typed.var))
 """
 _RUST_QUERY = """
-(call_expression function: (identifier) @call.name) @call
+(call_expression function: (identifier) @call.name)
 (call_expression function: (field_expression value: (_) @call.recv
-                                              field: (field_identifier) @call.name)) @call
-(call_expression function: (scoped_identifier) @call.path) @call
-(struct_expression name: [(type_identifier) (scoped_type_identifier)] @new) @call
+                                              field: (field_identifier) @call.name))
+(call_expression function: (scoped_identifier) @call.path)
+(struct_expression name: [(type_identifier) (scoped_type_identifier)] @new)
 (use_declaration) @import
 (impl_item trait: [(type_identifier) (scoped_type_identifier)] @implements)
 (impl_item trait: (generic_type type: [(type_identifier) (scoped_type_identifier)] @implements))
@@ -326,13 +314,13 @@ _RUST_QUERY = """
                  value: (call_expression function: (scoped_identifier path: (identifier) @made.type)))
 """
 _C_QUERY = """
-(call_expression function: (identifier) @call.name) @call
+(call_expression function: (identifier) @call.name)
 (call_expression function: (field_expression argument: (_) @call.recv
-                                              field: (field_identifier) @call.name)) @call
+                                              field: (field_identifier) @call.name))
 """
 _CPP_QUERY = _C_QUERY + """
-(call_expression function: (qualified_identifier) @call.path) @call
-(new_expression type: [(type_identifier) (qualified_identifier)] @new) @call
+(call_expression function: (qualified_identifier) @call.path)
+(new_expression type: [(type_identifier) (qualified_identifier)] @new)
 (base_class_clause [(type_identifier) (qualified_identifier)] @inherits)
 (base_class_clause (template_type name: [(type_identifier) (qualified_identifier)] @inherits))
 (parameter_declaration type: (type_identifier) @typed.type
@@ -345,8 +333,8 @@ _CPP_QUERY = _C_QUERY + """
                  value: (new_expression type: (type_identifier) @made.type))
 """
 _RUBY_QUERY = """
-(call receiver: (_) @call.recv method: (identifier) @call.name) @call
-(call !receiver method: (identifier) @call.name) @call
+(call receiver: (_) @call.recv method: (identifier) @call.name)
+(call !receiver method: (identifier) @call.name)
 (class superclass: (superclass [(constant) (scope_resolution)] @inherits))
 ((call !receiver method: (identifier) @mixin
        arguments: (argument_list [(constant) (scope_resolution)] @implements))
@@ -408,10 +396,6 @@ def _query(language: str, spec: _Spec) -> Query:
     return query
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
-
-
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
 
 
@@ -423,55 +407,118 @@ _NAME_CHAIN_TYPES = frozenset({
 })
 
 
-def _dotted(node: Node) -> str | None:
-    """``a.b.c`` for a chain of plain names, else None (a call, an index, ...)."""
-    if node.type not in _NAME_CHAIN_TYPES:
-        return None
-    text = "".join(_text(node).split()).replace("::", ".")  # Rust, C++, Ruby paths
-    return text if _DOTTED.fullmatch(text) else None
+def _role(captures: Mapping[str, object]) -> str:
+    """What a pattern's matches are, by their captures: an import, a JavaScript
+    require, a variable's type ("typed", "made"), or a use of a name."""
+    for capture, role in (("import", "import"), ("require.var", "require"), ("typed.var", "typed"),
+                          ("made.var", "made")):
+        if capture in captures:
+            return role
+    return "use"
 
 
 # A binding of a local name by an import: the module stem and, for a name
 # imported from it, that name (None: the name is the module itself).
 _Binding = tuple[str, str | None]
+# Where a use is: its scope's index in the definitions (-1: module level) and its line.
+_Place = tuple[int, int]
 
 
 class _References:
-    def __init__(self, spec: _Spec, defs: list[_Def], path: str, language: str) -> None:
+    def __init__(self, spec: _Spec, defs: list[_Found], path: str, language: str, text: str) -> None:
         self.spec = spec
         self.defs = defs
         self.starts = [d.start for d in defs]
         self.path = path
         self.language = language
+        # Node texts are slices of the source: of ``text`` itself when it is ASCII.
+        self.ascii_text = text if text.isascii() else None
         self.imports: dict[str, _Binding] = {}
         self.types: dict[tuple[int, str], str] = {}  # (scope index, variable) -> type text
+        # _import_targets by (qualifier, name): uses repeat them across definitions.
+        self.through_imports: dict[tuple[str, str], tuple[tuple[str, str], ...] | None] = {}
+
+    # --- text of nodes ---
+
+    def _text(self, node: Node) -> str:
+        if self.ascii_text is not None:  # byte offsets are character offsets
+            return self.ascii_text[node.start_byte:node.end_byte]
+        return (node.text or b"").decode("utf-8", "replace")
+
+    def _field(self, node: Node, name: str) -> str | None:
+        child = node.child_by_field_name(name)
+        return self._text(child) if child is not None else None
+
+    def _dotted(self, node: Node, text: str | None = None) -> str | None:
+        """``a.b.c`` for a chain of plain names, else None (a call, an index, ...);
+        ``text``: the node's, if known."""
+        if node.type not in _NAME_CHAIN_TYPES:
+            return None
+        if text is None:
+            text = self._text(node)
+        if _DOTTED.fullmatch(text):  # most are: nothing to normalize
+            return text
+        text = "".join(text.split()).replace("::", ".")  # Rust, C++, Ruby paths
+        return text if _DOTTED.fullmatch(text) else None
+
+    def _constructed_type(self, node: Node) -> str | None:
+        """``Cart`` for a receiver ``Cart()`` (Python) or ``new Cart()`` (JavaScript)."""
+        if node.type == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_children[0]
+        if node.type == "call":
+            target = node.child_by_field_name("function")
+        elif node.type == "new_expression":
+            target = node.child_by_field_name("constructor")
+        else:
+            return None
+        dotted = self._dotted(target) if target is not None else None
+        return dotted if dotted and dotted.rsplit(".", 1)[-1][:1].isupper() else None
 
     def collect(self, root: Node) -> list[Reference]:
         matches = QueryCursor(_query(self.language, self.spec)).matches(root)
         refs: list[Reference] = []
-        calls: list[dict[str, list[Node]]] = []
-        for _, captures in matches:
-            if "import" in captures:
+        uses: list[tuple[int, dict[str, list[Node]]]] = []
+        roles: dict[int, str] = {}  # pattern -> what its matches are
+        for pattern, captures in matches:
+            role = roles.get(pattern)
+            if role is None:
+                role = roles[pattern] = _role(captures)
+            if role == "use":
+                uses.append((pattern, captures))
+            elif role == "import":
                 refs.extend(self._import(captures["import"][0]))
-            elif "require.var" in captures:
+            elif role == "require":
                 refs.extend(self._require(captures))
-            elif "typed.var" in captures or "made.var" in captures:
-                # A declared type, or what a constructor-like call (Capitalized) made.
-                declared = "typed.var" in captures
-                prefix = "typed" if declared else "made"
-                var, type_node = captures[f"{prefix}.var"][0], captures[f"{prefix}.type"][0]
-                if type_node.type == "generic_type":  # Subscriber<T>: a Subscriber
-                    type_node = type_node.child_by_field_name("name") or type_node
-                type_name = _dotted(type_node)
-                if type_name and (declared or type_name.rsplit(".", 1)[-1][:1].isupper()):
-                    self.types[(self._scope_index(var.start_byte), _text(var))] = type_name
             else:
-                calls.append(captures)
+                self._typed(role, captures)
         # One reference per use of a name in a definition (its first line):
         # the graph needs who uses what, and Django's repeats are a quarter.
+        # A use whose nodes read as an earlier one's in the same definition makes
+        # the same reference: it is dropped before its reference is worked out.
+        seen_uses: set[tuple[object, ...]] = set()
         seen: set[tuple[object, ...]] = set()
-        for captures in calls:
-            ref = self._use(captures)
+        for pattern, captures in uses:
+            name_nodes = captures.get("call.name")
+            if name_nodes is None:
+                nodes = [found[0] for found in captures.values()]
+                use: tuple[object, ...] = (self._scope_index(nodes[0].start_byte), pattern,
+                                           *[(n.type, self._text(n)) for n in nodes])
+                if use in seen_uses:
+                    continue
+                seen_uses.add(use)
+                ref = self._use(captures)
+            else:
+                name_node = name_nodes[0]
+                name = self._text(name_node)
+                index = self._scope_index(name_node.start_byte)
+                recv = captures.get("call.recv")
+                receiver = recv[0] if recv else None
+                receiver_text = self._text(receiver) if receiver is not None else ""
+                use = (index, pattern, name, receiver.type if receiver else None, receiver_text)
+                if use in seen_uses:
+                    continue
+                seen_uses.add(use)
+                ref = self._call(name_node, name, index, receiver, receiver_text)
             if ref is None:
                 continue
             key = (ref.scope_index, ref.kind, ref.name, ref.owner, ref.keys, ref.targets,
@@ -479,8 +526,17 @@ class _References:
             if key not in seen:
                 seen.add(key)
                 refs.append(ref)
-        refs.sort(key=lambda r: r.line)
+        refs.sort(key=attrgetter("line"))
         return refs
+
+    def _typed(self, role: str, captures: dict[str, list[Node]]) -> None:
+        """A declared type (role "typed"), or what a constructor-like call (Capitalized) made."""
+        var, type_node = captures[f"{role}.var"][0], captures[f"{role}.type"][0]
+        if type_node.type == "generic_type":  # Subscriber<T>: a Subscriber
+            type_node = type_node.child_by_field_name("name") or type_node
+        type_name = self._dotted(type_node)
+        if type_name and (role == "typed" or type_name.rsplit(".", 1)[-1][:1].isupper()):
+            self.types[(self._scope_index(var.start_byte), self._text(var))] = type_name
 
     # --- scopes ---
 
@@ -534,74 +590,81 @@ class _References:
     # --- uses: calls, constructor calls, bases ---
 
     def _use(self, captures: dict[str, list[Node]]) -> Reference | None:
+        """A constructor call, a base, or a call through a path."""
         if "new" in captures:
             target = captures["new"][0]
-            dotted = _dotted(target)
+            dotted = self._dotted(target)
             if dotted is None:
                 return None
             qualifier, _, name = dotted.rpartition(".")
-            return self._named("call", name, qualifier or None, target)
+            return self._named("call", name, qualifier or None, self._at(target))
         for kind in ("inherits", "implements"):
             if kind in captures:
                 target = captures[kind][0]
-                dotted = _dotted(target)
+                dotted = self._dotted(target)
                 if dotted is None:
                     return None
                 qualifier, _, name = dotted.rpartition(".")
-                return self._named(kind, name, qualifier or None, target)
-        if "call.path" in captures:
-            return self._path_call(captures["call.path"][0])
-        name_node = captures["call.name"][0]
-        name = _text(name_node)
-        recv = captures.get("call.recv")
-        if not recv:
+                return self._named(kind, name, qualifier or None, self._at(target))
+        return self._path_call(captures["call.path"][0])
+
+    def _call(
+        self, name_node: Node, name: str, index: int, receiver: Node | None, receiver_text: str
+    ) -> Reference | None:
+        """``f()``, ``self.f()``, ``x.f()``: ``name`` and ``receiver_text`` are the nodes'
+        texts, ``index`` the scope of ``name_node``."""
+        place = (index, name_node.start_point.row + 1)
+        if receiver is None:
             if name in self.spec.builtins:
                 return None
-            return self._named("call", name, None, name_node)
-        receiver = recv[0]
-        if receiver.type in ("super",) or (
-            receiver.type == "call" and _text(receiver).replace(" ", "").startswith("super(")
+            return self._named("call", name, None, place)
+        receiver_type = receiver.type
+        if receiver_type == "super" or (
+            receiver_type == "call" and receiver_text.replace(" ", "").startswith("super(")
         ):
-            return self._member("call", name, name_node, inherited_only=True)
-        dotted = _dotted(receiver)
-        constructed = _constructed_type(receiver)
+            return self._member("call", name, place, inherited_only=True)
+        dotted = self._dotted(receiver, receiver_text)
+        constructed = self._constructed_type(receiver)
         if constructed is not None:  # Cart().total(): a method of what was constructed
-            return self._named("call", name, constructed, name_node)
+            return self._named("call", name, constructed, place)
         if dotted in self.spec.self_names:
-            return self._member("call", name, name_node, inherited_only=False)
+            return self._member("call", name, place, inherited_only=False)
         if dotted is None:
-            return self._unknown_receiver(name, name_node)
+            return Reference("call", name, place[1], self._scope_fqn(index), index, owner="")
         if name == self.spec.constructor and dotted.rsplit(".", 1)[-1][:1].isupper():
             qualifier, _, cls = dotted.rpartition(".")  # Item.new: constructs Item
-            return self._named("call", cls, qualifier or None, receiver)
-        return self._named("call", name, dotted, name_node)
+            return self._named("call", cls, qualifier or None, self._at(receiver))
+        return self._named("call", name, dotted, place)
 
     def _path_call(self, node: Node) -> Reference | None:
         """``Type::f()``, ``ns::f()``, ``module::f()``: the path is no variable."""
-        dotted = _dotted(node)
+        dotted = self._dotted(node)
         if dotted is None or "." not in dotted:
             return None
         qualifier, _, name = dotted.rpartition(".")
+        place = self._at(node)
         if qualifier in self.spec.self_names:
-            return self._member("call", name, node, inherited_only=False)
+            return self._member("call", name, place, inherited_only=False)
         parts = [p for p in qualifier.split(".") if p not in ("crate", "self", "super")]
         if not parts:
-            return self._named("call", name, None, node)
+            return self._named("call", name, None, place)
         if self.spec.paths == "module" and parts[0] not in self.imports and parts[0][:1].islower():
             modules = [p for p in parts if p[:1].islower()]
             fqn = ".".join([*parts[len(modules):], name])
-            index, scope, line = self._base(node)
-            return Reference("call", name, line, scope, index, targets=(("/".join(modules), fqn),),
-                             imported=True)
-        return self._named("call", name, ".".join(parts), node, path=True)
+            index, line = place
+            return Reference("call", name, line, self._scope_fqn(index), index,
+                             targets=(("/".join(modules), fqn),), imported=True)
+        return self._named("call", name, ".".join(parts), place, path=True)
 
-    def _base(self, name_node: Node) -> tuple[int, str | None, int]:
-        index = self._scope_index(name_node.start_byte)
-        scope = self.defs[index].fqn if index >= 0 else None
-        return index, scope, name_node.start_point.row + 1
+    def _at(self, node: Node) -> _Place:
+        return self._scope_index(node.start_byte), node.start_point.row + 1
 
-    def _member(self, kind: str, name: str, node: Node, inherited_only: bool) -> Reference:
-        index, scope, line = self._base(node)
+    def _scope_fqn(self, index: int) -> str | None:
+        return self.defs[index].fqn if index >= 0 else None
+
+    def _member(self, kind: str, name: str, place: _Place, inherited_only: bool) -> Reference:
+        index, line = place
+        scope = self._scope_fqn(index)
         cls = self._class_of(index)
         if cls is None:
             return Reference(kind, name, line, scope, index, owner="")
@@ -609,14 +672,11 @@ class _References:
         return Reference(kind, name, line, scope, index, owner="", keys=keys, self_class=cls,
                          inherited_only=inherited_only)
 
-    def _unknown_receiver(self, name: str, node: Node) -> Reference:
-        index, scope, line = self._base(node)
-        return Reference("call", name, line, scope, index, owner="")
-
     def _named(
-        self, kind: str, name: str, qualifier: str | None, node: Node, path: bool = False
+        self, kind: str, name: str, qualifier: str | None, place: _Place, path: bool = False
     ) -> Reference | None:
-        index, scope, line = self._base(node)
+        index, line = place
+        scope = self._scope_fqn(index)
         if qualifier is None:
             binding = self.imports.get(name)
             if binding is not None:
@@ -645,7 +705,13 @@ class _References:
 
     def _import_targets(self, qualifier: str, name: str) -> tuple[tuple[str, str], ...] | None:
         """(stem, fqn) pairs for ``qualifier.name`` when the qualifier starts with an
-        imported name (longest first), else None."""
+        imported name (longest first), else None. Imports are all read by then."""
+        key = (qualifier, name)
+        if key not in self.through_imports:
+            self.through_imports[key] = self._find_import_targets(qualifier, name)
+        return self.through_imports[key]
+
+    def _find_import_targets(self, qualifier: str, name: str) -> tuple[tuple[str, str], ...] | None:
         parts = qualifier.split(".")
         for cut in range(len(parts), 0, -1):
             binding = self.imports.get(".".join(parts[:cut]))
@@ -685,7 +751,7 @@ class _References:
             return
         if node.type == "scoped_use_list":
             path = node.child_by_field_name("path")
-            inner = [*prefix, *(_text(path).split("::") if path is not None else [])]
+            inner = [*prefix, *(self._text(path).split("::") if path is not None else [])]
             items = node.child_by_field_name("list")
             for item in items.named_children if items is not None else ():
                 yield from self._rust_use(item, inner)
@@ -695,17 +761,17 @@ class _References:
         elif node.type in ("use_as_clause", "scoped_identifier", "identifier"):
             path_node = node.child_by_field_name("path") if node.type == "use_as_clause" else node
             alias_node = node.child_by_field_name("alias") if node.type == "use_as_clause" else None
-            parts = [p for p in [*prefix, *_text(path_node or node).split("::")]
+            parts = [p for p in [*prefix, *self._text(path_node or node).split("::")]
                      if p not in ("crate", "self", "super", "")]
             if not parts:
                 return
-            alias = _text(alias_node) if alias_node is not None else parts[-1]
+            alias = self._text(alias_node) if alias_node is not None else parts[-1]
             yield self._import_ref(node, parts[-1], "/".join(parts[:-1]), alias)
 
     def _go_import(self, node: Node) -> None:
         """``import u "example.com/app/util"``: u is the package in a folder named util."""
-        path = (_field(node, "path") or "").strip('"`')
-        alias = _field(node, "name") or path.rsplit("/", 1)[-1]
+        path = (self._field(node, "path") or "").strip('"`')
+        alias = self._field(node, "name") or path.rsplit("/", 1)[-1]
         if path and alias not in ("_", "."):
             self.imports[alias] = (path.rsplit("/", 1)[-1], None)
 
@@ -715,7 +781,7 @@ class _References:
                       None)
         if target is None or any(c.type == "asterisk" for c in node.named_children):
             return
-        parts = _text(target).split(".")
+        parts = self._text(target).split(".")
         static = any(c.type == "static" for c in node.children)
         if static and len(parts) >= 3:
             stem, fqn = "/".join(parts[:-1]), ".".join(parts[-2:])
@@ -731,21 +797,20 @@ class _References:
         module re-exports what it imports under that name); ``binds``: in scope here."""
         if binds:
             self.imports[alias] = (stem, name)
-        index = self._scope_index(node.start_byte)
-        scope = self.defs[index].fqn if index >= 0 else None
-        return Reference("import", name, node.start_point.row + 1, scope, index, targets=((stem, name),),
+        index, line = self._at(node)
+        return Reference("import", name, line, self._scope_fqn(index), index, targets=((stem, name),),
                          imported=True, keys=(alias,) if alias != name else ())
 
     def _python_import(self, node: Node) -> Iterator[Reference]:
         if node.type == "import_statement":
             for child in node.named_children:
                 if child.type == "aliased_import":
-                    module = _field(child, "name")
-                    alias = _field(child, "alias")
+                    module = self._field(child, "name")
+                    alias = self._field(child, "alias")
                     if module and alias:
                         self.imports[alias] = (module.replace(".", "/"), None)
                 elif child.type == "dotted_name":
-                    module = _text(child)
+                    module = self._text(child)
                     parts = module.split(".")
                     for cut in range(1, len(parts) + 1):
                         self.imports[".".join(parts[:cut])] = ("/".join(parts[:cut]), None)
@@ -753,14 +818,14 @@ class _References:
         module_node = node.child_by_field_name("module_name")
         if module_node is None:
             return
-        stem = self._python_module_stem(_text(module_node))
+        stem = self._python_module_stem(self._text(module_node))
         if any(c.type == "wildcard_import" for c in node.named_children):  # re-exports all of stem
             yield self._import_ref(node, "*", stem, "*", binds=False)
         for child in node.children_by_field_name("name"):
             if child.type == "aliased_import":
-                name, alias = _field(child, "name"), _field(child, "alias")
+                name, alias = self._field(child, "name"), self._field(child, "alias")
             else:
-                name = alias = _text(child)
+                name = alias = self._text(child)
             if name and alias and "." not in name:
                 yield self._import_ref(child, name, stem, alias)
 
@@ -788,7 +853,7 @@ class _References:
         source = node.child_by_field_name("source")
         if source is None:
             return
-        stem = self._js_module_stem(_text(source))
+        stem = self._js_module_stem(self._text(source))
         if node.type == "export_statement":
             yield from self._js_reexport(node, stem)
             return
@@ -797,17 +862,17 @@ class _References:
             return
         for part in clause.named_children:
             if part.type == "identifier":  # import D from "m": the default export
-                yield self._import_ref(part, _text(part), stem, _text(part))
+                yield self._import_ref(part, self._text(part), stem, self._text(part))
             elif part.type == "namespace_import":
                 namespace = next((c for c in part.named_children if c.type == "identifier"), None)
                 if namespace is not None:
-                    self.imports[_text(namespace)] = (stem, None)
+                    self.imports[self._text(namespace)] = (stem, None)
             elif part.type == "named_imports":
                 for spec in part.named_children:
                     if spec.type != "import_specifier":
                         continue
-                    name = _field(spec, "name")
-                    alias = _field(spec, "alias") or name
+                    name = self._field(spec, "name")
+                    alias = self._field(spec, "alias") or name
                     if name and alias:
                         yield self._import_ref(spec, name, stem, alias)
 
@@ -818,35 +883,16 @@ class _References:
             yield self._import_ref(node, "*", stem, "*", binds=False)
         clause = next((c for c in node.named_children if c.type == "export_clause"), None)
         for spec in clause.named_children if clause is not None else ():
-            name = _field(spec, "name")
+            name = self._field(spec, "name")
             if spec.type == "export_specifier" and name:
-                yield self._import_ref(spec, name, stem, _field(spec, "alias") or name, binds=False)
+                yield self._import_ref(spec, name, stem, self._field(spec, "alias") or name, binds=False)
 
     def _require(self, captures: dict[str, list[Node]]) -> Iterator[Reference]:
-        if _text(captures["require.fn"][0]) != "require":
+        if self._text(captures["require.fn"][0]) != "require":
             return
-        stem = self._js_module_stem(_text(captures["require.module"][0]))
-        self.imports[_text(captures["require.var"][0])] = (stem, None)
+        stem = self._js_module_stem(self._text(captures["require.module"][0]))
+        self.imports[self._text(captures["require.var"][0])] = (stem, None)
         yield from ()
-
-
-def _constructed_type(node: Node) -> str | None:
-    """``Cart`` for a receiver ``Cart()`` (Python) or ``new Cart()`` (JavaScript)."""
-    if node.type == "parenthesized_expression" and node.named_child_count == 1:
-        node = node.named_children[0]
-    if node.type == "call":
-        target = node.child_by_field_name("function")
-    elif node.type == "new_expression":
-        target = node.child_by_field_name("constructor")
-    else:
-        return None
-    dotted = _dotted(target) if target is not None else None
-    return dotted if dotted and dotted.rsplit(".", 1)[-1][:1].isupper() else None
-
-
-def _field(node: Node, name: str) -> str | None:
-    child = node.child_by_field_name(name)
-    return _text(child) if child is not None else None
 
 
 def _join_stem(stem: str, parts: Sequence[str]) -> str:
