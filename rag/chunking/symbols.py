@@ -727,6 +727,8 @@ class _References:
             else:
                 found.append((stem, ".".join([imported, *rest, name])))
                 found.append((_join_stem(stem, [imported, *rest]), name))
+                if rest:  # `from pkg import models`: models.Model.check() is Model.check in pkg/models
+                    found.append((_join_stem(stem, [imported]), ".".join([*rest, name])))
             return tuple(found)
         return None
 

@@ -33,6 +33,8 @@ def typescript(graph_of: Callable[[str], Graph]) -> Graph:
         ("python", "app/views.py", "Manager", 10, "QuerySet", "pkg/models/query.py"),
         # Manager.all(): a member of the class re-exported under an alias
         ("python", "app/views.py", "all", 13, "QuerySet.all", "pkg/models/query.py"),
+        # models.Model.check(): a member of a class the imported module re-exports
+        ("python", "app/views.py", "check", 16, "Model.check", "pkg/models/base.py"),
         # `export * from "./cart"` in src/lib/index.ts
         ("typescript", "src/app.ts", "Cart", 1, "Cart", "src/lib/cart.ts"),
         ("typescript", "src/app.ts", "Cart", 5, "Cart", "src/lib/cart.ts"),
