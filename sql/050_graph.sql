@@ -17,7 +17,7 @@
 -- The import level follows re-exports: where the imported module (a
 -- package's __init__.py, an index.ts barrel) does not define the name, the
 -- module's own import of it (from .base import Model, export { X as Y }
--- from, import *, export *), a few hops deep.
+-- from, import *, export *, export * as ns), a few hops deep.
 -- A reference's candidates only ever depend on definitions of its own name
 -- and on the names modules re-export, which is why dirty names (of both) are
 -- enough to re-resolve after a change. A Rust
@@ -317,8 +317,10 @@ BEGIN
             CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
             JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
                                    AND (m.full_stem OR left(t.stem, 1) <> '/')
-            CROSS JOIN LATERAL (SELECT CASE WHEN e.name = '*' THEN h.fqn
-                                            ELSE e.name || substr(h.fqn, length(h.probe) + 1) END) AS n(fqn)
+            -- (export * as ns: "*" under the name ns, so ns.f is f in the module)
+            CROSS JOIN LATERAL (SELECT CASE WHEN e.name <> '*' THEN e.name || substr(h.fqn, length(h.probe) + 1)
+                                            WHEN e.keys[1] IS NULL THEN h.fqn
+                                            ELSE substr(h.fqn, length(h.probe) + 2) END) AS n(fqn)
             CROSS JOIN LATERAL (VALUES (split_part(n.fqn, '.', 1)), ('*')) AS p(probe)
             WHERE h.depth < 3 AND m.file_id <> ALL (h.seen)
               AND NOT EXISTS (SELECT 1 FROM rag.symbols d WHERE d.file_id = h.file_id AND d.fqn = h.fqn)

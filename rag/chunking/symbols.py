@@ -879,10 +879,14 @@ class _References:
                         yield self._import_ref(spec, name, stem, alias)
 
     def _js_reexport(self, node: Node, stem: str) -> Iterator[Reference]:
-        """``export * from "m"``, ``export { X as Y } from "m"``: imports that bind no
-        local name (``export * as ns`` re-exports a namespace: not followed)."""
+        """``export * from "m"``, ``export { X as Y } from "m"``, ``export * as ns from "m"``:
+        imports that bind no local name (the last one "*" kept under the name ns)."""
         if any(c.type == "*" for c in node.children):
             yield self._import_ref(node, "*", stem, "*", binds=False)
+        namespace = next((c for c in node.named_children if c.type == "namespace_export"), None)
+        alias = next((c for c in namespace.named_children if c.type == "identifier"), None) if namespace else None
+        if alias is not None:
+            yield self._import_ref(namespace, "*", stem, self._text(alias), binds=False)
         clause = next((c for c in node.named_children if c.type == "export_clause"), None)
         for spec in clause.named_children if clause is not None else ():
             name = self._field(spec, "name")

@@ -1,6 +1,6 @@
 """References resolved through re-exports: a package's __init__.py importing
 what it offers (by name, alias or *), a TypeScript barrel (export * from,
-export { X as Y } from); cycles end, ambiguity is kept, a changed re-export
+export { X as Y } from, export * as ns from); cycles end, ambiguity is kept, a changed re-export
 re-resolves the references that went through it."""
 
 from collections.abc import Callable
@@ -41,6 +41,8 @@ def typescript(graph_of: Callable[[str], Graph]) -> Graph:
         ("typescript", "src/app.ts", "total", 7, "Cart.total", "src/lib/cart.ts"),
         # `export { money as formatMoney } from "./money"`
         ("typescript", "src/app.ts", "formatMoney", 7, "money", "src/lib/money.ts"),
+        # units.cents(): `export * as units from "./pricing"`
+        ("typescript", "src/app.ts", "cents", 11, "cents", "src/lib/pricing.ts"),
     ],
 )
 def test_re_exports_resolve_to_the_definition(
@@ -56,6 +58,11 @@ def test_two_star_re_exports_of_one_name_stay_ambiguous(python: Graph) -> None:
     ref = python.ref("app/views.py", "helper", 11)
     assert (ref["status"], ref["resolved_by"], ref["candidate_fqns"]) == (
         "ambiguous", "import", ["helper@pkg/mixed/one.py", "helper@pkg/mixed/two.py"])
+
+
+def test_a_namespace_re_export_offers_only_the_namespace(typescript: Graph) -> None:
+    """`export * as units` does not make the barrel offer `cents` itself."""
+    assert typescript.ref("src/app.ts", "cents", 1)["status"] == "unresolved"
 
 
 def test_a_re_export_cycle_ends_unresolved(python: Graph, typescript: Graph) -> None:
