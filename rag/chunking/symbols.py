@@ -883,10 +883,10 @@ class _References:
         imports that bind no local name (the last one "*" kept under the name ns)."""
         if any(c.type == "*" for c in node.children):
             yield self._import_ref(node, "*", stem, "*", binds=False)
-        namespace = next((c for c in node.named_children if c.type == "namespace_export"), None)
-        alias = next((c for c in namespace.named_children if c.type == "identifier"), None) if namespace else None
-        if alias is not None:
-            yield self._import_ref(namespace, "*", stem, self._text(alias), binds=False)
+        for namespace in (c for c in node.named_children if c.type == "namespace_export"):
+            alias = next((c for c in namespace.named_children if c.type == "identifier"), None)
+            if alias is not None:
+                yield self._import_ref(namespace, "*", stem, self._text(alias), binds=False)
         clause = next((c for c in node.named_children if c.type == "export_clause"), None)
         for spec in clause.named_children if clause is not None else ():
             name = self._field(spec, "name")
