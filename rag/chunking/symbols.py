@@ -34,7 +34,7 @@ from typing import Any
 import tree_sitter_language_pack
 from tree_sitter import Node, Query, QueryCursor
 
-from rag.chunking.languages import CONTAINER_KINDS, find_definition
+from rag.chunking.languages import CONTAINER_KINDS, find_definition, may_define
 
 # Kinds whose members a self/this call or an implicit member call looks in.
 _CLASS_KINDS = frozenset({"CLASS", "INTERFACE", "STRUCT", "TRAIT", "IMPL", "ENUM"})
@@ -143,6 +143,22 @@ class _Found:
 _COMPOUND = re.compile(r"(_statement|_clause|block|_declaration_list|declaration_list)$")
 
 
+# What a node's type says it may be, for the walk below (bit flags).
+_MAY_DEFINE, _MAY_HOLD = 1, 2
+_node_roles: dict[tuple[str, str], int] = {}  # (language, node type) -> flags
+
+
+def _node_role(language: str, node_type: str) -> int:
+    key = (language, node_type)
+    role = _node_roles.get(key)
+    if role is None:
+        role = _node_roles[key] = (
+            (_MAY_DEFINE if may_define(node_type, language) else 0)
+            | (_MAY_HOLD if _COMPOUND.search(node_type) else 0)
+        )
+    return role
+
+
 def _definitions(root: Node, language: str) -> list[_Found]:
     found: list[_Found] = []
     stack: list[tuple[Sequence[Node], str | None, bool, int]] = [
@@ -151,9 +167,13 @@ def _definitions(root: Node, language: str) -> list[_Found]:
     while stack:
         nodes, prefix, methods, depth = stack.pop()
         for node in nodes:
-            definition = find_definition(node, language)
+            # Most statements are neither: their type tells without looking further.
+            role = _node_role(language, node.type)
+            if not role:
+                continue
+            definition = find_definition(node, language) if role & _MAY_DEFINE else None
             if definition is None:
-                if depth < _MAX_DEPTH and _COMPOUND.search(node.type) and node.named_child_count:
+                if depth < _MAX_DEPTH and role & _MAY_HOLD and node.named_child_count:
                     stack.append((node.named_children, prefix, methods, depth + 1))
                 continue
             if not definition.name:
@@ -409,12 +429,16 @@ _NAME_CHAIN_TYPES = frozenset({
 
 def _role(captures: Mapping[str, object]) -> str:
     """What a pattern's matches are, by their captures: an import, a JavaScript
-    require, a variable's type ("typed", "made"), or a use of a name."""
+    require, a variable's type ("typed", "made"), a call of a name on a receiver
+    ("recv_call") or alone ("call"), or another use of a name."""
     for capture, role in (("import", "import"), ("require.var", "require"), ("typed.var", "typed"),
-                          ("made.var", "made")):
+                          ("made.var", "made"), ("call.recv", "recv_call"), ("call.name", "call")):
         if capture in captures:
             return role
     return "use"
+
+
+_USE_ROLES = frozenset({"call", "recv_call", "use"})
 
 
 # A binding of a local name by an import: the module stem and, for a name
@@ -429,6 +453,12 @@ class _References:
         self.spec = spec
         self.defs = defs
         self.starts = [d.start for d in defs]
+        self.ends = [d.end for d in defs]
+        self.parents = [d.parent for d in defs]
+        # By definition index, with index -1 (module level) reading the None at the end.
+        self.fqns: list[str | None] = [*(d.fqn for d in defs), None]
+        self.classes = self._classes()
+        self.prefixes: dict[int, tuple[str, ...]] = {}  # _lexical_keys' scopes by index
         self.path = path
         self.language = language
         # Node texts are slices of the source: of ``text`` itself when it is ASCII.
@@ -483,7 +513,7 @@ class _References:
             role = roles.get(pattern)
             if role is None:
                 role = roles[pattern] = _role(captures)
-            if role == "use":
+            if role in _USE_ROLES:
                 uses.append((pattern, captures))
             elif role == "import":
                 refs.extend(self._import(captures["import"][0]))
@@ -497,9 +527,12 @@ class _References:
         # the same reference: it is dropped before its reference is worked out.
         seen_uses: set[tuple[object, ...]] = set()
         seen: set[tuple[object, ...]] = set()
+        text = self.ascii_text
+        starts, ends, parents = self.starts, self.ends, self.parents
+        builtins = self.spec.builtins
         for pattern, captures in uses:
-            name_nodes = captures.get("call.name")
-            if name_nodes is None:
+            role = roles[pattern]
+            if role == "use":
                 nodes = [found[0] for found in captures.values()]
                 use: tuple[object, ...] = (self._scope_index(nodes[0].start_byte), pattern,
                                            *[(n.type, self._text(n)) for n in nodes])
@@ -508,17 +541,27 @@ class _References:
                 seen_uses.add(use)
                 ref = self._use(captures)
             else:
-                name_node = name_nodes[0]
-                name = self._text(name_node)
-                index = self._scope_index(name_node.start_byte)
-                recv = captures.get("call.recv")
-                receiver = recv[0] if recv else None
-                receiver_text = self._text(receiver) if receiver is not None else ""
-                use = (index, pattern, name, receiver.type if receiver else None, receiver_text)
+                # Calls are most uses: _text and _scope_index are inlined.
+                name_node = captures["call.name"][0]
+                start = name_node.start_byte
+                name = text[start:name_node.end_byte] if text is not None else self._text(name_node)
+                if role == "call":
+                    if name in builtins:
+                        continue
+                    receiver, receiver_type, receiver_text = None, "", ""
+                else:
+                    receiver = captures["call.recv"][0]
+                    receiver_type = receiver.type
+                    receiver_text = (text[receiver.start_byte:receiver.end_byte] if text is not None
+                                     else self._text(receiver))
+                index = bisect_right(starts, start) - 1
+                while index >= 0 and ends[index] <= start:
+                    index = parents[index]
+                use = (index, pattern, name, receiver_text, receiver_type)
                 if use in seen_uses:
                     continue
                 seen_uses.add(use)
-                ref = self._call(name_node, name, index, receiver, receiver_text)
+                ref = self._call(name_node, name, index, receiver, receiver_type, receiver_text)
             if ref is None:
                 continue
             key = (ref.scope_index, ref.kind, ref.name, ref.owner, ref.keys, ref.targets,
@@ -546,33 +589,43 @@ class _References:
             index = self.defs[index].parent
         return index
 
-    def _class_of(self, index: int) -> str | None:
-        while index >= 0:
-            definition = self.defs[index]
+    def _classes(self) -> list[str | None]:
+        """The class each definition is in (or is), by index, then None for module level."""
+        classes: list[str | None] = [None] * (len(self.defs) + 1)
+        for index, definition in enumerate(self.defs):  # parents come first
             if definition.kind in _CLASS_KINDS:
-                return definition.fqn
-            if definition.kind == "METHOD" and (
+                classes[index] = definition.fqn
+            elif definition.kind == "METHOD" and (
                 definition.parent < 0 or self.defs[definition.parent].kind not in _CLASS_KINDS
             ):
-                return definition.fqn.rpartition(".")[0] or None  # C++'s int Box::size() {...}
-            index = definition.parent
-        return None
+                classes[index] = definition.fqn.rpartition(".")[0] or None  # C++'s int Box::size()
+            else:
+                classes[index] = classes[definition.parent]
+        return classes
+
+    def _class_of(self, index: int) -> str | None:
+        return self.classes[index]
 
     def _lexical_keys(self, index: int, name: str) -> tuple[str, ...]:
         """fqns a plain name may mean, innermost scope first: nested functions,
         the class's members where the language lets a method call them bare,
         then the file's top level."""
-        keys: list[str] = []
+        prefixes = self.prefixes.get(index)
+        if prefixes is None:
+            prefixes = self.prefixes[index] = self._scopes_of(index)
+        return (*[f"{prefix}.{name}" for prefix in prefixes], name)
+
+    def _scopes_of(self, index: int) -> tuple[str, ...]:
+        scopes: list[str] = []
         cls = self._class_of(index) if self.spec.implicit_members else None
         while index >= 0:
             definition = self.defs[index]
             if definition.kind not in _CLASS_KINDS or self.spec.implicit_members:
-                keys.append(f"{definition.fqn}.{name}")
+                scopes.append(definition.fqn)
             index = definition.parent
-        if cls is not None and f"{cls}.{name}" not in keys:  # a C++ method defined outside its class
-            keys.insert(1, f"{cls}.{name}")
-        keys.append(name)
-        return tuple(keys)
+        if cls is not None and cls not in scopes:  # a C++ method defined outside its class
+            scopes.insert(1, cls)
+        return tuple(scopes)
 
     def _field_type(self, index: int, field: str) -> str | None:
         """The declared type of a field of the class around ``index``."""
@@ -609,28 +662,31 @@ class _References:
         return self._path_call(captures["call.path"][0])
 
     def _call(
-        self, name_node: Node, name: str, index: int, receiver: Node | None, receiver_text: str
+        self, name_node: Node, name: str, index: int, receiver: Node | None, receiver_type: str,
+        receiver_text: str,
     ) -> Reference | None:
         """``f()``, ``self.f()``, ``x.f()``: ``name`` and ``receiver_text`` are the nodes'
         texts, ``index`` the scope of ``name_node``."""
         place = (index, name_node.start_point.row + 1)
-        if receiver is None:
-            if name in self.spec.builtins:
-                return None
+        if receiver is None:  # a builtin's call was left out before
             return self._named("call", name, None, place)
-        receiver_type = receiver.type
-        if receiver_type == "super" or (
-            receiver_type == "call" and receiver_text.replace(" ", "").startswith("super(")
-        ):
-            return self._member("call", name, place, inherited_only=True)
-        dotted = self._dotted(receiver, receiver_text)
-        constructed = self._constructed_type(receiver)
-        if constructed is not None:  # Cart().total(): a method of what was constructed
-            return self._named("call", name, constructed, place)
+        if receiver_type in _NAME_CHAIN_TYPES:
+            if receiver_text in self.spec.self_names:
+                return self._member("call", name, place, inherited_only=False)
+            dotted = self._dotted(receiver, receiver_text)
+        else:  # a call, a subscript, a literal, ...: no plain name
+            if receiver_type == "super" or (
+                receiver_type == "call" and receiver_text.replace(" ", "").startswith("super(")
+            ):
+                return self._member("call", name, place, inherited_only=True)
+            constructed = self._constructed_type(receiver)
+            if constructed is not None:  # Cart().total(): a method of what was constructed
+                return self._named("call", name, constructed, place)
+            dotted = None
         if dotted in self.spec.self_names:
             return self._member("call", name, place, inherited_only=False)
         if dotted is None:
-            return Reference("call", name, place[1], self._scope_fqn(index), index, owner="")
+            return Reference("call", name, place[1], self.fqns[index], index, owner="")
         if name == self.spec.constructor and dotted.rsplit(".", 1)[-1][:1].isupper():
             qualifier, _, cls = dotted.rpartition(".")  # Item.new: constructs Item
             return self._named("call", cls, qualifier or None, self._at(receiver))
@@ -660,7 +716,7 @@ class _References:
         return self._scope_index(node.start_byte), node.start_point.row + 1
 
     def _scope_fqn(self, index: int) -> str | None:
-        return self.defs[index].fqn if index >= 0 else None
+        return self.fqns[index]
 
     def _member(self, kind: str, name: str, place: _Place, inherited_only: bool) -> Reference:
         index, line = place
