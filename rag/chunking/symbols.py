@@ -104,15 +104,10 @@ class CodeGraph:
 
 def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
     """The symbols and references of one parsed file."""
-    lines = text.split("\n")
     definitions = _definitions(root, language)
     symbols = [
-        Symbol(
-            d.fqn, d.kind, d.node_start_row + 1, d.node_end_row + 1,
-            lines[d.name_row].strip()[:_SIGNATURE_CHARS] if d.name_row < len(lines) else "",
-            d.parent,
-        )
-        for d in definitions
+        Symbol(d.fqn, d.kind, d.node_start_row + 1, d.node_end_row + 1, signature, d.parent)
+        for d, signature in zip(definitions, _signatures(definitions, text), strict=True)
     ]
     spec = _SPECS.get(language)
     modules = _module_stems(path, language)
@@ -121,6 +116,21 @@ def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
     refs = _References(spec, definitions, path, language, text).collect(root)
     truncated = len(refs) > MAX_REFS_PER_FILE
     return CodeGraph(symbols, refs[:MAX_REFS_PER_FILE], modules, truncated)
+
+
+def _signatures(definitions: list["_Found"], text: str) -> list[str]:
+    """The line each definition's name is on, stripped: in ASCII text found from
+    its offset, without splitting the whole file into lines."""
+    if text.isascii():  # byte offsets are character offsets
+        signatures = []
+        for d in definitions:
+            end = text.find("\n", d.name_line_start)
+            line = text[d.name_line_start:end] if end >= 0 else text[d.name_line_start:]
+            signatures.append(line.strip()[:_SIGNATURE_CHARS])
+        return signatures
+    lines = text.split("\n")
+    return [lines[d.name_row].strip()[:_SIGNATURE_CHARS] if d.name_row < len(lines) else ""
+            for d in definitions]
 
 
 # --- definitions -------------------------------------------------------------------
@@ -136,6 +146,7 @@ class _Found:
     node_start_row: int
     node_end_row: int
     name_row: int
+    name_line_start: int  # byte offset of that line
     bodiless: bool  # a declaration only: an overload signature, a prototype
 
 
@@ -180,11 +191,12 @@ def _definitions(root: Node, language: str) -> list[_Found]:
                 continue
             kind = "METHOD" if definition.kind == "FUNCTION" and methods else definition.kind
             fqn = f"{prefix}.{definition.name}" if prefix else definition.name
-            name_node = definition.node.child_by_field_name("name")
+            name_node = definition.node.child_by_field_name("name") or definition.node
+            name_point = name_node.start_point
             found.append(_Found(
                 fqn, kind, node.start_byte, node.end_byte, -1,
                 node.start_point.row, _last_row(node),
-                (name_node or definition.node).start_point.row, definition.body is None,
+                name_point.row, name_node.start_byte - name_point.column, definition.body is None,
             ))
             # Members of classes and modules; what a function defines inside is
             # part of it (its calls are the function's), and not looking costs
@@ -461,8 +473,10 @@ class _References:
         self.prefixes: dict[int, tuple[str, ...]] = {}  # _lexical_keys' scopes by index
         self.path = path
         self.language = language
-        # Node texts are slices of the source: of ``text`` itself when it is ASCII.
+        # Node texts are slices of the source: of ``text`` itself when it is ASCII,
+        # else of its bytes (as the chunker parsed them).
         self.ascii_text = text if text.isascii() else None
+        self.data = text.encode("utf-8", "surrogatepass") if self.ascii_text is None else b""
         self.imports: dict[str, _Binding] = {}
         self.types: dict[tuple[int, str], str] = {}  # (scope index, variable) -> type text
         # _import_targets by (qualifier, name): uses repeat them across definitions.
@@ -473,7 +487,7 @@ class _References:
     def _text(self, node: Node) -> str:
         if self.ascii_text is not None:  # byte offsets are character offsets
             return self.ascii_text[node.start_byte:node.end_byte]
-        return (node.text or b"").decode("utf-8", "replace")
+        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def _field(self, node: Node, name: str) -> str | None:
         child = node.child_by_field_name(name)
@@ -577,7 +591,10 @@ class _References:
         var, type_node = captures[f"{role}.var"][0], captures[f"{role}.type"][0]
         if type_node.type == "generic_type":  # Subscriber<T>: a Subscriber
             type_node = type_node.child_by_field_name("name") or type_node
-        type_name = self._dotted(type_node)
+        text = self._text(type_node)
+        if role == "made" and not text.rpartition(".")[2].lstrip()[:1].isupper():
+            return  # x = f(): most calls make no Capitalized type
+        type_name = self._dotted(type_node, text)
         if type_name and (role == "typed" or type_name.rsplit(".", 1)[-1][:1].isupper()):
             self.types[(self._scope_index(var.start_byte), self._text(var))] = type_name
 
