@@ -156,22 +156,18 @@ _COMPOUND = re.compile(r"(_statement|_clause|block|_declaration_list|declaration
 
 # What a node's type says it may be, for the walk below (bit flags).
 _MAY_DEFINE, _MAY_HOLD = 1, 2
-_node_roles: dict[tuple[str, str], int] = {}  # (language, node type) -> flags
+_node_roles: dict[str, dict[str, int]] = {}  # language -> node type -> flags
 
 
 def _node_role(language: str, node_type: str) -> int:
-    key = (language, node_type)
-    role = _node_roles.get(key)
-    if role is None:
-        role = _node_roles[key] = (
-            (_MAY_DEFINE if may_define(node_type, language) else 0)
-            | (_MAY_HOLD if _COMPOUND.search(node_type) else 0)
-        )
-    return role
+    return (_MAY_DEFINE if may_define(node_type, language) else 0) | (
+        _MAY_HOLD if _COMPOUND.search(node_type) else 0
+    )
 
 
 def _definitions(root: Node, language: str) -> list[_Found]:
     found: list[_Found] = []
+    roles = _node_roles.setdefault(language, {})
     stack: list[tuple[Sequence[Node], str | None, bool, int]] = [
         (root.named_children, None, False, 0)
     ]
@@ -179,7 +175,10 @@ def _definitions(root: Node, language: str) -> list[_Found]:
         nodes, prefix, methods, depth = stack.pop()
         for node in nodes:
             # Most statements are neither: their type tells without looking further.
-            role = _node_role(language, node.type)
+            node_type = node.type
+            role = roles.get(node_type)
+            if role is None:
+                role = roles[node_type] = _node_role(language, node_type)
             if not role:
                 continue
             definition = find_definition(node, language) if role & _MAY_DEFINE else None
@@ -194,8 +193,7 @@ def _definitions(root: Node, language: str) -> list[_Found]:
             name_node = definition.node.child_by_field_name("name") or definition.node
             name_point = name_node.start_point
             found.append(_Found(
-                fqn, kind, node.start_byte, node.end_byte, -1,
-                node.start_point.row, _last_row(node),
+                fqn, kind, node.start_byte, node.end_byte, -1, node.start_point.row, _last_row(node),
                 name_point.row, name_node.start_byte - name_point.column, definition.body is None,
             ))
             # Members of classes and modules; what a function defines inside is
