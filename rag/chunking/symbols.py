@@ -477,8 +477,11 @@ class _References:
         self.data = text.encode("utf-8", "surrogatepass") if self.ascii_text is None else b""
         self.imports: dict[str, _Binding] = {}
         self.types: dict[tuple[int, str], str] = {}  # (scope index, variable) -> type text
-        # _import_targets by (qualifier, name): uses repeat them across definitions.
-        self.through_imports: dict[tuple[str, str], tuple[tuple[str, str], ...] | None] = {}
+        # _import_targets by (qualifier, name): uses repeat them across definitions;
+        # and what of each qualifier an import binds.
+        self.through_imports: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+        self.bound_prefixes: dict[str, tuple[_Binding, list[str]] | None] = {}
+        self.typed_names: set[str] = set()  # variables with a type in ``types``
 
     # --- text of nodes ---
 
@@ -594,7 +597,9 @@ class _References:
             return  # x = f(): most calls make no Capitalized type
         type_name = self._dotted(type_node, text)
         if type_name and (role == "typed" or type_name.rsplit(".", 1)[-1][:1].isupper()):
-            self.types[(self._scope_index(var.start_byte), self._text(var))] = type_name
+            variable = self._text(var)
+            self.types[(self._scope_index(var.start_byte), variable)] = type_name
+            self.typed_names.add(variable)
 
     # --- scopes ---
 
@@ -649,6 +654,8 @@ class _References:
         return self.types.get((index, field)) if index >= 0 else None
 
     def _type_of(self, index: int, variable: str) -> str | None:
+        if variable not in self.typed_names:
+            return None
         while True:
             found = self.types.get((index, variable))
             if found is not None or index < 0:
@@ -777,30 +784,25 @@ class _References:
     def _import_targets(self, qualifier: str, name: str) -> tuple[tuple[str, str], ...] | None:
         """(stem, fqn) pairs for ``qualifier.name`` when the qualifier starts with an
         imported name (longest first), else None. Imports are all read by then."""
+        if qualifier in self.bound_prefixes:
+            bound = self.bound_prefixes[qualifier]
+        else:
+            bound = self.bound_prefixes[qualifier] = self._bound_prefix(qualifier)
+        if bound is None:  # most qualifiers are local variables
+            return None
         key = (qualifier, name)
-        if key not in self.through_imports:
-            self.through_imports[key] = self._find_import_targets(qualifier, name)
-        return self.through_imports[key]
+        found = self.through_imports.get(key)
+        if found is None:
+            found = self.through_imports[key] = _through_import(*bound, name)
+        return found
 
-    def _find_import_targets(self, qualifier: str, name: str) -> tuple[tuple[str, str], ...] | None:
+    def _bound_prefix(self, qualifier: str) -> tuple[_Binding, list[str]] | None:
+        """The binding of the qualifier's longest imported head, and the rest of it."""
         parts = qualifier.split(".")
         for cut in range(len(parts), 0, -1):
             binding = self.imports.get(".".join(parts[:cut]))
-            if binding is None:
-                continue
-            stem, imported = binding
-            rest = parts[cut:]
-            found: list[tuple[str, str]] = []
-            if imported is None:  # a module: m.f(), m.sub.f() or m.Class.f()
-                if rest:
-                    found.append((_join_stem(stem, rest), name))
-                found.append((stem, ".".join([*rest, name])))
-            else:
-                found.append((stem, ".".join([imported, *rest, name])))
-                found.append((_join_stem(stem, [imported, *rest]), name))
-                if rest:  # `from pkg import models`: models.Model.check() is Model.check in pkg/models
-                    found.append((_join_stem(stem, [imported]), ".".join([*rest, name])))
-            return tuple(found)
+            if binding is not None:
+                return binding, parts[cut:]
         return None
 
     # --- imports ---
@@ -966,6 +968,22 @@ class _References:
         stem = self._js_module_stem(self._text(captures["require.module"][0]))
         self.imports[self._text(captures["require.var"][0])] = (stem, None)
         yield from ()
+
+
+def _through_import(binding: _Binding, rest: list[str], name: str) -> tuple[tuple[str, str], ...]:
+    """(stem, fqn) pairs for ``name`` reached through an import's binding and ``rest``."""
+    stem, imported = binding
+    found: list[tuple[str, str]] = []
+    if imported is None:  # a module: m.f(), m.sub.f() or m.Class.f()
+        if rest:
+            found.append((_join_stem(stem, rest), name))
+        found.append((stem, ".".join([*rest, name])))
+    else:
+        found.append((stem, ".".join([imported, *rest, name])))
+        found.append((_join_stem(stem, [imported, *rest]), name))
+        if rest:  # `from pkg import models`: models.Model.check() is Model.check in pkg/models
+            found.append((_join_stem(stem, [imported]), ".".join([*rest, name])))
+    return tuple(found)
 
 
 def _join_stem(stem: str, parts: Sequence[str]) -> str:
