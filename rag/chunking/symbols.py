@@ -593,7 +593,8 @@ class _References:
         if type_node.type == "generic_type":  # Subscriber<T>: a Subscriber
             type_node = type_node.child_by_field_name("name") or type_node
         text = self._text(type_node)
-        if role == "made" and not text.rpartition(".")[2].lstrip()[:1].isupper():
+        last = text.rpartition(".")[2].rpartition(":")[2]  # a.B, a::B: B
+        if role == "made" and not last.lstrip()[:1].isupper():
             return  # x = f(): most calls make no Capitalized type
         type_name = self._dotted(type_node, text)
         if type_name and (role == "typed" or type_name.rsplit(".", 1)[-1][:1].isupper()):
