@@ -191,6 +191,15 @@ def find_definition(node: Node, language: str) -> Definition | None:
     return Definition(kind, name, node, node.child_by_field_name("body"))
 
 
+def may_define(node_type: str, language: str) -> bool:
+    """Whether ``find_definition`` may find a definition at a node of this type
+    (False: it finds none at any node of it), for walks that skip most nodes."""
+    rules = _RULES.get(language)
+    if rules is None:
+        return _generic_kind(node_type) is not None
+    return node_type in rules.wrappers or node_type in rules.special or node_type in rules.kinds
+
+
 @dataclass(frozen=True)
 class _Rules:
     kinds: Mapping[str, str]  # node type -> fragmentType, name taken from the "name" field

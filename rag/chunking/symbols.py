@@ -34,7 +34,7 @@ from typing import Any
 import tree_sitter_language_pack
 from tree_sitter import Node, Query, QueryCursor
 
-from rag.chunking.languages import CONTAINER_KINDS, find_definition
+from rag.chunking.languages import CONTAINER_KINDS, find_definition, may_define
 
 # Kinds whose members a self/this call or an implicit member call looks in.
 _CLASS_KINDS = frozenset({"CLASS", "INTERFACE", "STRUCT", "TRAIT", "IMPL", "ENUM"})
@@ -104,15 +104,10 @@ class CodeGraph:
 
 def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
     """The symbols and references of one parsed file."""
-    lines = text.split("\n")
     definitions = _definitions(root, language)
     symbols = [
-        Symbol(
-            d.fqn, d.kind, d.node_start_row + 1, d.node_end_row + 1,
-            lines[d.name_row].strip()[:_SIGNATURE_CHARS] if d.name_row < len(lines) else "",
-            d.parent,
-        )
-        for d in definitions
+        Symbol(d.fqn, d.kind, d.node_start_row + 1, d.node_end_row + 1, signature, d.parent)
+        for d, signature in zip(definitions, _signatures(definitions, text), strict=True)
     ]
     spec = _SPECS.get(language)
     modules = _module_stems(path, language)
@@ -121,6 +116,21 @@ def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
     refs = _References(spec, definitions, path, language, text).collect(root)
     truncated = len(refs) > MAX_REFS_PER_FILE
     return CodeGraph(symbols, refs[:MAX_REFS_PER_FILE], modules, truncated)
+
+
+def _signatures(definitions: list["_Found"], text: str) -> list[str]:
+    """The line each definition's name is on, stripped: in ASCII text found from
+    its offset, without splitting the whole file into lines."""
+    if text.isascii():  # byte offsets are character offsets
+        signatures = []
+        for d in definitions:
+            end = text.find("\n", d.name_line_start)
+            line = text[d.name_line_start:end] if end >= 0 else text[d.name_line_start:]
+            signatures.append(line.strip()[:_SIGNATURE_CHARS])
+        return signatures
+    lines = text.split("\n")
+    return [lines[d.name_row].strip()[:_SIGNATURE_CHARS] if d.name_row < len(lines) else ""
+            for d in definitions]
 
 
 # --- definitions -------------------------------------------------------------------
@@ -136,6 +146,7 @@ class _Found:
     node_start_row: int
     node_end_row: int
     name_row: int
+    name_line_start: int  # byte offset of that line
     bodiless: bool  # a declaration only: an overload signature, a prototype
 
 
@@ -143,28 +154,47 @@ class _Found:
 _COMPOUND = re.compile(r"(_statement|_clause|block|_declaration_list|declaration_list)$")
 
 
+# What a node's type says it may be, for the walk below (bit flags).
+_MAY_DEFINE, _MAY_HOLD = 1, 2
+_node_roles: dict[str, dict[str, int]] = {}  # language -> node type -> flags
+
+
+def _node_role(language: str, node_type: str) -> int:
+    return (_MAY_DEFINE if may_define(node_type, language) else 0) | (
+        _MAY_HOLD if _COMPOUND.search(node_type) else 0
+    )
+
+
 def _definitions(root: Node, language: str) -> list[_Found]:
     found: list[_Found] = []
+    roles = _node_roles.setdefault(language, {})
     stack: list[tuple[Sequence[Node], str | None, bool, int]] = [
         (root.named_children, None, False, 0)
     ]
     while stack:
         nodes, prefix, methods, depth = stack.pop()
         for node in nodes:
-            definition = find_definition(node, language)
+            # Most statements are neither: their type tells without looking further.
+            node_type = node.type
+            role = roles.get(node_type)
+            if role is None:
+                role = roles[node_type] = _node_role(language, node_type)
+            if not role:
+                continue
+            definition = find_definition(node, language) if role & _MAY_DEFINE else None
             if definition is None:
-                if depth < _MAX_DEPTH and _COMPOUND.search(node.type) and node.named_child_count:
+                if depth < _MAX_DEPTH and role & _MAY_HOLD and node.named_child_count:
                     stack.append((node.named_children, prefix, methods, depth + 1))
                 continue
             if not definition.name:
                 continue
             kind = "METHOD" if definition.kind == "FUNCTION" and methods else definition.kind
             fqn = f"{prefix}.{definition.name}" if prefix else definition.name
-            name_node = definition.node.child_by_field_name("name")
+            name_node = definition.node.child_by_field_name("name") or definition.node
+            name_point = name_node.start_point
             found.append(_Found(
-                fqn, kind, node.start_byte, node.end_byte, -1,
-                node.start_point.row, _last_row(node),
-                (name_node or definition.node).start_point.row, definition.body is None,
+                fqn, kind, node.start_byte, node.end_byte, -1, node.start_point.row, _last_row(node),
+                name_point.row, name_node.start_byte - name_point.column, definition.body is None,
             ))
             # Members of classes and modules; what a function defines inside is
             # part of it (its calls are the function's), and not looking costs
@@ -409,12 +439,16 @@ _NAME_CHAIN_TYPES = frozenset({
 
 def _role(captures: Mapping[str, object]) -> str:
     """What a pattern's matches are, by their captures: an import, a JavaScript
-    require, a variable's type ("typed", "made"), or a use of a name."""
+    require, a variable's type ("typed", "made"), a call of a name on a receiver
+    ("recv_call") or alone ("call"), or another use of a name."""
     for capture, role in (("import", "import"), ("require.var", "require"), ("typed.var", "typed"),
-                          ("made.var", "made")):
+                          ("made.var", "made"), ("call.recv", "recv_call"), ("call.name", "call")):
         if capture in captures:
             return role
     return "use"
+
+
+_USE_ROLES = frozenset({"call", "recv_call", "use"})
 
 
 # A binding of a local name by an import: the module stem and, for a name
@@ -429,21 +463,32 @@ class _References:
         self.spec = spec
         self.defs = defs
         self.starts = [d.start for d in defs]
+        self.ends = [d.end for d in defs]
+        self.parents = [d.parent for d in defs]
+        # By definition index, with index -1 (module level) reading the None at the end.
+        self.fqns: list[str | None] = [*(d.fqn for d in defs), None]
+        self.classes = self._classes()
+        self.prefixes: dict[int, tuple[str, ...]] = {}  # _lexical_keys' scopes by index
         self.path = path
         self.language = language
-        # Node texts are slices of the source: of ``text`` itself when it is ASCII.
+        # Node texts are slices of the source: of ``text`` itself when it is ASCII,
+        # else of its bytes (as the chunker parsed them).
         self.ascii_text = text if text.isascii() else None
+        self.data = text.encode("utf-8", "surrogatepass") if self.ascii_text is None else b""
         self.imports: dict[str, _Binding] = {}
         self.types: dict[tuple[int, str], str] = {}  # (scope index, variable) -> type text
-        # _import_targets by (qualifier, name): uses repeat them across definitions.
-        self.through_imports: dict[tuple[str, str], tuple[tuple[str, str], ...] | None] = {}
+        # _import_targets by (qualifier, name): uses repeat them across definitions;
+        # and what of each qualifier an import binds.
+        self.through_imports: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+        self.bound_prefixes: dict[str, tuple[_Binding, list[str]] | None] = {}
+        self.typed_names: set[str] = set()  # variables with a type in ``types``
 
     # --- text of nodes ---
 
     def _text(self, node: Node) -> str:
         if self.ascii_text is not None:  # byte offsets are character offsets
             return self.ascii_text[node.start_byte:node.end_byte]
-        return (node.text or b"").decode("utf-8", "replace")
+        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def _field(self, node: Node, name: str) -> str | None:
         child = node.child_by_field_name(name)
@@ -483,7 +528,7 @@ class _References:
             role = roles.get(pattern)
             if role is None:
                 role = roles[pattern] = _role(captures)
-            if role == "use":
+            if role in _USE_ROLES:
                 uses.append((pattern, captures))
             elif role == "import":
                 refs.extend(self._import(captures["import"][0]))
@@ -497,9 +542,12 @@ class _References:
         # the same reference: it is dropped before its reference is worked out.
         seen_uses: set[tuple[object, ...]] = set()
         seen: set[tuple[object, ...]] = set()
+        text = self.ascii_text
+        starts, ends, parents = self.starts, self.ends, self.parents
+        builtins = self.spec.builtins
         for pattern, captures in uses:
-            name_nodes = captures.get("call.name")
-            if name_nodes is None:
+            role = roles[pattern]
+            if role == "use":
                 nodes = [found[0] for found in captures.values()]
                 use: tuple[object, ...] = (self._scope_index(nodes[0].start_byte), pattern,
                                            *[(n.type, self._text(n)) for n in nodes])
@@ -508,17 +556,27 @@ class _References:
                 seen_uses.add(use)
                 ref = self._use(captures)
             else:
-                name_node = name_nodes[0]
-                name = self._text(name_node)
-                index = self._scope_index(name_node.start_byte)
-                recv = captures.get("call.recv")
-                receiver = recv[0] if recv else None
-                receiver_text = self._text(receiver) if receiver is not None else ""
-                use = (index, pattern, name, receiver.type if receiver else None, receiver_text)
+                # Calls are most uses: _text and _scope_index are inlined.
+                name_node = captures["call.name"][0]
+                start = name_node.start_byte
+                name = text[start:name_node.end_byte] if text is not None else self._text(name_node)
+                if role == "call":
+                    if name in builtins:
+                        continue
+                    receiver, receiver_type, receiver_text = None, "", ""
+                else:
+                    receiver = captures["call.recv"][0]
+                    receiver_type = receiver.type
+                    receiver_text = (text[receiver.start_byte:receiver.end_byte] if text is not None
+                                     else self._text(receiver))
+                index = bisect_right(starts, start) - 1
+                while index >= 0 and ends[index] <= start:
+                    index = parents[index]
+                use = (index, pattern, name, receiver_text, receiver_type)
                 if use in seen_uses:
                     continue
                 seen_uses.add(use)
-                ref = self._call(name_node, name, index, receiver, receiver_text)
+                ref = self._call(name_node, name, index, receiver, receiver_type, receiver_text)
             if ref is None:
                 continue
             key = (ref.scope_index, ref.kind, ref.name, ref.owner, ref.keys, ref.targets,
@@ -534,9 +592,15 @@ class _References:
         var, type_node = captures[f"{role}.var"][0], captures[f"{role}.type"][0]
         if type_node.type == "generic_type":  # Subscriber<T>: a Subscriber
             type_node = type_node.child_by_field_name("name") or type_node
-        type_name = self._dotted(type_node)
+        text = self._text(type_node)
+        last = text.rpartition(".")[2].rpartition(":")[2]  # a.B, a::B: B
+        if role == "made" and not last.lstrip()[:1].isupper():
+            return  # x = f(): most calls make no Capitalized type
+        type_name = self._dotted(type_node, text)
         if type_name and (role == "typed" or type_name.rsplit(".", 1)[-1][:1].isupper()):
-            self.types[(self._scope_index(var.start_byte), self._text(var))] = type_name
+            variable = self._text(var)
+            self.types[(self._scope_index(var.start_byte), variable)] = type_name
+            self.typed_names.add(variable)
 
     # --- scopes ---
 
@@ -546,33 +610,43 @@ class _References:
             index = self.defs[index].parent
         return index
 
-    def _class_of(self, index: int) -> str | None:
-        while index >= 0:
-            definition = self.defs[index]
+    def _classes(self) -> list[str | None]:
+        """The class each definition is in (or is), by index, then None for module level."""
+        classes: list[str | None] = [None] * (len(self.defs) + 1)
+        for index, definition in enumerate(self.defs):  # parents come first
             if definition.kind in _CLASS_KINDS:
-                return definition.fqn
-            if definition.kind == "METHOD" and (
+                classes[index] = definition.fqn
+            elif definition.kind == "METHOD" and (
                 definition.parent < 0 or self.defs[definition.parent].kind not in _CLASS_KINDS
             ):
-                return definition.fqn.rpartition(".")[0] or None  # C++'s int Box::size() {...}
-            index = definition.parent
-        return None
+                classes[index] = definition.fqn.rpartition(".")[0] or None  # C++'s int Box::size()
+            else:
+                classes[index] = classes[definition.parent]
+        return classes
+
+    def _class_of(self, index: int) -> str | None:
+        return self.classes[index]
 
     def _lexical_keys(self, index: int, name: str) -> tuple[str, ...]:
         """fqns a plain name may mean, innermost scope first: nested functions,
         the class's members where the language lets a method call them bare,
         then the file's top level."""
-        keys: list[str] = []
+        prefixes = self.prefixes.get(index)
+        if prefixes is None:
+            prefixes = self.prefixes[index] = self._scopes_of(index)
+        return (*[f"{prefix}.{name}" for prefix in prefixes], name)
+
+    def _scopes_of(self, index: int) -> tuple[str, ...]:
+        scopes: list[str] = []
         cls = self._class_of(index) if self.spec.implicit_members else None
         while index >= 0:
             definition = self.defs[index]
             if definition.kind not in _CLASS_KINDS or self.spec.implicit_members:
-                keys.append(f"{definition.fqn}.{name}")
+                scopes.append(definition.fqn)
             index = definition.parent
-        if cls is not None and f"{cls}.{name}" not in keys:  # a C++ method defined outside its class
-            keys.insert(1, f"{cls}.{name}")
-        keys.append(name)
-        return tuple(keys)
+        if cls is not None and cls not in scopes:  # a C++ method defined outside its class
+            scopes.insert(1, cls)
+        return tuple(scopes)
 
     def _field_type(self, index: int, field: str) -> str | None:
         """The declared type of a field of the class around ``index``."""
@@ -581,6 +655,8 @@ class _References:
         return self.types.get((index, field)) if index >= 0 else None
 
     def _type_of(self, index: int, variable: str) -> str | None:
+        if variable not in self.typed_names:
+            return None
         while True:
             found = self.types.get((index, variable))
             if found is not None or index < 0:
@@ -609,28 +685,31 @@ class _References:
         return self._path_call(captures["call.path"][0])
 
     def _call(
-        self, name_node: Node, name: str, index: int, receiver: Node | None, receiver_text: str
+        self, name_node: Node, name: str, index: int, receiver: Node | None, receiver_type: str,
+        receiver_text: str,
     ) -> Reference | None:
         """``f()``, ``self.f()``, ``x.f()``: ``name`` and ``receiver_text`` are the nodes'
         texts, ``index`` the scope of ``name_node``."""
         place = (index, name_node.start_point.row + 1)
-        if receiver is None:
-            if name in self.spec.builtins:
-                return None
+        if receiver is None:  # a builtin's call was left out before
             return self._named("call", name, None, place)
-        receiver_type = receiver.type
-        if receiver_type == "super" or (
-            receiver_type == "call" and receiver_text.replace(" ", "").startswith("super(")
-        ):
-            return self._member("call", name, place, inherited_only=True)
-        dotted = self._dotted(receiver, receiver_text)
-        constructed = self._constructed_type(receiver)
-        if constructed is not None:  # Cart().total(): a method of what was constructed
-            return self._named("call", name, constructed, place)
+        if receiver_type in _NAME_CHAIN_TYPES:
+            if receiver_text in self.spec.self_names:
+                return self._member("call", name, place, inherited_only=False)
+            dotted = self._dotted(receiver, receiver_text)
+        else:  # a call, a subscript, a literal, ...: no plain name
+            if receiver_type == "super" or (
+                receiver_type == "call" and receiver_text.replace(" ", "").startswith("super(")
+            ):
+                return self._member("call", name, place, inherited_only=True)
+            constructed = self._constructed_type(receiver)
+            if constructed is not None:  # Cart().total(): a method of what was constructed
+                return self._named("call", name, constructed, place)
+            dotted = None
         if dotted in self.spec.self_names:
             return self._member("call", name, place, inherited_only=False)
         if dotted is None:
-            return Reference("call", name, place[1], self._scope_fqn(index), index, owner="")
+            return Reference("call", name, place[1], self.fqns[index], index, owner="")
         if name == self.spec.constructor and dotted.rsplit(".", 1)[-1][:1].isupper():
             qualifier, _, cls = dotted.rpartition(".")  # Item.new: constructs Item
             return self._named("call", cls, qualifier or None, self._at(receiver))
@@ -660,7 +739,7 @@ class _References:
         return self._scope_index(node.start_byte), node.start_point.row + 1
 
     def _scope_fqn(self, index: int) -> str | None:
-        return self.defs[index].fqn if index >= 0 else None
+        return self.fqns[index]
 
     def _member(self, kind: str, name: str, place: _Place, inherited_only: bool) -> Reference:
         index, line = place
@@ -706,30 +785,25 @@ class _References:
     def _import_targets(self, qualifier: str, name: str) -> tuple[tuple[str, str], ...] | None:
         """(stem, fqn) pairs for ``qualifier.name`` when the qualifier starts with an
         imported name (longest first), else None. Imports are all read by then."""
+        if qualifier in self.bound_prefixes:
+            bound = self.bound_prefixes[qualifier]
+        else:
+            bound = self.bound_prefixes[qualifier] = self._bound_prefix(qualifier)
+        if bound is None:  # most qualifiers are local variables
+            return None
         key = (qualifier, name)
-        if key not in self.through_imports:
-            self.through_imports[key] = self._find_import_targets(qualifier, name)
-        return self.through_imports[key]
+        found = self.through_imports.get(key)
+        if found is None:
+            found = self.through_imports[key] = _through_import(*bound, name)
+        return found
 
-    def _find_import_targets(self, qualifier: str, name: str) -> tuple[tuple[str, str], ...] | None:
+    def _bound_prefix(self, qualifier: str) -> tuple[_Binding, list[str]] | None:
+        """The binding of the qualifier's longest imported head, and the rest of it."""
         parts = qualifier.split(".")
         for cut in range(len(parts), 0, -1):
             binding = self.imports.get(".".join(parts[:cut]))
-            if binding is None:
-                continue
-            stem, imported = binding
-            rest = parts[cut:]
-            found: list[tuple[str, str]] = []
-            if imported is None:  # a module: m.f(), m.sub.f() or m.Class.f()
-                if rest:
-                    found.append((_join_stem(stem, rest), name))
-                found.append((stem, ".".join([*rest, name])))
-            else:
-                found.append((stem, ".".join([imported, *rest, name])))
-                found.append((_join_stem(stem, [imported, *rest]), name))
-                if rest:  # `from pkg import models`: models.Model.check() is Model.check in pkg/models
-                    found.append((_join_stem(stem, [imported]), ".".join([*rest, name])))
-            return tuple(found)
+            if binding is not None:
+                return binding, parts[cut:]
         return None
 
     # --- imports ---
@@ -899,6 +973,22 @@ class _References:
         stem = self._js_module_stem(self._text(captures["require.module"][0]))
         self.imports[self._text(captures["require.var"][0])] = (stem, None)
         yield from ()
+
+
+def _through_import(binding: _Binding, rest: list[str], name: str) -> tuple[tuple[str, str], ...]:
+    """(stem, fqn) pairs for ``name`` reached through an import's binding and ``rest``."""
+    stem, imported = binding
+    found: list[tuple[str, str]] = []
+    if imported is None:  # a module: m.f(), m.sub.f() or m.Class.f()
+        if rest:
+            found.append((_join_stem(stem, rest), name))
+        found.append((stem, ".".join([*rest, name])))
+    else:
+        found.append((stem, ".".join([imported, *rest, name])))
+        found.append((_join_stem(stem, [imported, *rest]), name))
+        if rest:  # `from pkg import models`: models.Model.check() is Model.check in pkg/models
+            found.append((_join_stem(stem, [imported]), ".".join([*rest, name])))
+    return tuple(found)
 
 
 def _join_stem(stem: str, parts: Sequence[str]) -> str:
