@@ -208,13 +208,17 @@ LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
+DECLARE
+    -- (the references' ids first: joined to rag.refs instead, a batch of 40
+    -- files scanned all of Django's 83k resolutions, 17 ms instead of 1)
+    ref_ids bigint[] := ARRAY(SELECT r.id FROM rag.refs r WHERE r.file_id = ANY (file_ids));
 BEGIN
     IF rag._names_matter(target_source_id) THEN
         INSERT INTO rag.graph_dirty_names (source_id, name)
         SELECT DISTINCT target_source_id, s.name FROM rag.symbols s WHERE s.file_id = ANY (file_ids);
     END IF;
-    DELETE FROM rag.ref_resolution x USING rag.refs r WHERE r.file_id = ANY (file_ids) AND x.ref_id = r.id;
-    DELETE FROM rag.ref_candidates x USING rag.refs r WHERE r.file_id = ANY (file_ids) AND x.ref_id = r.id;
+    DELETE FROM rag.ref_resolution x WHERE x.ref_id = ANY (ref_ids);
+    DELETE FROM rag.ref_candidates x WHERE x.ref_id = ANY (ref_ids);
     DELETE FROM rag.symbols s WHERE s.file_id = ANY (file_ids);
     DELETE FROM rag.refs r WHERE r.file_id = ANY (file_ids);
     DELETE FROM rag.code_modules m WHERE m.file_id = ANY (file_ids);
