@@ -420,6 +420,7 @@ DECLARE
     fresh   record;  -- chunks of the new versions, added
     removed bigint;
     added   bigint;
+    stored  bigint[];  -- the files stored before: only their code graph is replaced
 BEGIN
     IF file_batch IS NULL OR jsonb_typeof(file_batch) <> 'array' THEN
         RAISE EXCEPTION 'replace_files: file_batch must be a JSON array of files'
@@ -434,6 +435,8 @@ BEGIN
     SELECT * INTO gone FROM rag._delete_chunks(
         target_source_id, ARRAY(SELECT b.path FROM rag._file_batch(file_batch) b));
 
+    stored := ARRAY(SELECT f.id FROM jsonb_to_recordset(file_batch) AS b(path text)
+                    JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path);
     INSERT INTO rag.files AS f (source_id, path, size, mtime_ns, sha256, source_type, language,
                                 content, error, indexed_at)
     SELECT target_source_id, b.path, b.size, b.mtime_ns, b.sha256, b.source_type, b.language,
@@ -445,7 +448,7 @@ BEGIN
            content = excluded.content, error = excluded.error, indexed_at = excluded.indexed_at;
 
     SELECT * INTO fresh FROM rag._add_chunks(target_source_id, file_batch);
-    PERFORM rag._replace_graph(target_source_id, file_batch);  -- sql/050_graph.sql
+    PERFORM rag._replace_graph(target_source_id, file_batch, stored);  -- sql/050_graph.sql
     PERFORM rag._apply_keyword_stats(gone.chunk_delta + fresh.chunk_delta, gone.term_delta + fresh.term_delta,
                                      gone.terms || fresh.terms, gone.df_deltas || fresh.df_deltas);
     added := fresh.chunk_delta;

@@ -88,18 +88,36 @@ class CodeGraph:
     truncated: bool = False  # more than MAX_REFS_PER_FILE references
 
     def payload(self) -> dict[str, list[Any]]:
-        """The JSON ``rag.replace_files`` stores (``graph`` of a file), as compact rows."""
+        """The JSON ``rag.replace_files`` stores (``graph`` of a file): symbols as rows,
+        references as objects without their default fields (most are: the SQL
+        side reads them with one jsonb_to_recordset, lists straight into arrays)."""
         return {
             "modules": self.modules,
             "symbols": [[s.fqn, s.kind, s.start_line, s.end_line, s.signature, s.parent]
                         for s in self.symbols],
-            "refs": [
-                [r.kind, r.name, r.line, r.scope_index, r.owner, list(r.keys),
-                 [stem for stem, _ in r.targets], [fqn for _, fqn in r.targets],
-                 r.self_class, r.inherited_only, r.imported]
-                for r in self.refs
-            ],
+            "refs": [_ref_payload(r) for r in self.refs],
         }
+
+
+def _ref_payload(ref: Reference) -> dict[str, Any]:
+    """One reference for ``CodeGraph.payload``: a field left out is null, empty or false."""
+    row: dict[str, Any] = {"kind": ref.kind, "name": ref.name, "line": ref.line}
+    if ref.scope_index >= 0:
+        row["scope"] = ref.scope_index
+    if ref.owner is not None:
+        row["owner"] = ref.owner
+    if ref.keys:
+        row["keys"] = ref.keys
+    if ref.targets:
+        row["stems"] = [stem for stem, _ in ref.targets]
+        row["fqns"] = [fqn for _, fqn in ref.targets]
+    if ref.self_class is not None:
+        row["self"] = ref.self_class
+    if ref.inherited_only:
+        row["super"] = True
+    if ref.imported:
+        row["imported"] = True
+    return row
 
 
 def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:

@@ -65,7 +65,8 @@ def test_the_dispatcher_carries_the_graph_and_documents_have_none() -> None:
     assert payload.payload() == {
         "modules": ["pkg/a"],
         "symbols": [["f", "FUNCTION", 3, 4, "def f():", -1]],
-        "refs": [["call", "join", 4, 0, None, [], ["os/path", "os"], ["join", "path.join"], None, False, True]],
+        "refs": [{"kind": "call", "name": "join", "line": 4, "scope": 0, "stems": ["os/path", "os"],
+                  "fqns": ["join", "path.join"], "imported": True}],
     }
 
 

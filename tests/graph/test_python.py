@@ -179,6 +179,24 @@ def test_a_change_re_resolves_only_the_references_it_can_affect(shop: Graph) -> 
     assert shop.ref("shop/orders.py", "tax")["status"] == "resolved"
 
 
+def test_a_batch_of_a_changed_and_a_new_file_replaces_one_graph_and_adds_the_other(
+    graph_of: Callable[[str], Graph],
+) -> None:
+    """Only files stored before have graph rows to forget (rag._replace_graph's stored_ids)."""
+    made = graph_of("python")
+    helpers, fees = made.root / "shop" / "helpers.py", made.root / "shop" / "fees.py"
+    helpers.write_text("def local_helper():\n    return rate()\n")  # tax() moves to fees.py
+    fees.write_text("def tax(amount):\n    return amount\n\n\ndef rate():\n    return 1\n")
+    made.index()
+    symbols = made.rows("SELECT f.path, s.fqn, s.start_line FROM rag.symbols s JOIN rag.files f ON f.id = s.file_id"
+                        " WHERE f.path IN ('shop/helpers.py', 'shop/fees.py') ORDER BY 1, 2")
+    assert [tuple(r.values()) for r in symbols] == [
+        ("shop/fees.py", "rate", 5), ("shop/fees.py", "tax", 1), ("shop/helpers.py", "local_helper", 1)]
+    assert made.ref("shop/helpers.py", "rate")["target_path"] == "shop/fees.py"
+    assert made.ref("shop/helpers.py", "rate")["from_id"] is not None
+    assert made.ref("shop/orders.py", "tax")["target_path"] == "shop/fees.py"
+
+
 def test_a_deleted_file_and_a_removed_source_take_their_graph_along(
     graph_of: Callable[[str], Graph],
 ) -> None:
