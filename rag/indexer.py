@@ -9,6 +9,7 @@ every file fully old or fully new and the next run finishes the job.
 
 import gc
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Collection, Iterator
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
 import psycopg
 from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
@@ -316,6 +318,16 @@ def _store_changed(
     return touched
 
 
+def _batch_json(value: Any) -> bytes | str:
+    """A batch for ``rag.replace_files`` as JSON: orjson encodes Django's 111 MB of batches in
+    0.17 s of the writers' CPU instead of json's 0.71 s; what it refuses (a lone surrogate, a
+    non-string key) goes through json as before."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return json.dumps(value)
+
+
 def _read(scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] | None:
     try:
         data = read_regular_file(scanned_file.abs_path)
@@ -438,7 +450,7 @@ def _store_batch(
         try:
             row = conn.execute(
                 "SELECT added_chunks, removed_chunks FROM rag.replace_files(%s, %s)",
-                (source_id, Jsonb(files)),
+                (source_id, Jsonb(files, dumps=_batch_json)),
             ).fetchone()
             break
         except psycopg.errors.DeadlockDetected:

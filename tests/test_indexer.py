@@ -1,6 +1,7 @@
 """Index runs against a real database: incremental bookkeeping, reuse, failures, locking."""
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -19,7 +20,7 @@ from rag import db
 from rag.chunking.dispatcher import chunk_bytes
 from rag.config import ChunkSettings, SourceSpec
 from rag.errors import IndexingError
-from rag.indexer import index_source
+from rag.indexer import _batch_json, index_source
 from rag.providers import NoneEmbedder
 
 SETTINGS = ChunkSettings(max_tokens=200, overlap=20)
@@ -530,3 +531,12 @@ def test_what_runs_meanwhile_on_its_own_connection_fails_the_run(rag_db: db.Data
     with (connect(rag_db) as conn, pytest.raises(psycopg.errors.DivisionByZero),
           _meanwhile(conn, "SELECT 1 / %s", 0)):
         conn.execute("SELECT 1")  # the block goes on meanwhile
+
+
+def test_batches_go_as_the_same_json_whichever_encoder_takes_them() -> None:
+    """orjson encodes batches; what it refuses (a non-string key, a lone surrogate) goes through json."""
+    plain = {"path": "é/ü.py", "chunks": [{"content": "x = 1\n", "metadata": {"startLine": 1}}], "graph": None}
+    assert json.loads(_batch_json(plain)) == plain
+    assert isinstance(_batch_json(plain), bytes)  # orjson's
+    assert _batch_json({1: "a"}) == json.dumps({1: "a"})
+    assert _batch_json({"text": "\ud800"}) == json.dumps({"text": "\ud800"})
