@@ -152,6 +152,14 @@ def ensure_keyword_data(conn: psycopg.Connection[dict[str, Any]], *, vacuum: boo
         vacuum_postings(conn)
 
 
+def ensure_graph_data(conn: psycopg.Connection[dict[str, Any]]) -> None:
+    """Have the code graph extracted again if a database crash emptied it (its tables are unlogged)."""
+    row = conn.execute("SELECT rag.ensure_graph_data() AS emptied").fetchone()
+    if row is not None and row["emptied"]:
+        log.warning("the code graph was emptied by a database crash; each source's next `rag index` "
+                    "reads its code files again to rebuild it")
+
+
 def vacuum_postings(conn: psycopg.Connection[dict[str, Any]]) -> None:
     """VACUUM (ANALYZE) the postings when the connection can (VACUUM needs autocommit)."""
     if conn.autocommit:

@@ -182,6 +182,7 @@ def index_source(
         Jsonb({"include": list(spec.include), "exclude": list(spec.exclude)}),
     )
     db.ensure_keyword_data(conn)  # (begin_run would too, but could not VACUUM after)
+    db.ensure_graph_data(conn)  # (begin_run would too, silently)
     try:
         summary.run_id = _sql_value(conn, "SELECT rag.begin_run(%s)", source_id)
     except psycopg.errors.LockNotAvailable as exc:

@@ -100,8 +100,9 @@ BEGIN
     END IF;
     -- Holding the lock, any run still marked running died without finishing,
     -- and a bulk load it left without the postings key is repaired, as are
-    -- postings a database crash emptied.
+    -- postings a database crash emptied; a graph it emptied is extracted again.
     PERFORM rag.ensure_keyword_data();
+    PERFORM rag.ensure_graph_data();  -- sql/050_graph.sql
     PERFORM rag.ensure_postings_key();
     UPDATE rag.index_runs r SET status = 'interrupted', finished_at = coalesce(r.finished_at, now())
      WHERE r.source_id = run_source_id AND r.status = 'running';

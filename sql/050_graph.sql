@@ -262,6 +262,40 @@ COMMENT ON FUNCTION rag._forget_graph(bigint, text[]) IS
     'Private: before files (paths; NULL: every file of the source) are deleted, deletes their symbols, references and module stems, and notes the names they defined or re-exported so that references to them are resolved again.';
 
 -- ---------------------------------------------------------------------------
+-- ensure_graph_data: after a database crash emptied the graph, have it rebuilt
+CREATE OR REPLACE FUNCTION rag.ensure_graph_data()
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    -- The graph's tables are unlogged (migration 0009): a database crash
+    -- empties them, restarts their id sequences and removes the row of
+    -- rag.graph_data_intact.
+    IF EXISTS (SELECT 1 FROM rag.graph_data_intact) THEN
+        RETURN false;
+    END IF;
+    -- One repair at a time; a session waiting here finds it done.
+    PERFORM pg_advisory_xact_lock(rag._bulk_lock_key());
+    IF EXISTS (SELECT 1 FROM rag.graph_data_intact) THEN
+        RETURN false;
+    END IF;
+    -- (empty after a crash: emptied here too when only the row went missing)
+    TRUNCATE rag.symbols, rag.refs, rag.code_modules, rag.ref_resolution, rag.ref_candidates RESTART IDENTITY;
+    DELETE FROM rag.graph_dirty_names;
+    UPDATE rag.graph_sources SET resolved_upto = 0;  -- reference ids start again
+    -- Only chunking a file extracts its graph: the next run of each source
+    -- reads its code files again, as changed ones (their vectors are reused).
+    UPDATE rag.files SET sha256 = '', mtime_ns = -1 WHERE source_type = 'code';
+    INSERT INTO rag.graph_data_intact DEFAULT VALUES;
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION rag.ensure_graph_data() IS
+    'If a database crash emptied the code graph (its tables are unlogged), marks every code file changed so that the next index run of its source extracts the graph again; true when it did.';
+
+-- ---------------------------------------------------------------------------
 -- _owner_matches: whether a definition fits a whole-source lookup's owner
 CREATE OR REPLACE FUNCTION rag._owner_matches(
     wanted text,

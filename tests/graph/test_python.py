@@ -216,3 +216,21 @@ def test_a_deleted_file_and_a_removed_source_take_their_graph_along(
     assert made.ref("shop/orders.py", "tax")["status"] == "unresolved"  # re-resolved: its target is gone
     made.rows("SELECT rag.remove_source(%s)", made.source)
     assert made.rows(counts)[0] == {"symbols": 0, "refs": 0, "modules": 0, "resolutions": 0, "orphans": 0}
+
+
+def test_a_graph_emptied_as_by_a_crash_is_extracted_again_by_the_next_run(
+    graph_of: Callable[[str], Graph], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The graph's tables are unlogged (migration 0009): crash recovery empties them and restarts their ids."""
+    made = graph_of("python")
+    graph = ("SELECT f.path, r.name, r.line, x.resolved_by, t.fqn AS target FROM rag.refs r"
+             " JOIN rag.files f ON f.id = r.file_id LEFT JOIN rag.ref_resolution x ON x.ref_id = r.id"
+             " LEFT JOIN rag.symbols t ON t.id = x.target_id ORDER BY 1, 2, 3")
+    before = made.rows(graph)
+    assert before and made.rows("SELECT rag.ensure_graph_data() AS r") == [{"r": False}]  # intact
+    with psycopg.connect(made.target.url, autocommit=True) as conn:
+        conn.execute("TRUNCATE rag.symbols, rag.refs, rag.code_modules, rag.ref_resolution, rag.ref_candidates,"
+                     " rag.graph_data_intact RESTART IDENTITY")
+    made.index()
+    assert "the code graph was emptied by a database crash" in caplog.text
+    assert made.rows(graph) == before
