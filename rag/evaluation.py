@@ -54,7 +54,7 @@ from typing import Any
 
 import psycopg
 
-from rag.chunking.markdown import chunk_markdown
+from rag.chunking.markdown import HEADER_SEPARATOR, markdown_sections
 from rag.errors import RagError
 from rag.providers import Embedder
 from rag.providers.base import ProgressCallback
@@ -65,7 +65,6 @@ MODES = ("bm25", "vector", "hybrid", "hybrid+rerank")
 SEED_MODE = "seed-1000/200"
 CUTOFFS = (1, 5, 10)
 DEPTH = 10  # hits scored per query
-HEADER_SEPARATOR = " > "
 
 
 @dataclass(frozen=True)
@@ -394,9 +393,7 @@ class _SectionSpans:
         if path not in self.by_file:
             file = self.root / path
             text = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
-            whole = chunk_markdown(text, path, max_tokens=len(text) + 1, overlap=0)
-            self.by_file[path] = [(c.metadata.get("headerPath", ""), c.metadata["startLine"],
-                                   c.metadata["endLine"]) for c in whole]
+            self.by_file[path] = markdown_sections(text)
         return self.by_file[path]
 
 

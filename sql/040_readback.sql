@@ -202,6 +202,7 @@ DECLARE
     base     text;
     lookalikes  text;
     span     record;
+    sections jsonb;
 BEGIN
     IF file_path IS NULL OR btrim(file_path) = '' THEN
         RAISE EXCEPTION 'read_file_range: file_path is required (a path relative to the source root)'
@@ -260,18 +261,21 @@ BEGIN
     END IF;
 
     IF wanted_header IS NOT NULL THEN
-        SELECT min((c.metadata ->> 'startLine')::integer) AS first_, max((c.metadata ->> 'endLine')::integer) AS last_
-          INTO span
+        -- A chunk of merged sections lists each one's headerPath and lines.
+        SELECT coalesce(jsonb_agg(coalesce(p.part, c.metadata)), '[]') INTO sections
           FROM rag.chunks c
-         WHERE c.file_id = file.id
-           AND (c.metadata ->> 'headerPath' = wanted_header
-                OR starts_with(c.metadata ->> 'headerPath', wanted_header || ' > '));
+          LEFT JOIN LATERAL jsonb_array_elements(c.metadata -> 'sections') AS p(part) ON true
+         WHERE c.file_id = file.id AND (c.metadata ? 'headerPath' OR c.metadata ? 'sections');
+        SELECT min((x ->> 'startLine')::integer) AS first_, max((x ->> 'endLine')::integer) AS last_
+          INTO span
+          FROM jsonb_array_elements(sections) AS x
+         WHERE x ->> 'headerPath' = wanted_header OR starts_with(x ->> 'headerPath', wanted_header || ' > ');
         IF span.first_ IS NULL THEN
             RAISE EXCEPTION 'read_file_range: no section % in %; its sections: %', quote_literal(wanted_header),
                 quote_literal(rel),
                 coalesce((SELECT string_agg(h.hp, '; ' ORDER BY h.hp)
-                          FROM (SELECT DISTINCT c.metadata ->> 'headerPath' AS hp FROM rag.chunks c
-                                WHERE c.file_id = file.id AND c.metadata ? 'headerPath' ORDER BY 1 LIMIT 30) h),
+                          FROM (SELECT DISTINCT x ->> 'headerPath' AS hp FROM jsonb_array_elements(sections) AS x
+                                WHERE x ? 'headerPath' ORDER BY 1 LIMIT 30) h),
                          'none (no headings)')
                 USING ERRCODE = 'no_data_found';
         END IF;

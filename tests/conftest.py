@@ -23,6 +23,8 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from rag import db, embedded
+from rag.chunking import markdown
+from rag.chunking.lines import Lines
 
 TEMPLATE_DB = "rag_test_template"
 
@@ -180,3 +182,14 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def sections_unmerged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One chunk per section as the parser finds it, so a test sees section
+    boundaries and header paths; merging is tested in test_section_merging.py."""
+
+    def unmerged(lines: Lines, sections: list[markdown.Section], max_tokens: int) -> list[markdown.Section]:
+        return sections
+
+    monkeypatch.setattr(markdown, "merge_small_sections", unmerged)

@@ -261,6 +261,7 @@ def index_project(target: db.DatabaseTarget, root: Path, embedder: object) -> No
                      ChunkSettings(max_tokens=40, overlap=0))
 
 
+@pytest.mark.usefixtures("sections_unmerged")
 def test_evaluate_keyword_only_index(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
     root = make_project(tmp_path / "p")
     index_project(rag_db, root, NoneEmbedder())
@@ -282,6 +283,7 @@ def test_evaluate_keyword_only_index(rag_db: db.DatabaseTarget, tmp_path: Path) 
     assert "MRR@10     1.000" in format_table(result.metrics, result.notes)
 
 
+@pytest.mark.usefixtures("sections_unmerged")
 def test_evaluate_every_arm_with_vectors(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
     root = make_project(tmp_path / "p")
     embedder = WordEmbedder()

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from fakes import HashEmbedder
 from psycopg.rows import dict_row
 
@@ -46,6 +47,7 @@ def make_project(root: Path) -> Path:
     return root
 
 
+@pytest.mark.usefixtures("sections_unmerged")
 def test_context_is_the_path_then_the_fqn_or_the_header_path() -> None:
     code = chunks_of("billing/invoice_totals.py", LEDGER)
     methods = [c for c in code if c.metadata.get("fqn", "").startswith("Ledger.")]
@@ -67,6 +69,7 @@ def test_content_hash_covers_the_context() -> None:
     assert here.content_hash == again.content_hash == hashlib.sha256(b"a/x.txt\nsame words\n").hexdigest()
 
 
+@pytest.mark.usefixtures("sections_unmerged")
 def test_bm25_and_the_model_see_the_context_and_search_shows_the_content(
     rag_db: db.DatabaseTarget, tmp_path: Path
 ) -> None:

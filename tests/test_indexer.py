@@ -53,6 +53,7 @@ def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, 
         return conn.execute(query.encode(), params or None).fetchall()
 
 
+@pytest.mark.usefixtures("sections_unmerged")
 def test_first_run_stores_files_chunks_embeddings_and_run(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
     root = make_project(tmp_path / "p")
     embedder = HashEmbedder()

@@ -14,6 +14,13 @@ re-opened and re-closed fence lines).
 A header whose section holds nothing but blank lines is folded into the next
 section when that one is nested under it, so "# API" directly followed by
 "## Auth" gives one chunk, not a chunk with a lone header.
+
+Consecutive sections that fit the bound together are merged into one chunk,
+as the code chunker merges small definitions: a short section alone is too
+little text for the model or BM25 to place (measured: tests/eval/README.md).
+The merged chunk's headerPath is the deepest path its sections share, and its
+``sections`` metadata lists each one's headerPath and lines, so a section can
+still be read back by its own path.
 """
 
 import re
@@ -38,6 +45,7 @@ _NOT_SETEXT_TEXT = re.compile(r"(?:[ \t]*(?:[-*+>]|\d{1,9}[.)])(?:\s|$))| {4}|\t
 # A header line repeated at the top of later pieces may take at most this
 # share of the bound; a longer one is chunked like any other line.
 _MAX_REPEATED_HEADER_SHARE = 1 / 2
+HEADER_SEPARATOR = " > "
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +66,8 @@ class Section:
     header: int | None = None
     level: int = 0
     path: str = ""
+    # A merged section's parts: (headerPath, first line, end line), 0-based.
+    parts: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +92,7 @@ class SectionBuilder:
         while self._open_headers and self._open_headers[-1][0] >= level:
             self._open_headers.pop()
         self._open_headers.append((level, f"{'#' * level} {title}".rstrip()))
-        path = " > ".join(name for _, name in self._open_headers)
+        path = HEADER_SEPARATOR.join(name for _, name in self._open_headers)
         self._sections.append(Section([block], 0, level, path))
 
     def sections(self, lines: Lines) -> list[Section]:
@@ -141,6 +151,20 @@ def chunk_by_sections(
         max_tokens=max_tokens,
         overlap=overlap,
     )
+
+
+def markdown_sections(text: str) -> list[tuple[str, int, int]]:
+    """(headerPath, startLine, endLine) of each section of a Markdown text that
+    holds any text, its blank lines at either end left out: the spans of its
+    chunks were none split or merged."""
+    lines = Lines(text)
+    spans = []
+    for section in parse_markdown(lines):
+        if section.blocks:
+            first, end = lines.trimmed(section.blocks[0].first, section.blocks[-1].end)
+            if first < end:
+                spans.append((section.path, first + 1, end))
+    return spans
 
 
 def parse_markdown(lines: Lines) -> list[Section]:
@@ -248,10 +272,16 @@ def chunk_sections(
     max_tokens: int,
     overlap: int,
 ) -> list[Chunk]:
-    """One chunk per section that fits ``max_tokens``, several per longer one."""
+    """One chunk per run of sections that fit ``max_tokens`` together, several
+    per longer section."""
     chunks: list[Chunk] = []
-    for section in sections:
+    for section in merge_small_sections(lines, sections, max_tokens):
         metadata: dict[str, Any] = {"path": path, "sourceType": source_type, "language": language}
+        if section.parts:
+            metadata["sections"] = [
+                {"headerPath": part_path, "startLine": first + 1, "endLine": end}
+                for part_path, first, end in section.parts
+            ]
         for piece in _section_pieces(lines, section, max_tokens, overlap):
             chunks.append(
                 Chunk(
@@ -266,6 +296,43 @@ def chunk_sections(
                 )
             )
     return chunks
+
+
+def merge_small_sections(lines: Lines, sections: list[Section], max_tokens: int) -> list[Section]:
+    """Each run of consecutive sections whose lines together hold at most
+    ``max_tokens`` tokens as one section; a longer section stays alone."""
+    merged: list[Section] = []
+    run: list[Section] = []
+    for section in sections:
+        if not section.blocks:
+            continue
+        if run and lines.tokens_in(run[0].blocks[0].first, section.blocks[-1].end) <= max_tokens:
+            run.append(section)
+            continue
+        if run:
+            merged.append(_joined(lines, run))
+        run = [section]
+    if run:
+        merged.append(_joined(lines, run))
+    return merged
+
+
+def _joined(lines: Lines, run: list[Section]) -> Section:
+    if len(run) == 1:
+        return run[0]
+    paths = [section.path.split(HEADER_SEPARATOR) if section.path else [] for section in run]
+    shared = 0
+    while shared < len(paths[0]) and all(len(p) > shared and p[shared] == paths[0][shared] for p in paths):
+        shared += 1
+    common = paths[0][:shared]
+    level = len(common[-1]) - len(common[-1].lstrip("#")) if common else 0
+    parts = []
+    for section in run:
+        first, end = lines.trimmed(section.blocks[0].first, section.blocks[-1].end)
+        if first < end:
+            parts.append((section.path, first, end))
+    blocks = [block for section in run for block in section.blocks]
+    return Section(blocks, None, level, HEADER_SEPARATOR.join(common), parts)
 
 
 def _section_pieces(

@@ -67,4 +67,10 @@ class Rendering:
         metadata: dict[str, Any] = dict(chunk.metadata)
         metadata["startLine"] = self.origins[metadata["startLine"] - 1][0]
         metadata["endLine"] = self.origins[metadata["endLine"] - 1][1]
+        if "sections" in metadata:
+            metadata["sections"] = [
+                {**part, "startLine": self.origins[part["startLine"] - 1][0],
+                 "endLine": self.origins[part["endLine"] - 1][1]}
+                for part in metadata["sections"]
+            ]
         return Chunk(chunk.content, metadata)

@@ -8,6 +8,9 @@ from fixtures.docs.invariants import assert_chunk_invariants
 from rag.chunking.asciidoc import chunk_asciidoc
 from rag.chunking.model import Chunk
 
+# These tests look at the sections the parser finds; merging them: test_section_merging.py
+pytestmark = pytest.mark.usefixtures("sections_unmerged")
+
 MANUAL = Path(__file__).parent / "fixtures" / "structured" / "manual.adoc"
 
 

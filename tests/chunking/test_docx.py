@@ -13,6 +13,9 @@ from rag.chunking.dispatcher import chunk_bytes
 from rag.chunking.docx import chunk_docx
 from rag.chunking.model import Chunk
 
+# These tests look at the sections the parser finds; merging them: test_section_merging.py
+pytestmark = pytest.mark.usefixtures("sections_unmerged")
+
 
 def saved(document: WordDocument) -> bytes:
     out = BytesIO()

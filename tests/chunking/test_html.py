@@ -2,8 +2,13 @@
 
 from pathlib import Path
 
+import pytest
+
 from rag.chunking.html import chunk_html
 from rag.chunking.model import Chunk
+
+# These tests look at the sections the parser finds; merging them: test_section_merging.py
+pytestmark = pytest.mark.usefixtures("sections_unmerged")
 
 STRUCTURED = Path(__file__).parent / "fixtures" / "structured"
 

@@ -11,6 +11,9 @@ from hypothesis import strategies as st
 from rag.chunking.markdown import chunk_markdown
 from rag.chunking.model import Chunk
 
+# These tests look at the sections the parser finds; merging them: test_section_merging.py
+pytestmark = pytest.mark.usefixtures("sections_unmerged")
+
 GUIDE = Path(__file__).parent / "fixtures" / "docs" / "guide.md"
 
 

@@ -10,6 +10,9 @@ from rag.chunking.model import Chunk
 from rag.chunking.notebook import chunk_notebook
 from rag.errors import ChunkingError
 
+# These tests look at the sections the parser finds; merging them: test_section_merging.py
+pytestmark = pytest.mark.usefixtures("sections_unmerged")
+
 STRUCTURED = Path(__file__).parent / "fixtures" / "structured"
 
 

@@ -9,6 +9,9 @@ from fixtures.docs.invariants import assert_chunk_invariants
 from rag.chunking.model import Chunk
 from rag.chunking.rst import chunk_rst, looks_like_rst
 
+# These tests look at the sections the parser finds; merging them: test_section_merging.py
+pytestmark = pytest.mark.usefixtures("sections_unmerged")
+
 STRUCTURED = Path(__file__).parent / "fixtures" / "structured"
 
 

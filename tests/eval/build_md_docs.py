@@ -4,7 +4,8 @@ Source: the ``docs/**/*.md`` files of the click 8.5.1, black 26.10.1 and attrs
 26.1.0 sdists (pip download), copied to ``copy/<project>/...``. A case is a
 section without subsections whose headerPath is unique in its file and which
 has a prose paragraph: query = that paragraph's first sentence (Markdown and
-MyST markup reduced to plain words), answer = path + headerPath. The sentence
+MyST markup reduced to plain words), answer = path + the section's line span
+in the copy (title included), judged as the peers' windows are. The sentence
 is removed from the indexed copy (sentences repeated elsewhere give no case),
 so the query never appears there verbatim;
 the rest of the section (its title included) is what search has to find.
@@ -21,13 +22,12 @@ from typing import Any
 
 from common import builder_main, drop_repeated_queries, fetch_sdist, fresh_copy, write_cases, write_copy
 
-from rag.chunking.markdown import chunk_markdown
+from rag.chunking.markdown import markdown_sections
 
 NAME = "md-docs"
 PROJECTS = (("click", "8.5.1"), ("black", "26.10.1"), ("attrs", "26.1.0"))
 NO_CASES = re.compile(r"change|history|licen[cs]e|authors|contributors", re.IGNORECASE)
 MIN_WORDS, MAX_WORDS = 6, 50
-WHOLE = 10**9  # a token bound no section reaches: one chunk per section
 
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,})")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[*+-]|\d{1,9}[.)])(?:\s|$)")
@@ -57,17 +57,17 @@ class Edit:
     lines: list[str]
 
 
-def leaf_sections(text: str, path: str) -> list[Section]:
+def leaf_sections(text: str) -> list[Section]:
     """Sections under an ATX header with a headerPath unique in the file and no subsections."""
-    chunks = chunk_markdown(text, path, max_tokens=WHOLE, overlap=0)
-    paths = [c.metadata.get("headerPath", "") for c in chunks]
+    spans = markdown_sections(text)
+    paths = [header_path for header_path, _, _ in spans]
+    lines = text.split("\n")
     sections = []
-    for chunk, header_path in zip(chunks, paths, strict=True):
-        first = chunk.metadata["startLine"] - 1
+    for header_path, start, end in spans:
         unique = paths.count(header_path) == 1
         leaf = not any(p.startswith(header_path + " > ") for p in paths)
-        if header_path and unique and leaf and chunk.content.lstrip().startswith("#"):
-            sections.append(Section(header_path, first, chunk.metadata["endLine"]))
+        if header_path and unique and leaf and lines[start - 1].lstrip().startswith("#"):
+            sections.append(Section(header_path, start - 1, end))
     return sections
 
 
@@ -139,13 +139,13 @@ def apply(lines: list[str], edits: list[Edit]) -> list[str]:
 def file_cases(text: str, path: str) -> tuple[str, list[dict[str, Any]]]:
     """The copy's text of one document and its cases."""
     lines = text.split("\n")
-    found = [(s, c) for s in leaf_sections(text, path) if (c := section_case(lines, s)) is not None]
+    found = [(s, c) for s in leaf_sections(text) if (c := section_case(lines, s)) is not None]
     if NO_CASES.search(Path(path).name):
         found = []
     edited = "\n".join(apply(lines, [edit for _, (_, edit) in found]))
-    kept = {c.metadata.get("headerPath") for c in chunk_markdown(edited, path, max_tokens=1000, overlap=100)}
+    kept = {header_path: (start, end) for header_path, start, end in markdown_sections(edited)}
     cases = [{"id": f"{path} {s.header_path}", "query": query,
-              "relevant": [{"path": path, "headerPath": s.header_path}]}
+              "relevant": [{"path": path, "startLine": kept[s.header_path][0], "endLine": kept[s.header_path][1]}]}
              for s, (query, _) in found if s.header_path in kept]
     return edited, cases
 
@@ -165,7 +165,7 @@ def build(max_queries: int = 300) -> Path:
     # A sentence repeated elsewhere in the docs would still be in the copy: no such cases.
     cases = [c for c in cases if not any(c["query"] in text for text in texts)]
     header = (f"{NAME}: Markdown docs of {', '.join(f'{p} {v}' for p, v in PROJECTS)}; query = first "
-              "sentence of a section, removed from the copy; answer = path + headerPath "
+              "sentence of a section, removed from the copy; answer = path + line span of the section "
               "(tests/eval/build_md_docs.py)")
     return write_cases(NAME, drop_repeated_queries(cases), max_queries, header)
 
