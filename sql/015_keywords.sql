@@ -112,6 +112,68 @@ COMMENT ON FUNCTION rag.query_terms(text) IS
     'The BM25 terms of a search query: rag.term_frequencies'' terms, less the English stop words written as plain words in a query of three or more words (unless only they are left).';
 
 -- ---------------------------------------------------------------------------
+-- stems: how prose is keyword-indexed
+--
+-- Documents (chunks whose sourceType is markdown, text or pdf) post the English
+-- Snowball stems of their terms, each prefixed 'stem:', instead of the terms
+-- themselves, so "configuring" in a query finds "configured" in a guide.
+-- Code keeps its exact terms: stemming them cost the code sets more than it
+-- gave the docs sets (tests/eval/README.md), and with the prefix the two never
+-- meet, so a code chunk's score is what it was. A query looks for both: its
+-- terms (code) and their stems (prose).
+CREATE OR REPLACE FUNCTION rag._stem(
+    term text
+)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- english_stem gives no lexeme for a stop word: the word stays as it is.
+RETURN 'stem:' || coalesce((ts_lexize('pg_catalog.english_stem'::regdictionary, term))[1], term);
+COMMENT ON FUNCTION rag._stem(text) IS
+    'Private: the stem: term a prose chunk posts for a term (its English Snowball stem; a stop word as it is).';
+
+CREATE OR REPLACE FUNCTION rag._text_frequencies(
+    context  text,
+    content  text,
+    metadata jsonb
+)
+RETURNS TABLE (
+    term text,
+    tf   integer
+)
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT t.term, t.tf
+    FROM rag.term_frequencies(rag._indexed_text(context, content)) t
+    WHERE coalesce(metadata->>'sourceType' NOT IN ('markdown', 'text', 'pdf'), true)
+    UNION ALL
+    SELECT rag._stem(t.term), sum(t.tf)::integer
+    FROM rag.term_frequencies(rag._indexed_text(context, content)) t
+    WHERE metadata->>'sourceType' IN ('markdown', 'text', 'pdf')
+    GROUP BY 1;
+END;
+COMMENT ON FUNCTION rag._text_frequencies(text, text, jsonb) IS
+    'Private: the terms a chunk''s indexed text posts with their counts: a document''s stem: terms (sourceType markdown, text, pdf), any other chunk''s terms.';
+
+CREATE OR REPLACE FUNCTION rag._keyword_terms(
+    query text
+)
+RETURNS text[]
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT coalesce(array_agg(DISTINCT x.term), '{}'::text[])
+    FROM unnest(rag.query_terms(query)) AS q(term),
+         LATERAL (VALUES (q.term), (rag._stem(q.term))) AS x(term);
+END;
+COMMENT ON FUNCTION rag._keyword_terms(text) IS
+    'Private: what a query looks up in the postings: its terms (rag.query_terms) for code and their stem: terms for documents.';
+
+-- ---------------------------------------------------------------------------
 -- names: a second keyword field of code chunks, for rag.search's names arm
 --
 -- A code chunk's names are its file's path, its fqn and the fqns of the
@@ -476,7 +538,7 @@ BEGIN
     INSERT INTO rag.postings (term, chunk_id, tf, term_count)
     SELECT t.term, c.id, t.tf, c.term_count
     FROM rag.chunks c,
-         LATERAL (SELECT * FROM rag.term_frequencies(rag._indexed_text(c.context, c.content))
+         LATERAL (SELECT * FROM rag._text_frequencies(c.context, c.content, c.metadata)
                   UNION ALL SELECT * FROM rag._name_frequencies(c.context, c.metadata)) t;
     PERFORM rag._build_postings_key();
     PERFORM rag.ensure_heads_index();  -- (dropped above: built again)

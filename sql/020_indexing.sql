@@ -368,7 +368,7 @@ BEGIN
         -- Its text's terms, then its names' (rag._name_frequencies): the
         -- document length counts the text's alone.
         SELECT r.file_id, r.ordinal, t.term, t.tf, true AS in_text
-        FROM chunk_rows r, LATERAL rag.term_frequencies(rag._indexed_text(r.context, r.content)) t
+        FROM chunk_rows r, LATERAL rag._text_frequencies(r.context, r.content, r.metadata) t
         UNION ALL
         SELECT r.file_id, r.ordinal, t.term, t.tf, false
         FROM chunk_rows r, LATERAL rag._name_frequencies(r.context, r.metadata) t

@@ -182,7 +182,7 @@ BEGIN
            array_agg(rag._bm25_idf(s.df, n_docs) ORDER BY s.df, s.term)
       INTO query_terms, query_dfs, query_idfs
     FROM rag.term_stats s
-    WHERE s.term = ANY (rag.query_terms(query))
+    WHERE s.term = ANY (rag._keyword_terms(query))
       AND s.df > 0;
     IF coalesce(cardinality(query_terms), 0) = 0 OR n_docs = 0 THEN
         RETURN;
@@ -602,7 +602,7 @@ AS $$
     terms AS (
         SELECT s.term, rag._bm25_idf(s.df, corpus.n_docs) AS idf
         FROM rag.term_stats s, corpus
-        WHERE s.term = ANY (rag.query_terms(query)) AND s.df > 0
+        WHERE s.term = ANY (rag._keyword_terms(query)) AND s.df > 0
     ),
     scored AS (
         SELECT p.chunk_id, sum(rag._bm25_weight(p.tf, p.term_count, t.idf, k1, b, corpus.avg_length)) AS score

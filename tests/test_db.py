@@ -152,6 +152,7 @@ def test_upgrade_to_unlogged_postings_keeps_them_readable_from_the_index(empty_d
     assert row["relpersistence"] == "u" and row["relallvisible"] == row["relpages"] > 0
     assert query(empty_db, "SELECT count(*) AS n FROM rag.keyword_data_intact") == [{"n": 1}]
 
+@pytest.mark.usefixtures("sections_unmerged")
 def test_upgrade_gives_chunks_their_context_at_the_next_index(
     empty_db: db.DatabaseTarget, last_release: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -196,6 +197,47 @@ def test_upgrade_gives_chunks_their_context_at_the_next_index(
     with db.connect(empty_db) as conn:
         again = index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, ChunkSettings())
     assert (again.changed, again.unchanged, again.embedded) == (0, 2, 0)
+
+
+def test_migration_0010_has_the_next_index_chunk_documents_again(
+    empty_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Documents indexed before sections were merged and prose was stemmed are chunked
+    again by the next `rag index`, without --force; code files are left as they are."""
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "tool.py").write_text("def configure(settings):\n    return settings\n")
+    (root / "guide.md").write_text("# Guide\n\nIntro.\n\n## Setup\n\nThe server is configured here.\n")
+    before = tmp_path / "migrations"
+    before.mkdir()
+    for migration in db.MIGRATIONS_DIR.glob("*.sql"):
+        if migration.name < "0010":
+            (before / migration.name).write_bytes(migration.read_bytes())
+    embedder = HashEmbedder()
+    with monkeypatch.context() as earlier:
+        earlier.setattr(db, "MIGRATIONS_DIR", before)
+        db.install_schema(empty_db)
+        # What the previous version stored: one chunk per section, exact terms for documents.
+        earlier.setattr("rag.chunking.markdown.merge_small_sections", lambda lines, sections, max_tokens: sections)
+        with db.connect(empty_db) as conn:
+            conn.execute("CREATE OR REPLACE FUNCTION rag._stem(term text) RETURNS text LANGUAGE sql IMMUTABLE"
+                         " RETURN term")
+            index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, ChunkSettings())
+    assert query(empty_db, "SELECT count(*) AS n FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
+                           " WHERE f.path = 'guide.md'") == [{"n": 2}]
+    code_chunk = query(empty_db, "SELECT c.id FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
+                                 " WHERE f.path = 'tool.py'")
+
+    db.install_schema(empty_db)
+    with db.connect(empty_db) as conn:
+        summary = index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, ChunkSettings())
+    assert (summary.changed, summary.unchanged) == (1, 1)
+    docs = query(empty_db, "SELECT c.metadata->'sections' AS parts FROM rag.chunks c"
+                           " JOIN rag.files f ON f.id = c.file_id WHERE f.path = 'guide.md'")
+    assert [[p["headerPath"] for p in r["parts"]] for r in docs] == [["# Guide", "# Guide > ## Setup"]]
+    assert query(empty_db, "SELECT c.id FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
+                           " WHERE f.path = 'tool.py'") == code_chunk
+    assert query(empty_db, "SELECT count(*) AS n FROM rag.postings WHERE term = 'stem:configur'") == [{"n": 1}]
 
 
 def test_every_function_has_fixed_search_path_volatility_and_comment(

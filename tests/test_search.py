@@ -96,6 +96,34 @@ def build_corpus(target: db.DatabaseTarget, n_files: int, seed: int = 7, dims: i
     return embedder
 
 
+def test_documents_are_keyword_indexed_by_their_stems_and_code_by_its_exact_terms(
+    rag_db: db.DatabaseTarget,
+) -> None:
+    chunks = {"guide.md": ("The server is configured here.", "markdown"),
+              "notes.txt": ("Servers get configured by hand.", "text"),
+              "tool.py": ("configured = load(servers)", "code")}
+    with db.connect(rag_db) as conn:
+        source_id = conn.execute("SELECT rag.upsert_source('s', 'local', '/s') AS id").fetchone()["id"]  # type: ignore[index]
+        conn.execute("SELECT * FROM rag.replace_files(%s, %s)", (source_id, Jsonb([
+            {"path": path, "size": 1, "mtimeNs": 1, "sha256": path, "content": text, "chunks": [
+                {"content": text, "contentHash": path, "metadata": {"path": path, "sourceType": kind}}]}
+            for path, (text, kind) in chunks.items()])))
+
+    def found(query: str) -> list[str]:
+        return sorted(r["path"] for r in rows(
+            rag_db, "SELECT c.metadata->>'path' AS path FROM rag.bm25_search(%s, 10) b"
+                    " JOIN rag.chunks c ON c.id = b.chunk_id", query))
+
+    assert found("configuring") == ["guide.md", "notes.txt"]  # code has no "configuring"
+    assert found("configured") == ["guide.md", "notes.txt", "tool.py"]
+    assert found("server") == ["guide.md", "notes.txt"]  # "servers" in code is another word
+    posted = rows(rag_db, "SELECT c.metadata->>'path' AS path, array_agg(p.term ORDER BY p.term) AS terms"
+                          " FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id GROUP BY 1 ORDER BY 1")
+    assert posted[0] == {"path": "guide.md", "terms": ["stem:configur", "stem:here", "stem:is", "stem:server",
+                                                       "stem:the"]}
+    assert posted[2]["terms"] == ["configured", "load", "servers"]
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
