@@ -526,6 +526,8 @@ def _describe_chunk(meta: dict[str, Any], tokens: int) -> str:
     lines = f"{meta['path']}:{meta.get('startLine', '?')}-{meta.get('endLine', '?')}"
     kind = meta.get("fragmentType") or meta.get("sourceType", "")
     name = meta.get("fqn") or meta.get("headerPath") or ""
+    if "sections" in meta:  # merged sections: under the path they share
+        name = f"{name} ({len(meta['sections'])} sections)".strip()
     if "pageStart" in meta:
         name = f"{name} pages {meta['pageStart']}-{meta['pageEnd']}".strip()
     return f"{lines:<40} {kind:<10} {tokens:>5} tok  {name}"

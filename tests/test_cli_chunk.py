@@ -69,10 +69,10 @@ def test_chunk_shows_document_sections(tmp_path: Path) -> None:
     assert result.exit_code == 1  # broken.ipynb; the other files are still shown
     rows = [line.split() for line in result.stdout.splitlines()]
     # Each fixture's sections fit the default bound together: one chunk under the path they share.
-    assert ["guide.rst:1-45", "text", "188", "tok", "#", "User", "Guide"] in rows
-    assert ["manual.adoc:1-29", "text", "80", "tok", "#", "Tool", "Manual"] in rows
-    assert ["page.html:10-24", "text", "50", "tok", "#", "Tool", "&", "Friends"] in rows
-    assert ["train.ipynb:7-50", "code", "61", "tok", "#", "Training"] in rows
+    assert ["guide.rst:1-45", "text", "188", "tok", "#", "User", "Guide", "(4", "sections)"] in rows
+    assert ["manual.adoc:1-29", "text", "80", "tok", "#", "Tool", "Manual", "(4", "sections)"] in rows
+    assert ["page.html:10-24", "text", "50", "tok", "#", "Tool", "&", "Friends", "(4", "sections)"] in rows
+    assert ["train.ipynb:7-50", "code", "61", "tok", "#", "Training", "(2", "sections)"] in rows
     small = runner.invoke(app, ["chunk", "guide.rst", "--max-tokens", "45"], catch_exceptions=False)
     assert ["guide.rst:27-36", "text", "42", "tok", "#", "User", "Guide", ">", "##", "Installation",
             ">", "###", "Configuration"] in [line.split() for line in small.stdout.splitlines()]
