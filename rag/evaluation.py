@@ -174,15 +174,17 @@ def _parse_answer(item: Any, case_id: str | int) -> Answer:
 
 
 def is_relevant(path: str, coordinates: Mapping[str, Any], answer: Answer) -> bool:
-    """Whether a hit at ``path`` with these coordinates (startLine, endLine, headerPath) is the answer."""
+    """Whether a hit at ``path`` with these coordinates (startLine, endLine, headerPath, and
+    headerPaths: the sections a merged chunk holds) is the answer."""
     if path != answer.path:
         return False
     if answer.header_path is not None:
-        found = coordinates.get("headerPath")
-        if not isinstance(found, str):
-            return False
+        # A chunk of merged sections holds the answer when one of its sections is it.
+        found = [coordinates.get("headerPath"), *coordinates.get("headerPaths", ())]
         wanted = answer.header_path
-        return found == wanted or (wanted != "" and found.startswith(wanted + HEADER_SEPARATOR))
+        below = wanted + HEADER_SEPARATOR
+        return any(isinstance(f, str) and (f == wanted or (wanted != "" and f.startswith(below)))
+                   for f in found)
     if answer.start_line is not None and answer.end_line is not None:
         start, end = coordinates.get("startLine"), coordinates.get("endLine")
         if not isinstance(start, int) or not isinstance(end, int):
@@ -288,7 +290,7 @@ def _ranked(searcher: Searcher, case: EvalCase, mode: str, source: str | None) -
         response = searcher.search(request)
     except psycopg.errors.InvalidParameterValue as exc:
         raise RagError(f"case {case.id}: {exc.diag.message_primary or exc}") from None
-    return [(hit.path, hit.coordinates) for hit in response.hits]
+    return [(hit.path, {**hit.coordinates, "headerPaths": hit.header_paths or []}) for hit in response.hits]
 
 
 # --- the seed design: fixed character windows, dense only -----------------------

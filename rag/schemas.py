@@ -41,6 +41,7 @@ class SearchResult(_Out):
     language: str | None = None
     absolute_path: str | None = None  # local sources: the file as a user can open it
     fqns: list[str] | None = None  # a chunk holding several small definitions: all their names
+    header_paths: list[str] | None = None  # a chunk holding several small sections: all their headerPaths
     start_line: int | None
     end_line: int | None
     coordinates: Coordinates

@@ -53,6 +53,7 @@ class SearchHit:
     rerank: float | None = None
     language: str | None = None
     fqns: list[str] | None = None  # the names a chunk holding several small definitions carries
+    header_paths: list[str] | None = None  # the headerPath of each section a merged chunk holds
     abs_path: str | None = None  # a local source's file, as a user can open it
 
 
@@ -185,4 +186,5 @@ def _hit(row: dict[str, Any]) -> SearchHit:
         bm25=row["bm25_score"], bm25_rank=row["bm25_rank"],
         vector=row["vector_score"], vector_rank=row["vector_rank"], rrf=row["score"],
         language=row["language"], fqns=metadata.get("fqns"),
+        header_paths=[p["headerPath"] for p in metadata["sections"]] if "sections" in metadata else None,
     )

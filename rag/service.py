@@ -647,7 +647,7 @@ def search_result(hit: Any) -> SearchResult:
     """A ``rag.search.SearchHit`` as both front ends show it."""
     return SearchResult(
         chunk_id=hit.chunk_id, source_name=hit.source_name, path=hit.path, source_type=hit.source_type,
-        language=hit.language, absolute_path=hit.abs_path, fqns=hit.fqns,
+        language=hit.language, absolute_path=hit.abs_path, fqns=hit.fqns, header_paths=hit.header_paths,
         start_line=hit.coordinates.get("startLine"), end_line=hit.coordinates.get("endLine"),
         coordinates=Coordinates.model_validate(hit.coordinates), snippet=hit.content[:SNIPPET_CHARS],
         scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank),

@@ -118,9 +118,10 @@ COMMENT ON FUNCTION rag.query_terms(text) IS
 -- Snowball stems of their terms, each prefixed 'stem:', instead of the terms
 -- themselves, so "configuring" in a query finds "configured" in a guide.
 -- Code keeps its exact terms: stemming them cost the code sets more than it
--- gave the docs sets (tests/eval/README.md), and with the prefix the two never
--- meet, so a code chunk's score is what it was. A query looks for both: its
--- terms (code) and their stems (prose).
+-- gave the docs sets (tests/eval/README.md). With the prefix the two never
+-- meet: each has document frequencies of its own, as two fields would, so in
+-- a source of code alone every score is what it was. A query looks for both:
+-- its terms (code) and their stems (prose).
 CREATE OR REPLACE FUNCTION rag._stem(
     term text
 )

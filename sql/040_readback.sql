@@ -261,11 +261,14 @@ BEGIN
     END IF;
 
     IF wanted_header IS NOT NULL THEN
-        -- A chunk of merged sections lists each one's headerPath and lines.
-        SELECT coalesce(jsonb_agg(coalesce(p.part, c.metadata)), '[]') INTO sections
-          FROM rag.chunks c
-          LEFT JOIN LATERAL jsonb_array_elements(c.metadata -> 'sections') AS p(part) ON true
-         WHERE c.file_id = file.id AND (c.metadata ? 'headerPath' OR c.metadata ? 'sections');
+        -- Every chunk at or below the path, as search returns it, and every
+        -- section a chunk of merged sections lists with its own path and lines.
+        SELECT coalesce(jsonb_agg(e.entry), '[]') INTO sections
+          FROM (SELECT c.metadata AS entry FROM rag.chunks c
+                 WHERE c.file_id = file.id AND c.metadata ? 'headerPath'
+                UNION ALL
+                SELECT p.part FROM rag.chunks c, jsonb_array_elements(c.metadata -> 'sections') AS p(part)
+                 WHERE c.file_id = file.id AND c.metadata ? 'sections') e;
         SELECT min((x ->> 'startLine')::integer) AS first_, max((x ->> 'endLine')::integer) AS last_
           INTO span
           FROM jsonb_array_elements(sections) AS x

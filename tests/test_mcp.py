@@ -164,6 +164,7 @@ def test_search_returns_structured_results(harness: Harness) -> None:
     docs = harness.ok("search", {"query": "combine latest", "sourceType": "markdown", "topK": 1})
     assert [r["path"] for r in docs["results"]] == ["docs/guide.md"]
     assert docs["results"][0]["coordinates"]["headerPath"] == "# Guide"  # its small sections, merged
+    assert "# Guide > ## Streams" in docs["results"][0]["headerPaths"]
     listed = harness.ok("search", {"query": "combine", "source": ["proj"], "pathPrefix": "docs/",
                                    "language": "markdown"})
     assert {r["path"] for r in listed["results"]} == {"docs/guide.md"}

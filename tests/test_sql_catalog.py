@@ -222,3 +222,25 @@ def test_stored_query_embedding(conn: Conn) -> None:
     assert stored("asked again") == "[0,1,0,0,0,0,0,0]"
     assert stored("asked") == "[1,0,0,0,0,0,0,0]"
     assert stored("still never asked") is None
+
+
+def test_read_file_range_reads_merged_sections_by_their_own_path_and_by_the_chunks(
+    rag_db: db.DatabaseTarget, tmp_path: Path
+) -> None:
+    """A chunk of merged sections is read by the path search shows it under, and each of its
+    sections by its own path."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "siblings.md").write_text("# One\n\nfirst\n\n# Two\n\nsecond\n")
+    (root / "labelled.rst").write_text(".. _install:\n\nInstallation\n============\n\nbody\n\nFrom source\n"
+                                       "-----------\n\nbuild it\n")
+    with db.connect(rag_db) as conn:
+        index_source(conn, SourceSpec("docs", "local", str(root)), root, HashEmbedder(8), ChunkSettings())
+        shown = {r["path"]: r["h"] for r in conn.execute(
+            "SELECT f.path, c.metadata->>'headerPath' AS h FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id")}
+        assert shown == {"siblings.md": "", "labelled.rst": "# Installation"}
+        cases = [("siblings.md", "", 1, 7), ("siblings.md", "# Two", 5, 7), ("siblings.md", "# One", 1, 3),
+                 ("labelled.rst", "# Installation", 1, 11), ("labelled.rst", "# Installation > ## From source", 8, 11)]
+        for path, header, first, last in cases:
+            row = read_range(conn, None, path, None, None, header, 0)
+            assert (row["start_line"], row["end_line"]) == (first, last), (path, header)

@@ -18,7 +18,8 @@ section when that one is nested under it, so "# API" directly followed by
 Consecutive sections that fit the bound together are merged into one chunk,
 as the code chunker merges small definitions: a short section alone is too
 little text for the model or BM25 to place (measured: tests/eval/README.md).
-The merged chunk's headerPath is the deepest path its sections share, and its
+The merged chunk's headerPath is the deepest path its sections share (the
+text before the first header, under none, does not count), and its
 ``sections`` metadata lists each one's headerPath and lines, so a section can
 still be read back by its own path.
 """
@@ -66,6 +67,8 @@ class Section:
     header: int | None = None
     level: int = 0
     path: str = ""
+    # The open headers the path joins, as (level, "## Title"): a title may hold " > ".
+    trail: tuple[tuple[int, str], ...] = ()
     # A merged section's parts: (headerPath, first line, end line), 0-based.
     parts: list[tuple[str, int, int]] = field(default_factory=list)
 
@@ -93,7 +96,7 @@ class SectionBuilder:
             self._open_headers.pop()
         self._open_headers.append((level, f"{'#' * level} {title}".rstrip()))
         path = HEADER_SEPARATOR.join(name for _, name in self._open_headers)
-        self._sections.append(Section([block], 0, level, path))
+        self._sections.append(Section([block], 0, level, path, tuple(self._open_headers)))
 
     def sections(self, lines: Lines) -> list[Section]:
         """The sections, empty parents folded into their first child."""
@@ -102,7 +105,7 @@ class SectionBuilder:
         for index, section in enumerate(self._sections):
             if carried and section.header is not None:  # a section after a header has one
                 blocks, header = carried + section.blocks, section.header + len(carried)
-                section = Section(blocks, header, section.level, section.path)
+                section = Section(blocks, header, section.level, section.path, section.trail)
                 carried = []
             following = self._sections[index + 1] if index + 1 < len(self._sections) else None
             if (
@@ -320,19 +323,20 @@ def merge_small_sections(lines: Lines, sections: list[Section], max_tokens: int)
 def _joined(lines: Lines, run: list[Section]) -> Section:
     if len(run) == 1:
         return run[0]
-    paths = [section.path.split(HEADER_SEPARATOR) if section.path else [] for section in run]
-    shared = 0
-    while shared < len(paths[0]) and all(len(p) > shared and p[shared] == paths[0][shared] for p in paths):
-        shared += 1
-    common = paths[0][:shared]
-    level = len(common[-1]) - len(common[-1].lstrip("#")) if common else 0
-    parts = []
+    parts, trails = [], []
     for section in run:
         first, end = lines.trimmed(section.blocks[0].first, section.blocks[-1].end)
         if first < end:
             parts.append((section.path, first, end))
+            if section.trail:  # (the text before the first header sits under none)
+                trails.append(section.trail)
+    shared = 0
+    while trails and all(len(t) > shared and t[shared] == trails[0][shared] for t in trails):
+        shared += 1
+    common = trails[0][:shared] if trails else ()
     blocks = [block for section in run for block in section.blocks]
-    return Section(blocks, None, level, HEADER_SEPARATOR.join(common), parts)
+    return Section(blocks, None, common[-1][0] if common else 0,
+                   HEADER_SEPARATOR.join(name for _, name in common), common, parts)
 
 
 def _section_pieces(

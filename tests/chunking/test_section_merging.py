@@ -96,3 +96,19 @@ def test_merging_keeps_the_chunk_invariants(sizes: list[int], levels: list[int],
     assert_chunk_invariants(text, chunks, bound)
     for before, after in pairwise(chunks):
         assert before.metadata["endLine"] <= after.metadata["startLine"]  # in order; a cut line may be shared
+
+
+@pytest.mark.parametrize(
+    ("text", "header_path", "level"),
+    [
+        # A title may hold " > ": the shared path is taken from the headers, not the string.
+        ("# A > B\n\nx\n\n## C\n\nc\n\n## D\n\nd\n", "# A > B", 1),
+        ("# A > B\n\nx\n\n# A > C\n\ny\n", "", 0),
+        # Text before the first header (blank, front matter) sits under no header and does not count.
+        ("\n\n# Guide\n\nintro\n\n## A\n\na\n\n## B\n\nb\n", "# Guide", 1),
+        ("---\ntitle: T\n---\n# Guide\n\nintro\n\n## A\n\na\n", "# Guide", 1),
+    ],
+)
+def test_the_shared_path_comes_from_the_headers(text: str, header_path: str, level: int) -> None:
+    [chunk] = chunk_markdown(text, "g.md", max_tokens=256, overlap=0)
+    assert (chunk.metadata["headerPath"], chunk.metadata["headerLevel"]) == (header_path, level)
