@@ -227,6 +227,52 @@ RETURN ln(1 + (n_docs - df + 0.5) / (df + 0.5));
 COMMENT ON FUNCTION rag._bm25_idf(integer, double precision) IS
     'Private: a term''s BM25 inverse document frequency, ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.';
 
+-- Stems and exact terms are two fields: each term's inverse document
+-- frequency counts the chunks of its own field, or in a source mostly of code
+-- a stem found in a few of its documents would weigh as a rare word and lift
+-- documents over code. Every document posts the term 'stem:' once (outside
+-- its length), so its document frequency is the number of documents, kept by
+-- the postings' own upkeep.
+CREATE OR REPLACE FUNCTION rag._document_marker(
+    metadata jsonb
+)
+RETURNS TABLE (
+    term text,
+    tf   integer
+)
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT 'stem:', 1 WHERE metadata->>'sourceType' IN ('markdown', 'text', 'pdf');
+END;
+COMMENT ON FUNCTION rag._document_marker(jsonb) IS
+    'Private: the term stem: once for a document chunk (its document frequency counts the documents), nothing for others.';
+
+CREATE OR REPLACE FUNCTION rag._documents()
+RETURNS double precision
+LANGUAGE sql
+STABLE
+BEGIN ATOMIC
+    SELECT coalesce((SELECT s.df FROM rag.term_stats s WHERE s.term = 'stem:'), 0)::double precision;
+END;
+COMMENT ON FUNCTION rag._documents() IS
+    'Private: how many chunks are documents (those posting stem: terms): the document frequency of the term stem:.';
+
+CREATE OR REPLACE FUNCTION rag._field_idf(
+    term      text,
+    df        integer,
+    chunks    double precision,
+    documents double precision
+)
+RETURNS double precision
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+RETURN rag._bm25_idf(df, CASE WHEN starts_with(term, 'stem:') THEN documents ELSE chunks - documents END);
+COMMENT ON FUNCTION rag._field_idf(text, integer, double precision, double precision) IS
+    'Private: a term''s inverse document frequency within its field: a stem: term among the documents, any other among the other chunks.';
+
 -- _bm25_weight: one posting's share of a chunk's score
 CREATE OR REPLACE FUNCTION rag._bm25_weight(
     tf         integer,
@@ -540,7 +586,8 @@ BEGIN
     SELECT t.term, c.id, t.tf, c.term_count
     FROM rag.chunks c,
          LATERAL (SELECT * FROM rag._text_frequencies(c.context, c.content, c.metadata)
-                  UNION ALL SELECT * FROM rag._name_frequencies(c.context, c.metadata)) t;
+                  UNION ALL SELECT * FROM rag._name_frequencies(c.context, c.metadata)
+                  UNION ALL SELECT * FROM rag._document_marker(c.metadata)) t;
     PERFORM rag._build_postings_key();
     PERFORM rag.ensure_heads_index();  -- (dropped above: built again)
     INSERT INTO rag.keyword_data_intact DEFAULT VALUES;

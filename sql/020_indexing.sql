@@ -365,13 +365,15 @@ BEGIN
         CROSS JOIN LATERAL jsonb_array_elements(b.chunks) WITH ORDINALITY AS c(value, ordinality)
     ),
     tokens AS MATERIALIZED (
-        -- Its text's terms, then its names' (rag._name_frequencies): the
-        -- document length counts the text's alone.
+        -- Its text's terms, then its names' (rag._name_frequencies) or a
+        -- document's marker (rag._document_marker): the document length
+        -- counts the text's alone.
         SELECT r.file_id, r.ordinal, t.term, t.tf, true AS in_text
         FROM chunk_rows r, LATERAL rag._text_frequencies(r.context, r.content, r.metadata) t
         UNION ALL
         SELECT r.file_id, r.ordinal, t.term, t.tf, false
-        FROM chunk_rows r, LATERAL rag._name_frequencies(r.context, r.metadata) t
+        FROM chunk_rows r, LATERAL (SELECT * FROM rag._name_frequencies(r.context, r.metadata)
+                                    UNION ALL SELECT * FROM rag._document_marker(r.metadata)) t
     ),
     fresh AS (
         INSERT INTO rag.chunks (source_id, file_id, ordinal, content, context, content_hash, metadata,

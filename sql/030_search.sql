@@ -179,7 +179,7 @@ BEGIN
       INTO n_docs, avg_length, heads_length FROM rag.corpus_stats cs;
     -- (ANY over an array, not a join, so term_stats is read by its index)
     SELECT array_agg(s.term ORDER BY s.df, s.term), array_agg(s.df ORDER BY s.df, s.term),
-           array_agg(rag._bm25_idf(s.df, n_docs) ORDER BY s.df, s.term)
+           array_agg(rag._field_idf(s.term, s.df, n_docs, rag._documents()) ORDER BY s.df, s.term)
       INTO query_terms, query_dfs, query_idfs
     FROM rag.term_stats s
     WHERE s.term = ANY (rag._keyword_terms(query))
@@ -600,7 +600,7 @@ AS $$
         FROM rag.corpus_stats cs
     ),
     terms AS (
-        SELECT s.term, rag._bm25_idf(s.df, corpus.n_docs) AS idf
+        SELECT s.term, rag._field_idf(s.term, s.df, corpus.n_docs, rag._documents()) AS idf
         FROM rag.term_stats s, corpus
         WHERE s.term = ANY (rag._keyword_terms(query)) AND s.df > 0
     ),
@@ -844,7 +844,7 @@ STABLE
 BEGIN ATOMIC
     -- As bm25_search scores a chunk: an index probe per chunk and term.
     SELECT p.chunk_id,
-           sum(rag._bm25_weight(p.tf, p.term_count, rag._bm25_idf(s.df, cs.chunks::double precision), k1, b,
+           sum(rag._bm25_weight(p.tf, p.term_count, rag._field_idf(s.term, s.df, cs.chunks, rag._documents()), k1, b,
                                 cs.total_terms::double precision / greatest(cs.chunks, 1)))
     FROM rag.corpus_stats cs
     JOIN rag.term_stats s ON s.term = ANY (name_terms) AND s.df > 0

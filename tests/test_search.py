@@ -119,9 +119,21 @@ def test_documents_are_keyword_indexed_by_their_stems_and_code_by_its_exact_term
     assert found("server") == ["guide.md", "notes.txt"]  # "servers" in code is another word
     posted = rows(rag_db, "SELECT c.metadata->>'path' AS path, array_agg(p.term ORDER BY p.term) AS terms"
                           " FROM rag.postings p JOIN rag.chunks c ON c.id = p.chunk_id GROUP BY 1 ORDER BY 1")
-    assert posted[0] == {"path": "guide.md", "terms": ["stem:configur", "stem:here", "stem:is", "stem:server",
-                                                       "stem:the"]}
+    assert posted[0] == {"path": "guide.md", "terms": ["stem:", "stem:configur", "stem:here", "stem:is",
+                                                       "stem:server", "stem:the"]}
     assert posted[2]["terms"] == ["configured", "load", "servers"]
+    # Two fields: a stem's idf counts the 2 documents, a word's the 1 other chunk, not all 3.
+    assert rows(rag_db, "SELECT rag._documents() AS n") == [{"n": 2.0}]
+    idf = {r["term"]: r["idf"] for r in rows(
+        rag_db, "SELECT s.term, rag._field_idf(s.term, s.df, 3, 2) AS idf FROM rag.term_stats s"
+                " WHERE s.term IN ('stem:configur', 'configured')")}
+    assert idf == {"stem:configur": pytest.approx(math.log(1 + 0.5 / 2.5)),
+                   "configured": pytest.approx(math.log(1 + 0.5 / 1.5))}
+    [scored] = rows(rag_db, "SELECT b.score FROM rag.bm25_search('configuring', 1) b")
+    [expected] = rows(rag_db, "SELECT rag._bm25_weight(1, c.term_count, ln(1 + 0.5 / 2.5), 1.2, 0.75,"
+                              " (SELECT total_terms::float8 / chunks FROM rag.corpus_stats)) AS score"
+                              " FROM rag.chunks c WHERE c.metadata->>'path' = 'notes.txt'")
+    assert scored["score"] == pytest.approx(expected["score"])
 
 
 @pytest.mark.parametrize(
