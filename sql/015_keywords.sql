@@ -119,9 +119,9 @@ COMMENT ON FUNCTION rag.query_terms(text) IS
 -- themselves, so "configuring" in a query finds "configured" in a guide.
 -- Code keeps its exact terms: stemming them cost the code sets more than it
 -- gave the docs sets (tests/eval/README.md). With the prefix the two never
--- meet: each has document frequencies of its own, as two fields would, so in
--- a source of code alone every score is what it was. A query looks for both:
--- its terms (code) and their stems (prose).
+-- meet: they are scored as two fields (rag._field_idf below), so in a source
+-- of code alone every score is what it was. A query looks for both: its terms
+-- (code) and their stems (prose).
 CREATE OR REPLACE FUNCTION rag._stem(
     term text
 )
