@@ -122,6 +122,17 @@ COMMENT ON FUNCTION rag.query_terms(text) IS
 -- meet: they are scored as two fields (rag._field_idf below), so in a source
 -- of code alone every score is what it was. A query looks for both: its terms
 -- (code) and their stems (prose).
+CREATE OR REPLACE FUNCTION rag._is_document(
+    metadata jsonb
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+RETURN coalesce(metadata->>'sourceType' IN ('markdown', 'text', 'pdf'), false);
+COMMENT ON FUNCTION rag._is_document(jsonb) IS
+    'Private: whether a chunk (by its metadata) is a document, keyword-indexed by its stems: sourceType markdown, text or pdf.';
+
 CREATE OR REPLACE FUNCTION rag._stem(
     term text
 )
@@ -149,11 +160,11 @@ PARALLEL SAFE
 BEGIN ATOMIC
     SELECT t.term, t.tf
     FROM rag.term_frequencies(rag._indexed_text(context, content)) t
-    WHERE coalesce(metadata->>'sourceType' NOT IN ('markdown', 'text', 'pdf'), true)
+    WHERE NOT rag._is_document(metadata)
     UNION ALL
     SELECT rag._stem(t.term), sum(t.tf)::integer
     FROM rag.term_frequencies(rag._indexed_text(context, content)) t
-    WHERE metadata->>'sourceType' IN ('markdown', 'text', 'pdf')
+    WHERE rag._is_document(metadata)
     GROUP BY 1;
 END;
 COMMENT ON FUNCTION rag._text_frequencies(text, text, jsonb) IS
@@ -244,7 +255,7 @@ LANGUAGE sql
 IMMUTABLE
 PARALLEL SAFE
 BEGIN ATOMIC
-    SELECT 'stem:', 1 WHERE metadata->>'sourceType' IN ('markdown', 'text', 'pdf');
+    SELECT 'stem:', 1 WHERE rag._is_document(metadata);
 END;
 COMMENT ON FUNCTION rag._document_marker(jsonb) IS
     'Private: the term stem: once for a document chunk (its document frequency counts the documents), nothing for others.';
