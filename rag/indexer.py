@@ -35,6 +35,7 @@ from rag.sources.scan import ScannedFile, ScanResult, scan_paths, scan_source
 
 if TYPE_CHECKING:
     from rag.chunking.dispatcher import FileChunks
+    from rag.chunking.model import Chunk
 
 BATCH_FILES = 64  # files per replace_files transaction
 WRITERS = 2  # replace_files transactions at once, each tokenizing on a core of its own
@@ -439,11 +440,7 @@ def _store_batch(
             "language": fc.chunks[0].metadata.get("language") if fc.chunks else None,
             "content": fc.text, "error": fc.error,
             "graph": fc.graph.payload() if fc.graph is not None else None,
-            "chunks": [
-                {"content": c.content, "context": c.context, "contentHash": c.content_hash,
-                 "metadata": c.metadata}
-                for c in fc.chunks
-            ],
+            "chunks": [_chunk_json(c) for c in fc.chunks],
         }
         for f, sha, fc in batch
     ]
@@ -459,6 +456,18 @@ def _store_batch(
                 raise
     assert row is not None
     return row["added_chunks"], row["removed_chunks"]
+
+
+def _chunk_json(chunk: "Chunk") -> dict[str, Any]:
+    # Loaded with the chunkers, as chunk_bytes is: only files just chunked are stored.
+    from rag.chunking.passages import chunk_passages
+
+    row: dict[str, Any] = {"content": chunk.content, "context": chunk.context,
+                           "contentHash": chunk.content_hash, "metadata": chunk.metadata}
+    passages = chunk_passages(chunk)
+    if passages:
+        row["passages"] = [{"end": p.end, "hash": p.content_hash} for p in passages]
+    return row
 
 
 def _embed_missing(
@@ -477,8 +486,8 @@ def _embed_missing(
     missing = _sql_value(
         conn, "SELECT rag.count_chunks_without_embedding(%s, %s)", source_id, embedder.model_id
     )
-    stored_chunks = _sql_value(conn, "SELECT rag.source_chunk_count(%s)", source_id)
-    summary.reused = stored_chunks - missing
+    stored_vectors = _sql_value(conn, "SELECT rag.source_vector_count(%s)", source_id)
+    summary.reused = stored_vectors - missing
     if not missing:
         return
     report.embedding_started(missing)

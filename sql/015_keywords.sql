@@ -360,11 +360,12 @@ BEGIN
     SELECT coalesce(array_agg(c.term ORDER BY c.term), '{}'), coalesce(array_agg(c.n ORDER BY c.term), '{}')
       INTO terms, df_deltas
     FROM counted c;
+    DELETE FROM rag.passages p WHERE p.chunk_id = ANY (doomed);
     DELETE FROM rag.chunks c WHERE c.id = ANY (doomed);
 END
 $$;
 COMMENT ON FUNCTION rag._delete_chunks(bigint, text[]) IS
-    'Private: deletes a source''s chunks (all: paths NULL, or those of the given files) with their postings; returns the (negative) changes to the BM25 statistics for rag._apply_keyword_stats.';
+    'Private: deletes a source''s chunks (all: paths NULL, or those of the given files) with their postings and passages; returns the (negative) changes to the BM25 statistics for rag._apply_keyword_stats.';
 
 -- ---------------------------------------------------------------------------
 -- _counting_term_stats

@@ -130,6 +130,23 @@ COMMENT ON FUNCTION rag.source_chunk_count(bigint) IS
     'How many chunks a source has stored now.';
 
 -- ---------------------------------------------------------------------------
+-- source_vector_count
+CREATE OR REPLACE FUNCTION rag.source_vector_count(
+    source_id bigint
+)
+RETURNS bigint
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT rag.source_chunk_count(source_vector_count.source_id)
+           + (SELECT count(*) FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
+              WHERE c.source_id = source_vector_count.source_id)
+$$;
+COMMENT ON FUNCTION rag.source_vector_count(bigint) IS
+    'How many vectors a source''s search uses: one per chunk and one per passage of a document chunk.';
+
+-- ---------------------------------------------------------------------------
 -- finish_run
 -- It returned void before the source's chunk total: CREATE OR REPLACE cannot
 -- change a return type, so that version goes first.
@@ -359,7 +376,7 @@ BEGIN
     WITH chunk_rows AS MATERIALIZED (
         SELECT f.id AS file_id, (c.ordinality - 1)::integer AS ordinal, c.value->>'content' AS content,
                coalesce(c.value->>'context', '') AS context, c.value->>'contentHash' AS content_hash,
-               c.value->'metadata' AS metadata
+               c.value->'metadata' AS metadata, c.value->'passages' AS passages
         FROM rag._file_batch(file_batch) b
         JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path
         CROSS JOIN LATERAL jsonb_array_elements(b.chunks) WITH ORDINALITY AS c(value, ordinality)
@@ -387,6 +404,13 @@ BEGIN
                ON l.file_id = r.file_id AND l.ordinal = r.ordinal
         RETURNING id, file_id, ordinal, term_count
     ),
+    passaged AS (  -- a document chunk's passages (rag/chunking/passages.py)
+        INSERT INTO rag.passages (chunk_id, ordinal, end_offset, content_hash)
+        SELECT f.id, (p.ordinality - 1)::integer, (p.value->>'end')::integer, p.value->>'hash'
+        FROM (SELECT * FROM chunk_rows r WHERE r.passages IS NOT NULL) r
+        JOIN fresh f ON f.file_id = r.file_id AND f.ordinal = r.ordinal
+        CROSS JOIN LATERAL jsonb_array_elements(r.passages) WITH ORDINALITY AS p(value, ordinality)
+    ),
     posted AS (  -- (runs though nothing reads it, as every data-modifying WITH)
         INSERT INTO rag.postings (term, chunk_id, tf, term_count)
         SELECT t.term, f.id, t.tf, f.term_count
@@ -402,7 +426,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag._add_chunks(bigint, jsonb) IS
-    'Private: inserts the chunks of a replace_files batch (files already stored) with their postings; returns the changes to the BM25 statistics for rag._apply_keyword_stats.';
+    'Private: inserts the chunks of a replace_files batch (files already stored) with their postings and passages; returns the changes to the BM25 statistics for rag._apply_keyword_stats.';
 
 -- ---------------------------------------------------------------------------
 -- replace_files
@@ -523,13 +547,14 @@ DECLARE
     pruned bigint;
 BEGIN
     DELETE FROM rag.embeddings e
-    WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c WHERE c.content_hash = e.content_hash);
+    WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c WHERE c.content_hash = e.content_hash)
+      AND NOT EXISTS (SELECT 1 FROM rag.passages p WHERE p.content_hash = e.content_hash);
     GET DIAGNOSTICS pruned = ROW_COUNT;
     RETURN pruned;
 END
 $$;
 COMMENT ON FUNCTION rag.gc() IS
-    'Deletes embeddings no chunk refers to any more (after rag remove or edits); returns how many.';
+    'Deletes embeddings no chunk or passage refers to any more (after rag remove or edits); returns how many.';
 
 -- ---------------------------------------------------------------------------
 -- embedding_coverage
@@ -620,17 +645,28 @@ LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    SELECT DISTINCT ON (c.content_hash) c.content_hash, rag._indexed_text(c.context, c.content)
-    FROM rag.chunks c
-    WHERE c.source_id = target_source_id
-      AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
-                       WHERE e.model = embedding_model AND e.content_hash = c.content_hash)
-    ORDER BY c.content_hash
+    -- Texts are cut out of the content only for the rows returned.
+    SELECT DISTINCT ON (t.content_hash) t.content_hash,
+           rag._indexed_text(t.context, CASE WHEN t.end_offset IS NULL THEN t.content
+                                             ELSE substr(t.content, t.start_offset + 1, t.end_offset - t.start_offset) END)
+    FROM (
+        SELECT c.content_hash, c.context, c.content, NULL::integer AS start_offset, NULL::integer AS end_offset
+        FROM rag.chunks c
+        WHERE c.source_id = target_source_id
+        UNION ALL
+        SELECT p.content_hash, c.context, c.content,
+               lag(p.end_offset, 1, 0) OVER (PARTITION BY p.chunk_id ORDER BY p.ordinal), p.end_offset
+        FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
+        WHERE c.source_id = target_source_id
+    ) t
+    WHERE NOT EXISTS (SELECT 1 FROM rag.embeddings e
+                       WHERE e.model = embedding_model AND e.content_hash = t.content_hash)
+    ORDER BY t.content_hash
     LIMIT greatest(max_rows, 1)
 $$;
 COMMENT ON FUNCTION rag.chunks_without_embedding(bigint, text, integer) IS
-    'Distinct indexed texts (rag._indexed_text: context, then content) of a source''s chunks that have no vector '
-    'for the model yet: what an index run must embed (after a model switch or an interrupted run too).';
+    'Distinct indexed texts (rag._indexed_text: context, then content) of a source''s chunks and of their passages '
+    'that have no vector for the model yet: what an index run must embed (after a model switch or an interrupted run too).';
 
 -- ---------------------------------------------------------------------------
 -- count_chunks_without_embedding
@@ -643,14 +679,18 @@ LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    SELECT count(DISTINCT c.content_hash)
-    FROM rag.chunks c
-    WHERE c.source_id = target_source_id
-      AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
-                       WHERE e.model = embedding_model AND e.content_hash = c.content_hash)
+    SELECT count(DISTINCT t.content_hash)
+    FROM (
+        SELECT c.content_hash FROM rag.chunks c WHERE c.source_id = target_source_id
+        UNION ALL
+        SELECT p.content_hash FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
+        WHERE c.source_id = target_source_id
+    ) t
+    WHERE NOT EXISTS (SELECT 1 FROM rag.embeddings e
+                       WHERE e.model = embedding_model AND e.content_hash = t.content_hash)
 $$;
 COMMENT ON FUNCTION rag.count_chunks_without_embedding(bigint, text) IS
-    'How many distinct chunk texts of a source still need a vector for the model.';
+    'How many distinct texts of a source (its chunks'' and their passages'') still need a vector for the model.';
 
 -- ---------------------------------------------------------------------------
 -- active_runs

@@ -714,15 +714,19 @@ BEGIN
         -- Few rows pass the filter: exact distances. Ordering by the plain
         -- column (not the indexed cast) keeps the planner off the HNSW index,
         -- whose scan would stop early and return too few rows.
+        -- A chunk is as near as the nearest of its vectors: its own and its passages'.
         RETURN QUERY
-            SELECT r.id, r.similarity, (row_number() OVER (ORDER BY r.distance, r.id))::integer
+            SELECT r.id, 1 - r.distance, (row_number() OVER (ORDER BY r.distance, r.id))::integer
             FROM (
-                SELECT c.id, e.embedding <=> query_embedding AS distance,
-                       1 - (e.embedding <=> query_embedding) AS similarity
-                FROM rag.chunks c
-                JOIN rag.embeddings e ON e.model = embedding_model AND e.content_hash = c.content_hash
-                WHERE c.id = ANY ((SELECT allowed)::bigint[])  -- hidden from the planner, as in bm25_search
-                ORDER BY distance, c.id
+                SELECT v.id, min(e.embedding <=> query_embedding) AS distance
+                FROM (SELECT c.id, c.content_hash FROM rag.chunks c
+                      WHERE c.id = ANY ((SELECT allowed)::bigint[])  -- hidden from the planner, as in bm25_search
+                      UNION ALL
+                      SELECT p.chunk_id, p.content_hash FROM rag.passages p
+                      WHERE p.chunk_id = ANY ((SELECT allowed)::bigint[])) v
+                JOIN rag.embeddings e ON e.model = embedding_model AND e.content_hash = v.content_hash
+                GROUP BY v.id
+                ORDER BY distance, v.id
                 LIMIT top_n
             ) r
             ORDER BY r.distance, r.id;
@@ -737,21 +741,36 @@ BEGIN
     -- A filter passing 0.2% of a million chunks needs ~25k visited vectors to
     -- fill 50 rows; pgvector stops at 20k by default.
     PERFORM set_config('hnsw.max_scan_tuples', '200000', true);
+    -- The nearest chunks, and apart the nearest passages (when there are
+    -- any: else the second scan would walk the whole graph finding none);
+    -- a chunk found both ways is as near as the nearer.
     RETURN QUERY EXECUTE format(
         'SELECT r.id, 1 - r.distance, (row_number() OVER (ORDER BY r.distance, r.id))::integer'
-        ' FROM (SELECT c.id, e.embedding::vector(%1$s) <=> $1::vector(%1$s) AS distance'
-        '       FROM rag.embeddings e JOIN rag.chunks c ON c.content_hash = e.content_hash'
-        '       WHERE e.model = $2'
-        '         AND ($4::bigint[] IS NULL OR c.source_id = ANY ($4))'
-        '         AND ($5::bigint[] IS NULL OR c.file_id IN (SELECT unnest($5)))'
-        '       ORDER BY e.embedding::vector(%1$s) <=> $1::vector(%1$s)'
-        '       LIMIT $3) r'
+        ' FROM (SELECT n.id, min(n.distance) AS distance FROM ('
+        '         (SELECT c.id, e.embedding::vector(%1$s) <=> $1::vector(%1$s) AS distance'
+        '          FROM rag.embeddings e JOIN rag.chunks c ON c.content_hash = e.content_hash'
+        '          WHERE e.model = $2'
+        '            AND ($4::bigint[] IS NULL OR c.source_id = ANY ($4))'
+        '            AND ($5::bigint[] IS NULL OR c.file_id IN (SELECT unnest($5)))'
+        '          ORDER BY e.embedding::vector(%1$s) <=> $1::vector(%1$s)'
+        '          LIMIT $3)'
+        '         UNION ALL'
+        '         (SELECT c.id, e.embedding::vector(%1$s) <=> $1::vector(%1$s)'
+        '          FROM rag.embeddings e JOIN rag.passages p ON p.content_hash = e.content_hash'
+        '          JOIN rag.chunks c ON c.id = p.chunk_id'
+        '          WHERE $6 AND e.model = $2'
+        '            AND ($4::bigint[] IS NULL OR c.source_id = ANY ($4))'
+        '            AND ($5::bigint[] IS NULL OR c.file_id IN (SELECT unnest($5)))'
+        '          ORDER BY e.embedding::vector(%1$s) <=> $1::vector(%1$s)'
+        '          LIMIT $3)) n'
+        '       GROUP BY n.id ORDER BY distance, n.id LIMIT $3) r'
         ' ORDER BY r.distance, r.id', dims)
-        USING query_embedding, embedding_model, top_n, source_filter, file_filter;
+        USING query_embedding, embedding_model, top_n, source_filter, file_filter,
+              EXISTS (SELECT 1 FROM rag.passages);
 END
 $$;
 COMMENT ON FUNCTION rag.vector_search(vector, text, integer, text[], text[], text[], text, integer) IS
-    'Nearest chunks by cosine similarity for one model: HNSW (iterative scan) or, when filters leave at most exact_below chunks, exact distances.';
+    'Nearest chunks by cosine similarity for one model, a chunk scored by the nearest of its vectors and its passages'': HNSW (iterative scan) or, when filters leave at most exact_below chunks, exact distances.';
 
 -- ---------------------------------------------------------------------------
 -- remember_query_embedding

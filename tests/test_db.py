@@ -211,7 +211,7 @@ def test_migration_0010_has_the_next_index_chunk_documents_again(
     before = tmp_path / "migrations"
     before.mkdir()
     for migration in db.MIGRATIONS_DIR.glob("*.sql"):
-        if migration.name < "0010":
+        if migration.name < "0010" or migration.name >= "0011":  # later ones hold what sql/ needs
             (before / migration.name).write_bytes(migration.read_bytes())
     embedder = HashEmbedder()
     with monkeypatch.context() as earlier:
@@ -238,6 +238,37 @@ def test_migration_0010_has_the_next_index_chunk_documents_again(
     assert query(empty_db, "SELECT c.id FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
                            " WHERE f.path = 'tool.py'") == code_chunk
     assert query(empty_db, "SELECT count(*) AS n FROM rag.postings WHERE term = 'stem:configur'") == [{"n": 1}]
+
+
+def test_migration_0011_has_the_next_index_give_documents_their_passages(
+    empty_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Documents indexed before passage vectors are chunked again by the next `rag index`,
+    without --force, and get their passages; code files are left as they are."""
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "tool.py").write_text("def configure(settings):\n    return settings\n")
+    paragraphs = [" ".join(f"{topic}{i}" for i in range(45)) for topic in ("cache", "queue")]
+    (root / "guide.md").write_text("# Guide\n\n" + "\n\n".join(paragraphs) + "\n")
+    embedder = HashEmbedder()
+    db.install_schema(empty_db)
+    with monkeypatch.context() as earlier, db.connect(empty_db) as conn:
+        earlier.setattr("rag.chunking.passages.chunk_passages", lambda chunk: [])  # what the previous version stored
+        index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, ChunkSettings())
+        # As before 0011: no table of passages, the migration not applied.
+        conn.execute("DROP TABLE rag.passages")
+        conn.execute("DELETE FROM rag._yoyo_migration WHERE migration_id = '0011_passages'")
+    code_chunk = query(empty_db, "SELECT c.id FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
+                                 " WHERE f.path = 'tool.py'")
+
+    assert db.install_schema(empty_db).migrations_applied == 1
+    assert query(empty_db, "SELECT count(*) AS n FROM rag.passages") == [{"n": 0}]
+    with db.connect(empty_db) as conn:
+        summary = index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, ChunkSettings())
+    assert (summary.changed, summary.unchanged, summary.embedded) == (1, 1, 2), "the two passages' vectors"
+    assert query(empty_db, "SELECT count(*) AS n FROM rag.passages") == [{"n": 2}]
+    assert query(empty_db, "SELECT c.id FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
+                           " WHERE f.path = 'tool.py'") == code_chunk
 
 
 def test_every_function_has_fixed_search_path_volatility_and_comment(

@@ -1,0 +1,18 @@
+-- Passage vectors: a document chunk is also embedded paragraph group by
+-- paragraph group (rag/chunking/passages.py), and the vector arm scores it by
+-- the best of its vectors (rag.vector_search). A passage is
+-- content[previous end:end_offset] of its chunk; its vector is found in
+-- rag.embeddings by content_hash, as a chunk's is. Rows go with their chunk in
+-- rag._delete_chunks (no foreign key: code chunks, the bulk of a corpus, have
+-- no passages and should not pay a check on every delete).
+CREATE TABLE rag.passages (
+    chunk_id     bigint NOT NULL,
+    ordinal      integer NOT NULL,             -- position within the chunk
+    end_offset   integer NOT NULL,             -- in the chunk's content, just past the passage
+    content_hash text NOT NULL,                -- sha256 of its indexed text: the chunk's context, then the passage
+    PRIMARY KEY (chunk_id, ordinal)
+);
+CREATE INDEX passages_content_hash_idx ON rag.passages (content_hash);
+
+-- As 0010: documents indexed before get their passages at the next index run.
+UPDATE rag.files SET size = -1, sha256 = '' WHERE source_type IN ('markdown', 'text', 'pdf');

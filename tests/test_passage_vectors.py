@@ -1,0 +1,104 @@
+"""Passage vectors: a document chunk is also embedded paragraph group by paragraph group,
+and the vector arm scores it by the nearest of its vectors (rag.vector_search)."""
+
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from fakes import HashEmbedder
+from psycopg.rows import dict_row
+
+from rag import db
+from rag.chunking.model import Chunk
+from rag.chunking.passages import chunk_passages
+from rag.config import ChunkSettings, SourceSpec
+from rag.indexer import index_source
+
+SETTINGS = ChunkSettings(max_tokens=256, overlap=0)
+PARAGRAPHS = [" ".join(f"{topic}{i}" for i in range(45)) for topic in ("cache", "queue", "retry")]
+GUIDE = "# Guide\n\n" + "\n\n".join(PARAGRAPHS) + "\n"
+
+
+def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, Any]]:
+    with psycopg.connect(target.url, row_factory=dict_row, autocommit=True) as conn:
+        return conn.execute(query.encode(), params or None).fetchall()
+
+
+def index(target: db.DatabaseTarget, root: Path, embedder: HashEmbedder) -> Any:
+    with db.connect(target) as conn:
+        return index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, SETTINGS)
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "guide.md").write_text(GUIDE)
+    (root / "tool.py").write_text("def configure(settings):\n    return settings\n")
+    return root
+
+
+def stored_chunk(target: db.DatabaseTarget) -> Chunk:
+    row = rows(target, "SELECT c.content, c.metadata FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
+                       " WHERE f.path = 'guide.md'")
+    assert len(row) == 1, "the section is one chunk"
+    return Chunk(row[0]["content"], row[0]["metadata"])
+
+
+def passage_text(chunk: Chunk, number: int) -> str:
+    ends = [p.end for p in chunk_passages(chunk)]
+    start = ends[number - 1] if number else 0
+    return f"{chunk.context}\n{chunk.content[start:ends[number]]}"
+
+
+def test_document_passages_are_stored_and_embedded_and_code_has_none(
+    rag_db: db.DatabaseTarget, tmp_path: Path
+) -> None:
+    embedder = HashEmbedder()
+    summary = index(rag_db, project(tmp_path), embedder)
+    chunk = stored_chunk(rag_db)
+    passages = chunk_passages(chunk)
+    assert len(passages) == 3
+    stored = rows(rag_db, "SELECT p.ordinal, p.end_offset, p.content_hash, f.path FROM rag.passages p"
+                          " JOIN rag.chunks c ON c.id = p.chunk_id JOIN rag.files f ON f.id = c.file_id"
+                          " ORDER BY p.ordinal")
+    assert [(r["end_offset"], r["content_hash"], r["path"]) for r in stored] == [
+        (p.end, p.content_hash, "guide.md") for p in passages]
+    texts = [passage_text(chunk, n) for n in range(3)]
+    assert set(texts) <= set(embedder.embedded_texts), "the database rebuilds the texts the hashes name"
+    assert summary.embedded == 2 + 3
+    again = index(rag_db, tmp_path / "p", embedder)
+    assert (again.embedded, again.reused) == (0, 5), "nothing changed: every vector reused"
+
+
+def test_a_chunk_is_as_near_as_its_nearest_passage_exact_and_through_hnsw(
+    rag_db: db.DatabaseTarget, tmp_path: Path
+) -> None:
+    embedder = HashEmbedder(dimensions=16)
+    index(rag_db, project(tmp_path), embedder)
+    chunk = stored_chunk(rag_db)
+    guide_id = rows(rag_db, "SELECT c.id FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
+                            " WHERE f.path = 'guide.md'")[0]["id"]
+    query = "[" + ",".join(map(str, embedder.embed_query(passage_text(chunk, 1)))) + "]"
+    for exact_below, sources in ((100000, "{proj}"), (0, "{proj}"), (2000, None)):
+        found = rows(rag_db, "SELECT chunk_id, score, rank FROM rag.vector_search(%s::vector, %s, 10, %s::text[],"
+                             " exact_below => %s)", query, embedder.model_id, sources, exact_below)
+        assert found[0]["chunk_id"] == guide_id and abs(found[0]["score"] - 1) < 1e-6, (exact_below, sources)
+        assert len({r["chunk_id"] for r in found}) == len(found) == 2, "each chunk once"
+
+
+def test_passages_go_with_their_chunk_and_gc_keeps_their_vectors_until_then(
+    rag_db: db.DatabaseTarget, tmp_path: Path
+) -> None:
+    embedder = HashEmbedder()
+    root = project(tmp_path)
+    index(rag_db, root, embedder)
+    assert rows(rag_db, "SELECT rag.gc() AS n") == [{"n": 0}], "passage vectors are in use"
+    (root / "guide.md").write_text(GUIDE.replace("queue", "stream"))
+    index(rag_db, root, embedder)
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.passages") == [{"n": 3}], "the old chunk's passages went"
+    assert rows(rag_db, "SELECT rag.gc() AS n") == [{"n": 2}], "the old chunk's and its changed passage's vectors"
+    (root / "guide.md").unlink()
+    index(rag_db, root, embedder)
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.passages") == [{"n": 0}]
+    assert rows(rag_db, "SELECT rag.remove_source('proj') AS n") == [{"n": 1}]
+    assert rows(rag_db, "SELECT rag.gc() AS n") == [{"n": 2 + 3}], "both chunks' and the passages' vectors"
