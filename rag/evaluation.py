@@ -31,7 +31,10 @@ Recall@k is the share of cases with a relevant hit among the first k
 (k = 1, 5, 10); MRR@10 the mean of 1/rank of the first relevant hit (0 if
 none); nDCG@10 counts a hit as a gain when it matches an answer no earlier hit
 matched, so several chunks of one answer count once, and divides by the ideal
-DCG of min(answers, 10) gains.
+DCG of min(answers, 10) gains. R@1000tok is the share of cases whose first
+relevant hit ends within the first 1,000 tokens of results (``count_tokens``
+of each hit's text, read whole, in rank order): what a reader with that budget
+finds, which larger chunks or windows cannot buy by overlapping more answers.
 
 Modes: ``bm25`` (keyword arm only), ``vector`` (vector arm only), ``hybrid``
 (both, fused, no reranker), ``hybrid+rerank`` (with the configured reranker).
@@ -55,6 +58,7 @@ from typing import Any
 import psycopg
 
 from rag.chunking.markdown import HEADER_SEPARATOR, markdown_sections
+from rag.chunking.model import count_tokens
 from rag.errors import RagError
 from rag.providers import Embedder
 from rag.providers.base import ProgressCallback
@@ -65,6 +69,7 @@ MODES = ("bm25", "vector", "hybrid", "hybrid+rerank")
 SEED_MODE = "seed-1000/200"
 CUTOFFS = (1, 5, 10)
 DEPTH = 10  # hits scored per query
+TOKEN_BUDGET = 1000  # tokens of results read for the size-neutral recall
 
 
 @dataclass(frozen=True)
@@ -89,10 +94,12 @@ class Metrics:
     recall: dict[int, float]  # cutoff k -> share of cases with a relevant hit in the top k
     mrr: float
     ndcg: float
+    within_budget: float  # share of cases with a relevant hit within the first TOKEN_BUDGET tokens
 
     def as_dict(self) -> dict[str, float | int]:
         return {"queries": self.queries, **{f"recall@{k}": v for k, v in self.recall.items()},
-                f"mrr@{DEPTH}": self.mrr, f"ndcg@{DEPTH}": self.ndcg}
+                f"mrr@{DEPTH}": self.mrr, f"ndcg@{DEPTH}": self.ndcg,
+                f"recall@{TOKEN_BUDGET}tokens": self.within_budget}
 
 
 @dataclass
@@ -205,16 +212,22 @@ def gains(hits: Iterable[tuple[str, Mapping[str, Any]]], answers: Sequence[Answe
     return found
 
 
-def score(rankings: Sequence[tuple[Sequence[bool], int]]) -> Metrics:
-    """Metrics of several queries, each given as (gains of its ranked hits, number of answers)."""
+Scored = tuple[Sequence[bool], int, Sequence[int]]  # gains of the ranked hits, answers, each hit's tokens
+
+
+def score(rankings: Sequence[Scored]) -> Metrics:
+    """Metrics of several queries, each given as (gains of its ranked hits, number of answers,
+    tokens of each ranked hit)."""
     if not rankings:
         raise RagError("no queries to score")
     n = len(rankings)
-    first = [_first_gain(found) for found, _ in rankings]
+    first = [_first_gain(found) for found, _, _ in rankings]
     recall = {k: sum(1 for rank in first if rank is not None and rank <= k) / n for k in CUTOFFS}
     mrr = sum(1 / rank for rank in first if rank is not None) / n
-    ndcg = sum(_ndcg(found, answers) for found, answers in rankings) / n
-    return Metrics(n, recall, mrr, ndcg)
+    ndcg = sum(_ndcg(found, answers) for found, answers, _ in rankings) / n
+    within = sum(1 for rank, (_, _, tokens) in zip(first, rankings, strict=True)
+                 if rank is not None and sum(tokens[:rank]) <= TOKEN_BUDGET) / n
+    return Metrics(n, recall, mrr, ndcg, within)
 
 
 def _first_gain(found: Sequence[bool]) -> int | None:
@@ -257,7 +270,9 @@ def evaluate(
     for mode in runnable:
         rankings = []
         for case in cases:
-            rankings.append((gains(_ranked(searcher, case, mode, source), case.relevant), len(case.relevant)))
+            hits = _ranked(searcher, case, mode, source)
+            rankings.append((gains([(path, coordinates) for path, coordinates, _ in hits], case.relevant),
+                             len(case.relevant), [tokens for _, _, tokens in hits]))
             if progress is not None:
                 progress(mode)
         result.metrics[mode] = score(rankings)
@@ -277,7 +292,7 @@ def _runnable_modes(searcher: Searcher, modes: tuple[str, ...], notes: list[str]
     return runnable
 
 
-Ranked = list[tuple[str, dict[str, Any]]]
+Ranked = list[tuple[str, dict[str, Any], int]]  # path, coordinates, tokens of the hit's text
 
 
 def _ranked(searcher: Searcher, case: EvalCase, mode: str, source: str | None) -> Ranked:
@@ -290,7 +305,8 @@ def _ranked(searcher: Searcher, case: EvalCase, mode: str, source: str | None) -
         response = searcher.search(request)
     except psycopg.errors.InvalidParameterValue as exc:
         raise RagError(f"case {case.id}: {exc.diag.message_primary or exc}") from None
-    return [(hit.path, {**hit.coordinates, "headerPaths": hit.header_paths or []}) for hit in response.hits]
+    return [(hit.path, {**hit.coordinates, "headerPaths": hit.header_paths or []}, count_tokens(hit.content))
+            for hit in response.hits]
 
 
 # --- the seed design: fixed character windows, dense only -----------------------
@@ -370,7 +386,8 @@ def score_window_rankings(
         hits = [(windows[i].path, {"startLine": windows[i].start_line, "endLine": windows[i].end_line})
                 for i in ranking[:DEPTH]]
         answers = [sections.as_lines(a) for a in case.relevant]
-        scored.append((gains(hits, answers), len(answers)))
+        tokens = [count_tokens(windows[i].text) for i in ranking[:DEPTH]]
+        scored.append((gains(hits, answers), len(answers), tokens))
     return score(scored)
 
 
@@ -409,6 +426,7 @@ def format_table(metrics: Mapping[str, Metrics], notes: Sequence[str] = (), titl
     rows = [[f"Recall@{k}", *(f"{metrics[m].recall[k]:.3f}" for m in modes)] for k in CUTOFFS]
     rows.append([f"MRR@{DEPTH}", *(f"{metrics[m].mrr:.3f}" for m in modes)])
     rows.append([f"nDCG@{DEPTH}", *(f"{metrics[m].ndcg:.3f}" for m in modes)])
+    rows.append([f"R@{TOKEN_BUDGET}tok", *(f"{metrics[m].within_budget:.3f}" for m in modes)])
     header = [f"{queries} queries", *modes]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = [title] if title else []

@@ -199,9 +199,10 @@ def test_score_window_rankings_and_margin(tmp_path: Path) -> None:
     cases = [EvalCase("1", "x", (Answer("a.py", 1, 1),)), EvalCase("2", "y", (Answer("a.py", 2, 2),))]
     metrics = score_window_rankings(tmp_path, windows, cases, [[1, 0], [1, 0]])
     assert (metrics.recall[1], metrics.mrr) == (0.5, 0.75)
+    assert metrics.within_budget == 1.0, "two 3-token windows: both answers within 1,000 tokens"
 
     def mrr(value: float) -> Metrics:
-        return Metrics(2, {1: value, 5: value, 10: value}, value, value)
+        return Metrics(2, {1: value, 5: value, 10: value}, value, value, value)
 
     table = {"hybrid": mrr(0.5), SEED_MODE: mrr(0.3), BM25_MODE: mrr(0.45), RRF_MODE: mrr(0.4)}
     best, lead = margin(table)  # type: ignore[misc]
@@ -209,4 +210,4 @@ def test_score_window_rankings_and_margin(tmp_path: Path) -> None:
     assert margin({"hybrid": mrr(0.5)}) is None
     line = summary({"md": {**table, "hybrid-scores": mrr(0.6)}}).splitlines()[1].split()
     assert line[-3:] == ["hybrid-scores", "0.600", "+0.150"], "the other fusion's MRR@10 and margin"
-    assert len(summary({"md": table}).splitlines()[1].split()) == 6
+    assert len(summary({"md": table}).splitlines()[1].split()) == 8

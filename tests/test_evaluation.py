@@ -83,9 +83,9 @@ def test_gains_credit_each_answer_once_and_stop_at_ten() -> None:
 
 
 def test_metrics_against_hand_computed_values() -> None:
-    first_at_two = ([False, True, False], 1)  # one answer, found at rank 2
-    nothing = ([False] * 10, 1)
-    both_found = ([True, False, False, True], 2)  # two answers, at ranks 1 and 4
+    first_at_two = ([False, True, False], 1, [600, 400, 10])  # one answer, found at rank 2, 1,000 tokens read
+    nothing = ([False] * 10, 1, [5] * 10)
+    both_found = ([True, False, False, True], 2, [1001, 1, 1, 1])  # answers at ranks 1 and 4; the first is long
     metrics = score([first_at_two, nothing, both_found])
     assert metrics.queries == 3
     assert metrics.recall == {1: pytest.approx(1 / 3), 5: pytest.approx(2 / 3), 10: pytest.approx(2 / 3)}
@@ -95,13 +95,14 @@ def test_metrics_against_hand_computed_values() -> None:
     assert ndcg_first == pytest.approx(0.63093, abs=1e-5)
     assert ndcg_both == pytest.approx(0.87722, abs=1e-5)
     assert metrics.ndcg == pytest.approx((ndcg_first + 0 + ndcg_both) / 3)
+    assert metrics.within_budget == pytest.approx(1 / 3), "found in 1,000 tokens: only the first case"
 
 
 def test_ideal_dcg_is_capped_at_ten_answers() -> None:
-    perfect = score([([True] * 10, 25)])
+    perfect = score([([True] * 10, 25, [1] * 10)])
     assert perfect.ndcg == pytest.approx(1.0)
     assert perfect.recall == {1: 1.0, 5: 1.0, 10: 1.0} and perfect.mrr == 1.0
-    late = score([([False] * 9 + [True], 1)])
+    late = score([([False] * 9 + [True], 1, [1] * 10)])
     assert late.recall == {1: 0.0, 5: 0.0, 10: 1.0}
     assert late.mrr == pytest.approx(0.1) and late.ndcg == pytest.approx(1 / math.log2(11))
 
@@ -237,8 +238,8 @@ def test_seed_baseline_ranks_windows_by_cosine(tmp_path: Path) -> None:
 
 
 def test_format_table_puts_modes_side_by_side() -> None:
-    bm25 = Metrics(300, {1: 0.25, 5: 0.5, 10: 0.625}, 0.3456, 0.41)
-    hybrid = Metrics(300, {1: 0.5, 5: 0.75, 10: 1.0}, 0.6, 0.7)
+    bm25 = Metrics(300, {1: 0.25, 5: 0.5, 10: 0.625}, 0.3456, 0.41, 0.5)
+    hybrid = Metrics(300, {1: 0.5, 5: 0.75, 10: 1.0}, 0.6, 0.7, 0.9)
     assert format_table({"bm25": bm25, "hybrid": hybrid}, ["hybrid+rerank skipped"], title="set") == (
         "set\n"
         "300 queries   bm25  hybrid\n"
@@ -247,11 +248,13 @@ def test_format_table_puts_modes_side_by_side() -> None:
         "Recall@10    0.625   1.000\n"
         "MRR@10       0.346   0.600\n"
         "nDCG@10      0.410   0.700\n"
+        "R@1000tok    0.500   0.900\n"
         "note: hybrid+rerank skipped"
     )
     result = Evaluation({"bm25": bm25}, ["a note"])
     assert result.as_dict() == {"metrics": {"bm25": {"queries": 300, "recall@1": 0.25, "recall@5": 0.5,
-                                                     "recall@10": 0.625, "mrr@10": 0.3456, "ndcg@10": 0.41}},
+                                                     "recall@10": 0.625, "mrr@10": 0.3456, "ndcg@10": 0.41,
+                                                     "recall@1000tokens": 0.5}},
                                 "notes": ["a note"]}
 
 

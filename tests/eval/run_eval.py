@@ -156,10 +156,11 @@ def run_set(set_name: str, config_path: str | None, with_peers: bool) -> tuple[s
 
 
 def summary(results: dict[str, dict[str, Metrics]]) -> str:
-    """One line per set: hybrid's MRR@10 and Recall@10, the best peer's MRR@10, the margin, and
-    the MRR@10 and margin of hybrid with the other fusion."""
+    """One line per set: hybrid's MRR@10 and Recall@10, the best peer's MRR@10, the margin,
+    hybrid's and the best peer's share of answers within 1,000 tokens of results, and the MRR@10
+    and margin of hybrid with the other fusion."""
     lines = [f"{'set':<14} {'hybrid MRR@10':>13} {'R@10':>6} {'best peer':>14} {'MRR@10':>7} {'margin':>7}"
-             f"   {'other fusion':>13} {'MRR@10':>7} {'margin':>7}"]
+             f" {'R@1000tok':>9} {'peers':>6}   {'other fusion':>13} {'MRR@10':>7} {'margin':>7}"]
     for name, metrics in results.items():
         lead = margin(metrics)
         if lead is not None:
@@ -168,8 +169,10 @@ def summary(results: dict[str, dict[str, Metrics]]) -> str:
             other = next((mode for mode in metrics if mode.startswith("hybrid-")), None)
             alternative = (f"   {other:>13} {metrics[other].mrr:>7.3f} {metrics[other].mrr - best:>+7.3f}"
                            if other else "")
+            peers_within = max(metrics[mode].within_budget for mode in PEERS if mode in metrics)
             lines.append(f"{name:<14} {hybrid.mrr:>13.3f} {hybrid.recall[10]:>6.3f} {lead[0]:>14} "
-                         f"{best:>7.3f} {lead[1]:>+7.3f}{alternative}")
+                         f"{best:>7.3f} {lead[1]:>+7.3f} {hybrid.within_budget:>9.3f} {peers_within:>6.3f}"
+                         f"{alternative}")
     return "\n".join(lines)
 
 
