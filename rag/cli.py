@@ -481,6 +481,7 @@ def chunk(
     Example: rag chunk rag/db.py README.md --json
     """
     from rag.chunking.dispatcher import chunk_file
+    from rag.chunking.passages import chunk_passages
 
     settings = _state(ctx).service.config.chunk_settings()
     limit = max_tokens or settings.max_tokens
@@ -498,8 +499,9 @@ def chunk(
         for piece in result.chunks:
             if as_json:
                 typer.echo(json.dumps({**piece.metadata, "context": piece.context,
-                                       "contentHash": piece.content_hash,
-                                       "tokens": piece.tokens, "content": piece.content},
+                                       "contentHash": piece.content_hash, "tokens": piece.tokens,
+                                       "passageEnds": [p.end for p in chunk_passages(piece)],
+                                       "content": piece.content},
                                       ensure_ascii=False))
             else:
                 typer.echo(_describe_chunk(piece.metadata, piece.tokens))

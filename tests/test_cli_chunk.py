@@ -35,6 +35,14 @@ def test_chunk_table_and_json(tmp_path: Path) -> None:
     assert "".join(c["content"] for c in chunks).count("def find_by_id") >= 1
     assert all(len(c["contentHash"]) == 64 and c["tokens"] > 0 for c in chunks)
     assert all(c["context"] == "\n".join(["svc.py", *([c["fqn"]] if c.get("fqn") else [])]) for c in chunks)
+    assert all(c["passageEnds"] == [] for c in chunks), "code has no passage vectors"
+
+    paragraph = " ".join(f"word{i}" for i in range(40))
+    (tmp_path / "long.md").write_text(f"# Long\n\n{paragraph}\n\n{paragraph}\n")
+    result = runner.invoke(app, ["chunk", "--json", "long.md"], catch_exceptions=False)
+    (doc,) = [json.loads(line) for line in result.stdout.splitlines()]
+    ends = doc["passageEnds"]
+    assert len(ends) == 2 and doc["content"][ends[0]:ends[1]] == f"{paragraph}\n", "where each passage ends"
 
 
 def test_chunk_folder_uses_the_source_rules(tmp_path: Path) -> None:
