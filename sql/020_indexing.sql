@@ -315,11 +315,26 @@ BEGIN
             quote_literal(embedding_model), known_dimensions, model_dimensions
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    INSERT INTO rag.embeddings (model, content_hash, embedding)
-    SELECT embedding_model, h, v::vector
-    FROM unnest(content_hashes, vectors) AS u(h, v)
-    ON CONFLICT (model, content_hash) DO NOTHING;
-    GET DIAGNOSTICS stored = ROW_COUNT;
+    -- A passage's vector goes with the passages' (rag.passage_embeddings),
+    -- any other with the chunks'; a text that is both goes to both.
+    WITH given AS MATERIALIZED (
+        SELECT u.h, u.v, EXISTS (SELECT 1 FROM rag.passages p WHERE p.content_hash = u.h) AS of_passage,
+               EXISTS (SELECT 1 FROM rag.chunks c WHERE c.content_hash = u.h) AS of_chunk
+        FROM unnest(content_hashes, vectors) AS u(h, v)
+    ),
+    for_chunks AS (
+        INSERT INTO rag.embeddings (model, content_hash, embedding)
+        SELECT embedding_model, g.h, g.v::vector FROM given g WHERE g.of_chunk OR NOT g.of_passage
+        ON CONFLICT (model, content_hash) DO NOTHING
+        RETURNING 1
+    ),
+    for_passages AS (
+        INSERT INTO rag.passage_embeddings (model, content_hash, embedding)
+        SELECT embedding_model, g.h, g.v::vector FROM given g WHERE g.of_passage
+        ON CONFLICT (model, content_hash) DO NOTHING
+        RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM for_chunks) + (SELECT count(*) FROM for_passages) INTO stored;
     IF EXISTS (
         SELECT 1 FROM unnest(vectors) AS v WHERE vector_dims(v::vector) <> model_dimensions
     ) THEN
@@ -330,7 +345,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.store_embeddings(text, integer, text[], text[]) IS
-    'Stores vectors (pgvector text form) by (model, content hash); existing ones are kept. Returns how many were new.';
+    'Stores vectors (pgvector text form) by (model, content hash), a passage''s in rag.passage_embeddings; existing ones are kept. Returns how many were new.';
 
 -- ---------------------------------------------------------------------------
 -- _file_batch: the rows of a replace_files batch
@@ -546,10 +561,17 @@ AS $$
 DECLARE
     pruned bigint;
 BEGIN
-    DELETE FROM rag.embeddings e
-    WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c WHERE c.content_hash = e.content_hash)
-      AND NOT EXISTS (SELECT 1 FROM rag.passages p WHERE p.content_hash = e.content_hash);
-    GET DIAGNOSTICS pruned = ROW_COUNT;
+    WITH chunks_gone AS (
+        DELETE FROM rag.embeddings e
+        WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c WHERE c.content_hash = e.content_hash)
+        RETURNING 1
+    ),
+    passages_gone AS (
+        DELETE FROM rag.passage_embeddings e
+        WHERE NOT EXISTS (SELECT 1 FROM rag.passages p WHERE p.content_hash = e.content_hash)
+        RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM chunks_gone) + (SELECT count(*) FROM passages_gone) INTO pruned;
     RETURN pruned;
 END
 $$;
@@ -653,14 +675,17 @@ AS $$
         SELECT c.content_hash, c.context, c.content, NULL::integer AS start_offset, NULL::integer AS end_offset
         FROM rag.chunks c
         WHERE c.source_id = target_source_id
+          AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
+                           WHERE e.model = embedding_model AND e.content_hash = c.content_hash)
         UNION ALL
-        SELECT p.content_hash, c.context, c.content,
-               lag(p.end_offset, 1, 0) OVER (PARTITION BY p.chunk_id ORDER BY p.ordinal), p.end_offset
-        FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
-        WHERE c.source_id = target_source_id
+        SELECT w.content_hash, w.context, w.content, w.start_offset, w.end_offset
+        FROM (SELECT p.content_hash, c.context, c.content, p.end_offset,
+                     lag(p.end_offset, 1, 0) OVER (PARTITION BY p.chunk_id ORDER BY p.ordinal) AS start_offset
+              FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
+              WHERE c.source_id = target_source_id) w
+        WHERE NOT EXISTS (SELECT 1 FROM rag.passage_embeddings e
+                           WHERE e.model = embedding_model AND e.content_hash = w.content_hash)
     ) t
-    WHERE NOT EXISTS (SELECT 1 FROM rag.embeddings e
-                       WHERE e.model = embedding_model AND e.content_hash = t.content_hash)
     ORDER BY t.content_hash
     LIMIT greatest(max_rows, 1)
 $$;
@@ -681,13 +706,16 @@ SET search_path = pg_catalog, rag, public
 AS $$
     SELECT count(DISTINCT t.content_hash)
     FROM (
-        SELECT c.content_hash FROM rag.chunks c WHERE c.source_id = target_source_id
+        SELECT c.content_hash FROM rag.chunks c
+        WHERE c.source_id = target_source_id
+          AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
+                           WHERE e.model = embedding_model AND e.content_hash = c.content_hash)
         UNION ALL
         SELECT p.content_hash FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
         WHERE c.source_id = target_source_id
+          AND NOT EXISTS (SELECT 1 FROM rag.passage_embeddings e
+                           WHERE e.model = embedding_model AND e.content_hash = p.content_hash)
     ) t
-    WHERE NOT EXISTS (SELECT 1 FROM rag.embeddings e
-                       WHERE e.model = embedding_model AND e.content_hash = t.content_hash)
 $$;
 COMMENT ON FUNCTION rag.count_chunks_without_embedding(bigint, text) IS
     'How many distinct texts of a source (its chunks'' and their passages'') still need a vector for the model.';

@@ -636,6 +636,7 @@ AS $$
 DECLARE
     dims       integer;
     index_name text := 'embeddings_hnsw_' || substr(md5(embedding_model), 1, 16);
+    passage_index_name text := 'passage_embeddings_hnsw_' || substr(md5(embedding_model), 1, 16);
 BEGIN
     SELECT m.dimensions INTO dims FROM rag.embedding_models m WHERE m.model = embedding_model;
     IF dims IS NULL THEN
@@ -649,11 +650,15 @@ BEGIN
         'CREATE INDEX IF NOT EXISTS %I ON rag.embeddings USING hnsw ((embedding::vector(%s)) vector_cosine_ops)'
         ' WITH (m = 16, ef_construction = 100) WHERE model = %L',
         index_name, dims, embedding_model);
+    EXECUTE format(
+        'CREATE INDEX IF NOT EXISTS %I ON rag.passage_embeddings USING hnsw ((embedding::vector(%s)) vector_cosine_ops)'
+        ' WITH (m = 16, ef_construction = 100) WHERE model = %L',
+        passage_index_name, dims, embedding_model);
     RETURN index_name;
 END
 $$;
 COMMENT ON FUNCTION rag.ensure_vector_index(text) IS
-    'Creates the HNSW index of one model''s vectors (a partial index with a fixed dimension cast) if missing.';
+    'Creates the HNSW indexes of one model''s vectors, the chunks'' and the passages'' (partial indexes with a fixed dimension cast), if missing; returns the chunks''.';
 
 -- ---------------------------------------------------------------------------
 -- vector_search
@@ -718,13 +723,16 @@ BEGIN
         RETURN QUERY
             SELECT r.id, 1 - r.distance, (row_number() OVER (ORDER BY r.distance, r.id))::integer
             FROM (
-                SELECT v.id, min(e.embedding <=> query_embedding) AS distance
-                FROM (SELECT c.id, c.content_hash FROM rag.chunks c
+                SELECT v.id, min(v.distance) AS distance
+                FROM (SELECT c.id, e.embedding <=> query_embedding AS distance
+                      FROM rag.chunks c
+                      JOIN rag.embeddings e ON e.model = embedding_model AND e.content_hash = c.content_hash
                       WHERE c.id = ANY ((SELECT allowed)::bigint[])  -- hidden from the planner, as in bm25_search
                       UNION ALL
-                      SELECT p.chunk_id, p.content_hash FROM rag.passages p
+                      SELECT p.chunk_id, e.embedding <=> query_embedding
+                      FROM rag.passages p
+                      JOIN rag.passage_embeddings e ON e.model = embedding_model AND e.content_hash = p.content_hash
                       WHERE p.chunk_id = ANY ((SELECT allowed)::bigint[])) v
-                JOIN rag.embeddings e ON e.model = embedding_model AND e.content_hash = v.content_hash
                 GROUP BY v.id
                 ORDER BY distance, v.id
                 LIMIT top_n
@@ -741,9 +749,9 @@ BEGIN
     -- A filter passing 0.2% of a million chunks needs ~25k visited vectors to
     -- fill 50 rows; pgvector stops at 20k by default.
     PERFORM set_config('hnsw.max_scan_tuples', '200000', true);
-    -- The nearest chunks, and apart the nearest passages (when there are
-    -- any: else the second scan would walk the whole graph finding none);
-    -- a chunk found both ways is as near as the nearer.
+    -- The nearest chunks, and apart the nearest passages (each through its
+    -- own HNSW index; the second only when there are passages); a chunk
+    -- found both ways is as near as the nearer.
     RETURN QUERY EXECUTE format(
         'SELECT r.id, 1 - r.distance, (row_number() OVER (ORDER BY r.distance, r.id))::integer'
         ' FROM (SELECT n.id, min(n.distance) AS distance FROM ('
@@ -756,7 +764,7 @@ BEGIN
         '          LIMIT $3)'
         '         UNION ALL'
         '         (SELECT c.id, e.embedding::vector(%1$s) <=> $1::vector(%1$s)'
-        '          FROM rag.embeddings e JOIN rag.passages p ON p.content_hash = e.content_hash'
+        '          FROM rag.passage_embeddings e JOIN rag.passages p ON p.content_hash = e.content_hash'
         '          JOIN rag.chunks c ON c.id = p.chunk_id'
         '          WHERE $6 AND e.model = $2'
         '            AND ($4::bigint[] IS NULL OR c.source_id = ANY ($4))'

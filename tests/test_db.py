@@ -256,7 +256,7 @@ def test_migration_0011_has_the_next_index_give_documents_their_passages(
         earlier.setattr("rag.chunking.passages.chunk_passages", lambda chunk: [])  # what the previous version stored
         index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, ChunkSettings())
         # As before 0011: no table of passages, the migration not applied.
-        conn.execute("DROP TABLE rag.passages")
+        conn.execute("DROP TABLE rag.passages, rag.passage_embeddings")
         conn.execute("DELETE FROM rag._yoyo_migration WHERE migration_id = '0011_passages'")
     code_chunk = query(empty_db, "SELECT c.id FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
                                  " WHERE f.path = 'tool.py'")

@@ -66,6 +66,12 @@ def test_document_passages_are_stored_and_embedded_and_code_has_none(
     texts = [passage_text(chunk, n) for n in range(3)]
     assert set(texts) <= set(embedder.embedded_texts), "the database rebuilds the texts the hashes name"
     assert summary.embedded == 2 + 3
+    vectors = rows(rag_db, "SELECT (SELECT count(*) FROM rag.embeddings) AS chunks,"
+                           " (SELECT count(*) FROM rag.passage_embeddings) AS passages")
+    assert vectors == [{"chunks": 2, "passages": 3}], "each population in its own table, with its own HNSW index"
+    indexes = rows(rag_db, "SELECT tablename FROM pg_indexes WHERE indexname LIKE '%%embeddings_hnsw_%%'"
+                           " ORDER BY tablename")
+    assert [r["tablename"] for r in indexes] == ["embeddings", "passage_embeddings"]
     again = index(rag_db, tmp_path / "p", embedder)
     assert (again.embedded, again.reused) == (0, 5), "nothing changed: every vector reused"
 
