@@ -7,11 +7,13 @@
 CREATE TABLE rag.passages (
     chunk_id     bigint NOT NULL,
     ordinal      integer NOT NULL,             -- position within the chunk
+    source_id    bigint NOT NULL,              -- the chunk's: a search of sources without documents skips passages
     end_offset   integer NOT NULL,             -- in the chunk's content, just past the passage
     content_hash text NOT NULL,                -- sha256 of its indexed text: the chunk's context, then the passage
     PRIMARY KEY (chunk_id, ordinal)
 );
 CREATE INDEX passages_content_hash_idx ON rag.passages (content_hash);
+CREATE INDEX passages_source_idx ON rag.passages (source_id);
 
 -- Their vectors, kept apart from the chunks' (rag.embeddings, same keys):
 -- each population gets its own HNSW index, so a search for the nearest

@@ -140,8 +140,7 @@ STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
     SELECT rag.source_chunk_count(source_vector_count.source_id)
-           + (SELECT count(*) FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
-              WHERE c.source_id = source_vector_count.source_id)
+           + (SELECT count(*) FROM rag.passages p WHERE p.source_id = source_vector_count.source_id)
 $$;
 COMMENT ON FUNCTION rag.source_vector_count(bigint) IS
     'How many vectors a source''s search uses: one per chunk and one per passage of a document chunk.';
@@ -420,8 +419,8 @@ BEGIN
         RETURNING id, file_id, ordinal, term_count
     ),
     passaged AS (  -- a document chunk's passages (rag/chunking/passages.py)
-        INSERT INTO rag.passages (chunk_id, ordinal, end_offset, content_hash)
-        SELECT f.id, (p.ordinality - 1)::integer, (p.value->>'end')::integer, p.value->>'hash'
+        INSERT INTO rag.passages (chunk_id, ordinal, source_id, end_offset, content_hash)
+        SELECT f.id, (p.ordinality - 1)::integer, target_source_id, (p.value->>'end')::integer, p.value->>'hash'
         FROM (SELECT * FROM chunk_rows r WHERE r.passages IS NOT NULL) r
         JOIN fresh f ON f.file_id = r.file_id AND f.ordinal = r.ordinal
         CROSS JOIN LATERAL jsonb_array_elements(r.passages) WITH ORDINALITY AS p(value, ordinality)
@@ -682,7 +681,7 @@ AS $$
         FROM (SELECT p.content_hash, c.context, c.content, p.end_offset,
                      lag(p.end_offset, 1, 0) OVER (PARTITION BY p.chunk_id ORDER BY p.ordinal) AS start_offset
               FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
-              WHERE c.source_id = target_source_id) w
+              WHERE p.source_id = target_source_id) w
         WHERE NOT EXISTS (SELECT 1 FROM rag.passage_embeddings e
                            WHERE e.model = embedding_model AND e.content_hash = w.content_hash)
     ) t
@@ -711,8 +710,8 @@ AS $$
           AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
                            WHERE e.model = embedding_model AND e.content_hash = c.content_hash)
         UNION ALL
-        SELECT p.content_hash FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
-        WHERE c.source_id = target_source_id
+        SELECT p.content_hash FROM rag.passages p
+        WHERE p.source_id = target_source_id
           AND NOT EXISTS (SELECT 1 FROM rag.passage_embeddings e
                            WHERE e.model = embedding_model AND e.content_hash = p.content_hash)
     ) t

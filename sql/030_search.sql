@@ -750,7 +750,8 @@ BEGIN
     -- fill 50 rows; pgvector stops at 20k by default.
     PERFORM set_config('hnsw.max_scan_tuples', '200000', true);
     -- The nearest chunks, and apart the nearest passages (each through its
-    -- own HNSW index; the second only when there are passages); a chunk
+    -- own HNSW index; the second only when the sources searched have
+    -- passages, else it would walk the whole index finding none); a chunk
     -- found both ways is as near as the nearer.
     RETURN QUERY EXECUTE format(
         'SELECT r.id, 1 - r.distance, (row_number() OVER (ORDER BY r.distance, r.id))::integer'
@@ -774,7 +775,7 @@ BEGIN
         '       GROUP BY n.id ORDER BY distance, n.id LIMIT $3) r'
         ' ORDER BY r.distance, r.id', dims)
         USING query_embedding, embedding_model, top_n, source_filter, file_filter,
-              EXISTS (SELECT 1 FROM rag.passages);
+              EXISTS (SELECT 1 FROM rag.passages p WHERE source_filter IS NULL OR p.source_id = ANY (source_filter));
 END
 $$;
 COMMENT ON FUNCTION rag.vector_search(vector, text, integer, text[], text[], text[], text, integer) IS

@@ -58,11 +58,11 @@ def test_document_passages_are_stored_and_embedded_and_code_has_none(
     chunk = stored_chunk(rag_db)
     passages = chunk_passages(chunk)
     assert len(passages) == 3
-    stored = rows(rag_db, "SELECT p.ordinal, p.end_offset, p.content_hash, f.path FROM rag.passages p"
-                          " JOIN rag.chunks c ON c.id = p.chunk_id JOIN rag.files f ON f.id = c.file_id"
+    stored = rows(rag_db, "SELECT p.ordinal, p.end_offset, p.content_hash, f.path, p.source_id = c.source_id AS same"
+                          " FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id JOIN rag.files f ON f.id = c.file_id"
                           " ORDER BY p.ordinal")
-    assert [(r["end_offset"], r["content_hash"], r["path"]) for r in stored] == [
-        (p.end, p.content_hash, "guide.md") for p in passages]
+    assert [(r["end_offset"], r["content_hash"], r["path"], r["same"]) for r in stored] == [
+        (p.end, p.content_hash, "guide.md", True) for p in passages]
     texts = [passage_text(chunk, n) for n in range(3)]
     assert set(texts) <= set(embedder.embedded_texts), "the database rebuilds the texts the hashes name"
     assert summary.embedded == 2 + 3
@@ -90,6 +90,17 @@ def test_a_chunk_is_as_near_as_its_nearest_passage_exact_and_through_hnsw(
                              " exact_below => %s)", query, embedder.model_id, sources, exact_below)
         assert found[0]["chunk_id"] == guide_id and abs(found[0]["score"] - 1) < 1e-6, (exact_below, sources)
         assert len({r["chunk_id"] for r in found}) == len(found) == 2, "each chunk once"
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "run.py").write_text("def run():\n    return 1\n")
+    with db.connect(rag_db) as conn:
+        index_source(conn, SourceSpec("tools", "local", str(tools)), tools, embedder, SETTINGS)
+    for exact_below in (100000, 0):  # a source without documents: its chunks alone, no passage scan
+        found = rows(rag_db, "SELECT c.source_id = s.id AS in_tools FROM rag.vector_search(%s::vector, %s, 10,"
+                             " '{tools}', exact_below => %s) v JOIN rag.chunks c ON c.id = v.chunk_id"
+                             " JOIN rag.sources s ON s.name = 'tools'", query, embedder.model_id, exact_below)
+        assert [r["in_tools"] for r in found] == [True], exact_below
 
 
 def test_passages_go_with_their_chunk_and_gc_keeps_their_vectors_until_then(
