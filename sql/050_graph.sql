@@ -174,28 +174,62 @@ CREATE OR REPLACE FUNCTION rag._note_reexports(
     after jsonb    -- and after it
 )
 RETURNS void
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
+DECLARE
+    names text[];  -- what the changed imports bound or passed on
+BEGIN
     -- Only imports added or removed: a file that changes and keeps its
-    -- imports (most edits) redirects nothing. "*" stands for the top-level
-    -- names of the module it imports (that module's own re-exports are not
-    -- followed here).
-    WITH old AS (SELECT * FROM jsonb_to_recordset(before) AS x(file_id bigint, bound text, name text, stem text)),
+    -- imports (most edits) redirects nothing.
+    WITH RECURSIVE old AS (SELECT * FROM jsonb_to_recordset(before) AS x(file_id bigint, bound text, name text, stem text)),
     new AS (SELECT * FROM jsonb_to_recordset(after) AS x(file_id bigint, bound text, name text, stem text)),
-    changed AS ((SELECT * FROM old EXCEPT SELECT * FROM new) UNION (SELECT * FROM new EXCEPT SELECT * FROM old))
+    changed AS ((SELECT * FROM old EXCEPT SELECT * FROM new) UNION (SELECT * FROM new EXCEPT SELECT * FROM old)),
+    -- A changed "*" passes on what the imported module offers: its
+    -- definitions, its imports, and through its own "*" imports those of
+    -- further modules, as deep as rag._ref_candidates follows them.
+    star (file_id, depth) AS (
+        SELECT m.file_id, 1
+        FROM changed c
+        JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(c.stem, '/')
+                               AND (m.full_stem OR left(c.stem, 1) <> '/')
+        WHERE c.name = '*'
+        UNION
+        SELECT m.file_id, s.depth + 1
+        FROM star s
+        JOIN rag.refs e ON e.file_id = s.file_id AND e.kind = 'import' AND e.from_id IS NULL AND e.name = '*'
+        CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
+        JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                               AND (m.full_stem OR left(t.stem, 1) <> '/')
+        WHERE s.depth < 3
+    )
+    SELECT coalesce(array_agg(DISTINCT n.name), '{}') INTO names
+    FROM (SELECT c.bound AS name FROM changed c WHERE c.bound <> '*'
+          UNION ALL
+          SELECT d.name FROM star s JOIN rag.symbols d ON d.file_id = s.file_id AND d.owner IS NULL
+          UNION ALL
+          SELECT coalesce(e.keys[1], e.name) FROM star s
+          JOIN rag.refs e ON e.file_id = s.file_id AND e.kind = 'import' AND e.from_id IS NULL
+          WHERE coalesce(e.keys[1], e.name) <> '*') n;
+    IF cardinality(names) = 0 THEN
+        RETURN;
+    END IF;
+    -- The references to those names, and the imported ones that reach
+    -- through one to a member (Manager.all(): "all" through "Manager").
     INSERT INTO rag.graph_dirty_names (source_id, name)
-    SELECT target_source_id, c.bound FROM changed c WHERE c.name <> '*'
+    SELECT target_source_id, n.name FROM unnest(names) AS n(name)
     UNION
-    SELECT target_source_id, d.name FROM changed c
-    JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(c.stem, '/')
-                           AND (m.full_stem OR left(c.stem, 1) <> '/')
-    JOIN rag.symbols d ON d.file_id = m.file_id AND d.owner IS NULL
-    WHERE c.name = '*'
+    -- (every part of every target, matched as rows: Django's 72k imported
+    -- references in ~50 ms for one name or 300; `&&` per row took 240 ms for 300)
+    SELECT target_source_id, r.name
+    FROM rag.refs r
+    CROSS JOIN LATERAL unnest(string_to_array(array_to_string(r.target_fqns, '.'), '.')) AS p(part)
+    WHERE r.source_id = target_source_id AND r.imported AND p.part = ANY (names);
+END
 $$;
 COMMENT ON FUNCTION rag._note_reexports(bigint, jsonb, jsonb) IS
-    'Private: notes as dirty the names bound by module-level imports that a change added or removed (for *, the names the imported module defines), so that references through them are resolved again.';
+    'Private: notes as dirty the names bound by module-level imports that a change added or removed (for *, the names the imported module offers, a few re-export hops deep) and the names of imported references reaching through one of them to a member, so that references through them are resolved again.';
 
 -- ---------------------------------------------------------------------------
 -- _forget_files_graph: the symbols, references and module stems of some files

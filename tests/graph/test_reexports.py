@@ -43,6 +43,8 @@ def typescript(graph_of: Callable[[str], Graph]) -> Graph:
         ("typescript", "src/app.ts", "formatMoney", 7, "money", "src/lib/money.ts"),
         # units.cents(): `export * as units from "./pricing"`
         ("typescript", "src/app.ts", "cents", 11, "cents", "src/lib/pricing.ts"),
+        # two hops: `export * from "./shapes"`, whose module has `export * from "./circle"`
+        ("typescript", "src/app.ts", "Circle", 15, "Circle", "src/lib/circle.ts"),
     ],
 )
 def test_re_exports_resolve_to_the_definition(
@@ -83,12 +85,15 @@ def test_a_changed_re_export_re_resolves_the_references_through_it(python: Graph
         python.index()
         ref = python.ref("app/views.py", "Manager", 10)
         assert (ref["status"], ref["target"], ref["target_path"]) == ("resolved", "Model", "pkg/models/base.py")
+        # Manager.all(): Model has no all
+        assert python.ref("app/views.py", "all", 13)["status"] == "unresolved"
         # what did not go through the change keeps its target
         assert python.ref("app/views.py", "CharField", 9)["target_path"] == "pkg/models/fields.py"
     finally:
         barrel.write_text(original)
         python.index()
     assert python.ref("app/views.py", "Manager", 10)["target"] == "QuerySet"
+    assert python.ref("app/views.py", "all", 13)["target"] == "QuerySet.all"
 
 
 def test_an_edit_that_keeps_the_re_exports_re_resolves_nothing_through_them(python: Graph) -> None:
@@ -119,3 +124,21 @@ def test_a_deleted_barrel_takes_the_references_through_it_along(typescript: Grap
         barrel.write_text(original)
         typescript.index()
     assert typescript.ref("src/app.ts", "Cart", 5)["target_path"] == "src/lib/cart.ts"
+
+
+def test_a_removed_star_re_export_re_resolves_what_it_passed_on_from_further_hops(
+    typescript: Graph,
+) -> None:
+    """The barrel stops `export * from "./shapes"`: Circle, which shapes.ts only
+    passes on from circle.ts, is no longer offered by it."""
+    barrel = typescript.root / "src" / "lib" / "index.ts"
+    original = barrel.read_text()
+    try:
+        barrel.write_text(original.replace('export * from "./shapes";\n', ""))
+        typescript.index()
+        assert typescript.ref("src/app.ts", "Circle", 15)["status"] == "unresolved"
+        assert typescript.ref("src/app.ts", "Cart", 5)["target_path"] == "src/lib/cart.ts"
+    finally:
+        barrel.write_text(original)
+        typescript.index()
+    assert typescript.ref("src/app.ts", "Circle", 15)["target_path"] == "src/lib/circle.ts"
