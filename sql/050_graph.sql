@@ -464,6 +464,30 @@ BEGIN
         FROM members m
         JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = m.fqn
         CROSS JOIN LATERAL unnest(m.ref_ids) AS a(ref_id);
+    ELSIF level = 'include' THEN
+        -- Definitions in the modules the file takes whole: C/C++ #include
+        -- "x.h" (x.h, and x.c by its stem; next to the file before an
+        -- include folder), Python's from m import *. Those imports are
+        -- found by name ('*'): the references asking are many, the files
+        -- that have such imports few.
+        RETURN QUERY
+        WITH takes AS MATERIALIZED (
+            SELECT e.file_id, m.file_id AS module_id, min(t.ord) AS ord
+            FROM rag.refs e
+            CROSS JOIN LATERAL unnest(e.target_stems) WITH ORDINALITY AS t(stem, ord)
+            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
+            WHERE e.source_id = target_source_id AND e.name = '*' AND e.kind = 'import'
+              AND e.from_id IS NULL AND cardinality(e.keys) = 0 AND m.file_id <> e.file_id
+            GROUP BY e.file_id, m.file_id
+        )
+        SELECT r.id, s.id, k.ord * 10 + x.ord
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
+        JOIN takes x ON x.file_id = r.file_id
+        CROSS JOIN LATERAL unnest(r.keys) WITH ORDINALITY AS k(fqn, ord)
+        JOIN rag.symbols s ON s.file_id = x.module_id AND s.fqn = k.fqn AND s.kind <> 'IMPL'
+        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND NOT r.inherited_only;
     ELSIF level = 'folder' THEN
         RETURN QUERY
         SELECT r.id, s.id, k.ord
@@ -546,7 +570,7 @@ VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
-    levels   text[] := ARRAY['import', 'file', 'class', 'folder'];
+    levels   text[] := ARRAY['import', 'file', 'class', 'include', 'folder'];
     resolved bigint;
 BEGIN
     -- The first level with candidates decides; what none finds gets no row.

@@ -8,10 +8,12 @@ whose type is known from a parameter annotation or a constructor
 assignment, through a module alias, through a path such as ``Type::f`` or
 ``ns::f``, constructor calls), imports (with aliases; Rust's ``use``) and
 inheritance/implementation (Rust's ``impl Trait for Type``, Ruby's
-``include``). C/C++ ``#include`` and Ruby ``require`` name files, not
-definitions: they make no reference, calls across files resolve by folder
-and name. Containment is the fqn nesting of
-the symbols. Other languages get definitions only.
+``include``). A C/C++ ``#include "x.h"`` is stored like Python's ``from m
+import *``: an import of everything a module offers (x.h, and x.c by the
+same stem), where the SQL looks for a bare call's definition before the
+folder; C++ ``using namespace ns;`` and ``using ns::f;`` add the fqns a bare
+name may mean. Ruby's ``require`` makes no reference. Containment is the fqn
+nesting of the symbols. Other languages get definitions only.
 
 Each reference carries what the SQL resolver (``sql/050_graph.sql``) needs
 to find its target without reading the file again: the file's import map is
@@ -273,7 +275,7 @@ class _Spec:
     query: str
     self_names: frozenset[str]  # receivers meaning the current object
     implicit_members: bool  # an unqualified call inside a class may be a member's
-    imports: str  # how import nodes are read: python | js | go | java | rust | ""
+    imports: str  # how import nodes are read: python | js | go | java | rust | c | ""
     builtins: frozenset[str] = frozenset()  # plain calls not worth a reference
     # What a lowercase head of a ``a::b::f`` path is: "module" (Rust: a file
     # module, resolved through its path) or "scope" (C++: a namespace in the fqn).
@@ -362,11 +364,13 @@ _RUST_QUERY = """
                  value: (call_expression function: (scoped_identifier path: (identifier) @made.type)))
 """
 _C_QUERY = """
+(preproc_include path: (string_literal)) @import
 (call_expression function: (identifier) @call.name)
 (call_expression function: (field_expression argument: (_) @call.recv
                                               field: (field_identifier) @call.name))
 """
 _CPP_QUERY = _C_QUERY + """
+(using_declaration) @import
 (call_expression function: (qualified_identifier) @call.path)
 (new_expression type: [(type_identifier) (qualified_identifier)] @new)
 (base_class_clause [(type_identifier) (qualified_identifier)] @inherits)
@@ -427,8 +431,8 @@ _SPECS: Mapping[str, _Spec] = {
     "java": _Spec(_JAVA_QUERY, frozenset({"this"}), True, "java"),
     # Rust: methods are in the impl named after the type; Self::f() is the impl's.
     "rust": _Spec(_RUST_QUERY, frozenset({"self", "Self"}), False, "rust", paths="module"),
-    "c": _Spec(_C_QUERY, frozenset(), False, "", _C_BUILTINS),
-    "cpp": _Spec(_CPP_QUERY, frozenset({"this"}), True, "", _C_BUILTINS),
+    "c": _Spec(_C_QUERY, frozenset(), False, "c", _C_BUILTINS),
+    "cpp": _Spec(_CPP_QUERY, frozenset({"this"}), True, "c", _C_BUILTINS),
     "ruby": _Spec(_RUBY_QUERY, frozenset({"self"}), True, "", _RUBY_BUILTINS, constructor="new"),
 }
 
@@ -500,6 +504,9 @@ class _References:
         self.through_imports: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self.bound_prefixes: dict[str, tuple[_Binding, list[str]] | None] = {}
         self.typed_names: set[str] = set()  # variables with a type in ``types``
+        # C++: `using namespace ns;` (ns) and `using ns::f;` (f -> ns.f)
+        self.used_namespaces: list[str] = []
+        self.used_names: dict[str, str] = {}
 
     # --- text of nodes ---
 
@@ -652,7 +659,11 @@ class _References:
         prefixes = self.prefixes.get(index)
         if prefixes is None:
             prefixes = self.prefixes[index] = self._scopes_of(index)
-        return (*[f"{prefix}.{name}" for prefix in prefixes], name)
+        keys = [f"{prefix}.{name}" for prefix in prefixes]
+        if name in self.used_names:
+            keys.append(self.used_names[name])
+        keys.extend(f"{namespace}.{name}" for namespace in self.used_namespaces)
+        return (*keys, name)
 
     def _scopes_of(self, index: int) -> tuple[str, ...]:
         scopes: list[str] = []
@@ -837,6 +848,37 @@ class _References:
             yield from self._java_import(node)
         elif self.spec.imports == "rust":
             yield from self._rust_use(node.child_by_field_name("argument"), [])
+        elif self.spec.imports == "c":
+            if node.type == "preproc_include":
+                yield from self._c_include(node)
+            else:
+                self._cpp_using(node)
+
+    def _c_include(self, node: Node) -> Iterator[Reference]:
+        """``#include "a/x.h"``: everything of the module ``a/x`` (x.h, x.c), found
+        next to the including file first, then anywhere under an include folder."""
+        path = node.child_by_field_name("path")
+        included = self._text(path).strip('"') if path is not None else ""
+        stem = posixpath.splitext(posixpath.normpath(included))[0]
+        if not included or stem in (".", ""):
+            return
+        here = posixpath.normpath(posixpath.join(posixpath.dirname(self.path), stem))
+        tail = "/".join(part for part in stem.split("/") if part not in (".", ".."))
+        stems = ([] if here.startswith("..") else ["/" + here]) + [tail]
+        index, line = self._at(node)
+        yield Reference("import", "*", line, self._scope_fqn(index), index,
+                        targets=tuple((s, "*") for s in dict.fromkeys(stems)), imported=True)
+
+    def _cpp_using(self, node: Node) -> None:
+        """``using namespace ns;`` and ``using ns::f;`` (file-wide here, wherever they are)."""
+        named = node.named_children
+        dotted = self._dotted(named[-1]) if named else None
+        if dotted is None:
+            return
+        if any(child.type == "namespace" for child in node.children):
+            self.used_namespaces.append(dotted)
+        elif "." in dotted:
+            self.used_names[dotted.rpartition(".")[2]] = dotted
 
     def _rust_use(self, node: Node | None, prefix: list[str]) -> Iterator[Reference]:
         """``use crate::a::b::{C, d as e};``: C and e are bound to items of the module

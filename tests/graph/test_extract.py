@@ -91,3 +91,24 @@ def test_a_name_defined_500_times_is_listed_with_a_cap_and_the_count(
 def test_a_file_without_definitions_keeps_its_references() -> None:
     found = graph("import os\nos.makedirs('x')\n", "ok.py", "python")
     assert found.symbols == [] and [r.name for r in found.refs] == ["makedirs"]
+
+
+@pytest.mark.parametrize(
+    ("path", "include", "stems"),
+    [
+        ("src/main.c", '"util.h"', ["/src/util", "util"]),  # next to the file, or an include folder's
+        ("src/app/start.c", '"../lib/util.h"', ["/src/lib/util", "lib/util"]),
+        ("main.c", '"../outside.h"', ["outside"]),  # above the source: an include folder's only
+        ("main.c", "<stdio.h>", None),  # the system's: no reference
+    ],
+)
+def test_a_c_include_imports_everything_of_the_headers_stem(path: str, include: str,
+                                                            stems: list[str] | None) -> None:
+    found = graph(f"#include {include}\nint f(void) {{ return g(); }}\n", path, "c")
+    imports = [r for r in found.refs if r.kind == "import"]
+    if stems is None:
+        assert imports == []
+        return
+    assert [(r.name, r.imported, [stem for stem, _ in r.targets]) for r in imports] == [("*", True, stems)]
+    call = next(r for r in found.refs if r.kind == "call")
+    assert (call.name, call.imported, call.keys) == ("g", False, ("f.g", "g"))

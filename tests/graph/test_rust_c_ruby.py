@@ -52,10 +52,14 @@ def check(graph: Graph, path: str, name: str, line: int | None, resolved_by: str
         # C: same file, recursion
         ("c", "src/main.c", "local", None, "file", "local", "src/main.c"),
         ("c", "src/main.c", "main", None, "file", "main", "src/main.c"),
-        # declared in the included header, defined next to it
-        ("c", "src/main.c", "helper", None, "folder", "helper", "src/util.c"),
-        # C++: a base class in another file of the folder; this->f() on a method defined outside the class
-        ("cpp", "src/circle.cpp", "Shape", None, "folder", "geo.Shape", "src/shape.hpp"),
+        # declared in the included header, defined in the file of the header's stem,
+        # from the folder or another one ("../util.h")
+        ("c", "src/main.c", "helper", None, "include", "helper", "src/util.c"),
+        ("c", "src/main.c", "shared", None, "include", "shared", "src/util.c"),
+        ("c", "src/app/start.c", "shared", None, "include", "shared", "src/util.c"),
+        ("c", "src/app/start.c", "helper", None, "include", "helper", "src/util.c"),
+        # C++: a base class from the included header; this->f() on a method defined outside the class
+        ("cpp", "src/circle.cpp", "Shape", None, "include", "geo.Shape", "src/shape.hpp"),
         ("cpp", "src/circle.cpp", "radius", None, "file", "geo.Circle.radius", "src/circle.cpp"),
         # a bare call in an out-of-line method: the namespace's function
         ("cpp", "src/circle.cpp", "helper", None, "file", "geo.helper", "src/circle.cpp"),
@@ -64,8 +68,12 @@ def check(graph: Graph, path: str, name: str, line: int | None, resolved_by: str
         ("cpp", "src/shape.hpp", "area", None, "file", "geo.Shape.area", "src/shape.hpp"),
         # ns::Type::f(), ns::f(), typed receivers (parameter, declaration, auto x = new T())
         ("cpp", "src/main.cpp", "make", None, "folder", "geo.Circle.make", "src/circle.cpp"),
-        ("cpp", "src/main.cpp", "helper", None, "folder", "geo.helper", "src/circle.cpp"),
+        ("cpp", "src/main.cpp", "helper", 7, "folder", "geo.helper", "src/circle.cpp"),
         ("cpp", "src/main.cpp", "radius", None, "name", "geo.Circle.radius", "src/circle.cpp"),
+        # `using namespace geo;`: a bare helper() may be geo::helper
+        ("cpp", "src/main.cpp", "helper", 11, "folder", "geo.helper", "src/circle.cpp"),
+        # `using geo::Shape;` in another folder, Shape from the included header
+        ("cpp", "src/draw/canvas.cpp", "Shape", None, "include", "geo.Shape", "src/shape.hpp"),
         # Ruby: superclass and an included module in another file of the folder
         ("ruby", "lib/shop/cart.rb", "Base", None, "folder", "Base", "lib/shop/base.rb"),
         ("ruby", "lib/shop/cart.rb", "Priced", None, "folder", "Priced", "lib/shop/base.rb"),
@@ -95,7 +103,7 @@ def test_rust_impls_and_ambiguity(project: Callable[[str], Graph]) -> None:
 
 def test_c_ambiguity_function_pointers_and_builtins(project: Callable[[str], Graph]) -> None:
     c = project("c")
-    ref = c.ref("src/main.c", "shared")
+    ref = c.ref("src/twice.c", "shared")  # no header included: two definitions in the folder
     assert (ref["status"], ref["resolved_by"]) == ("ambiguous", "folder")
     assert ref["candidate_fqns"] == ["shared@src/other.c", "shared@src/util.c"]
     assert c.ref("src/main.c", "run")["status"] == "unresolved"  # through a function pointer
@@ -110,7 +118,7 @@ def test_cpp_typed_receivers_and_ambiguity(project: Callable[[str], Graph]) -> N
     ref = cpp.ref("src/main.cpp", "scale")
     assert (ref["status"], ref["resolved_by"]) == ("ambiguous", "folder")
     assert ref["candidate_fqns"] == ["scale@src/circle.cpp", "scale@src/other.cpp"]
-    assert cpp.names("subtypes", "geo.Shape") == {("geo.Circle", False)}
+    assert cpp.names("subtypes", "geo.Shape") == {("geo.Circle", False), ("Square", False)}
 
 
 def test_ruby_dynamic_dispatch_stays_ambiguous(project: Callable[[str], Graph]) -> None:
