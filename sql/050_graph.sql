@@ -10,7 +10,8 @@
 -- run; a run killed before it leaves pending rows the next run resolves)
 -- resolves the pending references and those whose name is dirty, by levels:
 -- the file's import map, the same file, the class (self/this, through its
--- resolved bases), the same folder, then the name in the whole source. The
+-- resolved bases), the modules the file takes whole (#include, import *),
+-- the same folder, then the name in the whole source. The
 -- first level with candidates decides: one candidate resolves the
 -- reference, several leave it "ambiguous" with every candidate kept
 -- (rag.ref_candidates; at the name level, every definition of that name).
