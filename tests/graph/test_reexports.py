@@ -3,12 +3,31 @@ what it offers (by name, alias or *), a TypeScript barrel (export * from,
 export { X as Y } from, export * as ns from); cycles end, ambiguity is kept, a changed re-export
 re-resolves the references that went through it."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from graphdb import Graph, graph_of
 
 __all__ = ["graph_of"]
+
+
+@contextmanager
+def edited(graph: Graph, path: str, change: Callable[[str], str | None]) -> Iterator[None]:
+    """The project indexed with ``path``'s text changed (None: the file deleted); restored after."""
+    file = graph.root / path
+    original = file.read_text()
+    try:
+        changed = change(original)
+        if changed is None:
+            file.unlink()
+        else:
+            file.write_text(changed)
+        graph.index()
+        yield
+    finally:
+        file.write_text(original)
+        graph.index()
 
 
 @pytest.fixture(scope="module")
@@ -77,21 +96,16 @@ def test_callers_reach_through_a_barrel(typescript: Graph) -> None:
 
 
 def test_a_changed_re_export_re_resolves_the_references_through_it(python: Graph) -> None:
-    barrel = python.root / "pkg" / "models" / "__init__.py"
-    original = barrel.read_text()
-    try:
-        barrel.write_text(original.replace("from .query import QuerySet as Manager",
-                                           "from .base import Model as Manager"))
-        python.index()
+    def realias(text: str) -> str:
+        return text.replace("from .query import QuerySet as Manager", "from .base import Model as Manager")
+
+    with edited(python, "pkg/models/__init__.py", realias):
         ref = python.ref("app/views.py", "Manager", 10)
         assert (ref["status"], ref["target"], ref["target_path"]) == ("resolved", "Model", "pkg/models/base.py")
         # Manager.all(): Model has no all
         assert python.ref("app/views.py", "all", 13)["status"] == "unresolved"
         # what did not go through the change keeps its target
         assert python.ref("app/views.py", "CharField", 9)["target_path"] == "pkg/models/fields.py"
-    finally:
-        barrel.write_text(original)
-        python.index()
     assert python.ref("app/views.py", "Manager", 10)["target"] == "QuerySet"
     assert python.ref("app/views.py", "all", 13)["target"] == "QuerySet.all"
 
@@ -100,29 +114,15 @@ def test_an_edit_that_keeps_the_re_exports_re_resolves_nothing_through_them(pyth
     versions = ("SELECT r.line, r.name, x.xmin::text AS version FROM rag.ref_status r"
                 " JOIN rag.ref_resolution x ON x.ref_id = r.id WHERE r.path = 'app/views.py'")
     before = {(r["line"], r["name"]): r["version"] for r in python.rows(versions)}
-    barrel = python.root / "pkg" / "models" / "__init__.py"
-    original = barrel.read_text()
-    try:
-        barrel.write_text("# the models\n" + original)
-        python.index()
+    with edited(python, "pkg/models/__init__.py", lambda text: "# the models\n" + text):
         after = {(r["line"], r["name"]): r["version"] for r in python.rows(versions)}
         assert after == before
-    finally:
-        barrel.write_text(original)
-        python.index()
 
 
 def test_a_deleted_barrel_takes_the_references_through_it_along(typescript: Graph) -> None:
-    barrel = typescript.root / "src" / "lib" / "index.ts"
-    original = barrel.read_text()
-    try:
-        barrel.unlink()
-        typescript.index()
+    with edited(typescript, "src/lib/index.ts", lambda text: None):
         assert typescript.ref("src/app.ts", "Cart", 5)["status"] == "unresolved"
         assert typescript.ref("src/app.ts", "formatMoney", 7)["status"] == "unresolved"
-    finally:
-        barrel.write_text(original)
-        typescript.index()
     assert typescript.ref("src/app.ts", "Cart", 5)["target_path"] == "src/lib/cart.ts"
 
 
@@ -131,14 +131,7 @@ def test_a_removed_star_re_export_re_resolves_what_it_passed_on_from_further_hop
 ) -> None:
     """The barrel stops `export * from "./shapes"`: Circle, which shapes.ts only
     passes on from circle.ts, is no longer offered by it."""
-    barrel = typescript.root / "src" / "lib" / "index.ts"
-    original = barrel.read_text()
-    try:
-        barrel.write_text(original.replace('export * from "./shapes";\n', ""))
-        typescript.index()
+    with edited(typescript, "src/lib/index.ts", lambda text: text.replace('export * from "./shapes";\n', "")):
         assert typescript.ref("src/app.ts", "Circle", 15)["status"] == "unresolved"
         assert typescript.ref("src/app.ts", "Cart", 5)["target_path"] == "src/lib/cart.ts"
-    finally:
-        barrel.write_text(original)
-        typescript.index()
     assert typescript.ref("src/app.ts", "Circle", 15)["target_path"] == "src/lib/circle.ts"
