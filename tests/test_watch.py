@@ -63,6 +63,13 @@ class Running:
     def sync(self, source: str = "app") -> WatchEvent:
         return self.wait(lambda e: e.event == "sync" and e.source == source, f"sync of {source}")
 
+    def syncs(self, *sources: str) -> None:
+        """Waits for a sync of each source, in whatever order they come."""
+        waiting = set(sources)
+        while waiting:
+            event = self.wait(lambda e: e.event == "sync" and e.source in waiting, f"sync of {sorted(waiting)}")
+            waiting.discard(event.source)
+
     def stop(self) -> None:
         self.watcher.stop()
         self.thread.join(2)
@@ -230,8 +237,7 @@ def test_a_deleted_folder_is_reported_and_the_others_kept_fresh(service: RagServ
     one, two = make_app(tmp_path / "one"), make_app(tmp_path / "two")
     run = Running(service, [folder_source(one), folder_source(two)])
     try:
-        run.sync("one")
-        run.sync("two")
+        run.syncs("one", "two")  # (their first syncs come in either order)
         moved = tmp_path / "one-moved"
         one.rename(moved)
         missing = run.wait(lambda e: e.event == "missing", "missing folder")
