@@ -349,6 +349,93 @@ COMMENT ON FUNCTION rag._owner_matches(text, text) IS
     'Private: NULL wants a top-level definition, '''' any member, else the owner''s simple name.';
 
 -- ---------------------------------------------------------------------------
+-- _include_candidates: the definitions pending references may mean in what their file includes
+CREATE OR REPLACE FUNCTION rag._include_candidates(
+    target_source_id bigint,
+    ref_kinds text[],
+    todo bigint[]
+)
+RETURNS TABLE (
+    ref_id    bigint,
+    symbol_id bigint,
+    rank      bigint  -- nearer includes first, then the reference's keys in order
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    -- Which module each file takes whole, as arrays: unnested from a
+    -- variable the planner counts them (numpy: 7.5k) and hash-joins; as a
+    -- CTE it guessed 1 row and looped (31 s instead of 0.3 s).
+    take_files   bigint[];
+    take_modules bigint[];
+    take_ords    bigint[];  -- 1: next to the file, 2: under an include folder
+BEGIN
+    -- C/C++ #include "x.h" (x.h, and x.c by its stem) and Python's from m
+    -- import *, found by name ('*'): the references asking are many, the
+    -- files with such imports few.
+    SELECT coalesce(array_agg(t.file_id), '{}'), coalesce(array_agg(t.module_id), '{}'),
+           coalesce(array_agg(t.ord), '{}')
+      INTO take_files, take_modules, take_ords
+    FROM (SELECT e.file_id, m.file_id AS module_id, min(t.ord) AS ord
+          FROM rag.refs e
+          CROSS JOIN LATERAL unnest(e.target_stems) WITH ORDINALITY AS t(stem, ord)
+          JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                                 AND (m.full_stem OR left(t.stem, 1) <> '/')
+          WHERE e.source_id = target_source_id AND e.name = '*' AND e.kind = 'import'
+            AND e.from_id IS NULL AND e.keys = '{}' AND m.file_id <> e.file_id
+          GROUP BY e.file_id, m.file_id) t;
+    IF cardinality(take_files) = 0 THEN
+        RETURN;
+    END IF;
+    -- What those modules take whole in turn (an umbrella header's
+    -- includes), up to 3 deep. A C/C++ source file passes nothing on: x.c's
+    -- own includes are not x.h's.
+    RETURN QUERY
+    WITH RECURSIVE takes AS MATERIALIZED (
+        SELECT x.file_id, x.module_id, x.ord,
+               f.path !~* '\.(c|cc|cpp|cxx|c\+\+|m|mm)$' AS passes_on
+        FROM unnest(take_files, take_modules, take_ords) AS x(file_id, module_id, ord)
+        JOIN rag.files f ON f.id = x.module_id
+    ),
+    asking AS MATERIALIZED (
+        SELECT r.id, r.file_id, k.fqn, k.ord
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
+        CROSS JOIN LATERAL unnest(r.keys) WITH ORDINALITY AS k(fqn, ord)
+        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND NOT r.inherited_only
+          AND r.file_id = ANY (take_files)
+    ),
+    reach (file_id, module_id, passes_on, depth, ord) AS (
+        SELECT x.file_id, x.module_id, x.passes_on, 1, x.ord
+        FROM takes x WHERE x.file_id IN (SELECT DISTINCT a.file_id FROM asking a)
+        UNION
+        SELECT h.file_id, x.module_id, x.passes_on, h.depth + 1, h.ord
+        FROM reach h
+        JOIN takes x ON x.file_id = h.module_id AND x.module_id <> h.file_id
+        WHERE h.depth < 3 AND h.passes_on
+    ),
+    -- The definitions of names asked for, then where they are reached from
+    -- (each module's definitions times the files reaching it were 650k
+    -- rows on numpy, 1.7 s; these are a few thousand).
+    wanted AS (
+        SELECT s.id, s.file_id, s.fqn
+        FROM rag.symbols s
+        WHERE s.source_id = target_source_id AND s.kind <> 'IMPL'
+          AND s.fqn IN (SELECT a.fqn FROM asking a)
+    )
+    SELECT a.id, w.id, (h.depth * 10 + h.ord) * 100 + a.ord
+    FROM wanted w
+    JOIN reach h ON h.module_id = w.file_id
+    JOIN asking a ON a.file_id = h.file_id AND a.fqn = w.fqn;
+END
+$$;
+COMMENT ON FUNCTION rag._include_candidates(bigint, text[], bigint[]) IS
+    'Private: (reference, definition, rank) pairs for the references todo of a source in the modules their file takes whole (C/C++ #include, Python from m import *), and what those take whole in turn, 3 deep.';
+
+-- ---------------------------------------------------------------------------
 -- _ref_candidates: the definitions pending references may mean at one level
 CREATE OR REPLACE FUNCTION rag._ref_candidates(
     target_source_id bigint,
@@ -466,29 +553,7 @@ BEGIN
         JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = m.fqn
         CROSS JOIN LATERAL unnest(m.ref_ids) AS a(ref_id);
     ELSIF level = 'include' THEN
-        -- Definitions in the modules the file takes whole: C/C++ #include
-        -- "x.h" (x.h, and x.c by its stem; next to the file before an
-        -- include folder), Python's from m import *. Those imports are
-        -- found by name ('*'): the references asking are many, the files
-        -- that have such imports few.
-        RETURN QUERY
-        WITH takes AS MATERIALIZED (
-            SELECT e.file_id, m.file_id AS module_id, min(t.ord) AS ord
-            FROM rag.refs e
-            CROSS JOIN LATERAL unnest(e.target_stems) WITH ORDINALITY AS t(stem, ord)
-            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
-                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
-            WHERE e.source_id = target_source_id AND e.name = '*' AND e.kind = 'import'
-              AND e.from_id IS NULL AND cardinality(e.keys) = 0 AND m.file_id <> e.file_id
-            GROUP BY e.file_id, m.file_id
-        )
-        SELECT r.id, s.id, k.ord * 10 + x.ord
-        FROM unnest(todo) AS w(id)
-        JOIN rag.refs r ON r.id = w.id
-        JOIN takes x ON x.file_id = r.file_id
-        CROSS JOIN LATERAL unnest(r.keys) WITH ORDINALITY AS k(fqn, ord)
-        JOIN rag.symbols s ON s.file_id = x.module_id AND s.fqn = k.fqn AND s.kind <> 'IMPL'
-        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND NOT r.inherited_only;
+        RETURN QUERY SELECT * FROM rag._include_candidates(target_source_id, ref_kinds, todo);
     ELSIF level = 'folder' THEN
         RETURN QUERY
         SELECT r.id, s.id, k.ord

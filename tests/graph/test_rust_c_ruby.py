@@ -58,6 +58,10 @@ def check(graph: Graph, path: str, name: str, line: int | None, resolved_by: str
         ("c", "src/main.c", "shared", None, "include", "shared", "src/util.c"),
         ("c", "src/app/start.c", "shared", None, "include", "shared", "src/util.c"),
         ("c", "src/app/start.c", "helper", None, "include", "helper", "src/util.c"),
+        # through an umbrella header (common.h includes util.h) ...
+        ("c", "src/app/report.c", "shared", None, "include", "shared", "src/util.c"),
+        # ... but not through common.c's own includes (secret.h): the folder's hidden()
+        ("c", "src/app/report.c", "hidden", None, "folder", "hidden", "src/app/hidden.c"),
         # C++: a base class from the included header; this->f() on a method defined outside the class
         ("cpp", "src/circle.cpp", "Shape", None, "include", "geo.Shape", "src/shape.hpp"),
         ("cpp", "src/circle.cpp", "radius", None, "file", "geo.Circle.radius", "src/circle.cpp"),
