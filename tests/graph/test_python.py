@@ -234,3 +234,20 @@ def test_a_graph_emptied_as_by_a_crash_is_extracted_again_by_the_next_run(
     made.index()
     assert "the code graph was emptied by a database crash" in caplog.text
     assert made.rows(graph) == before
+
+
+@pytest.mark.parametrize(
+    ("name", "target_path", "signature"),
+    [
+        ("area", "lib/shapes.py", "def area(side):"),  # the module, not its stub beside it
+        ("fast", "lib/native.pyi", "def fast(x: int) -> int: ..."),  # a stub alone (a C extension's)
+        ("convert", "lib/conv.py", "def convert(x):"),  # overloads and their implementation: one
+    ],
+)
+def test_stubs_and_overloads_are_not_ambiguities(graph_of: Callable[[str], Graph], name: str,
+                                                 target_path: str, signature: str) -> None:
+    stubs = graph_of("stubs_py")
+    ref = stubs.ref("app.py", name, 7)
+    assert (ref["status"], ref["resolved_by"], ref["target_path"]) == ("resolved", "import", target_path)
+    [target] = stubs.rows("SELECT signature FROM rag.symbols WHERE id = %s", ref["target_id"])
+    assert target["signature"] == signature
