@@ -650,18 +650,23 @@ BEGIN
         CROSS JOIN LATERAL rag._ref_candidates(target_source_id, l.level, ref_kinds,
                                                CASE WHEN l.level = 'import' THEN imported_ids ELSE local_ids END) c
     ),
-    -- Among the best: one definition per fqn and file (overloads, one per
-    -- branch of an if: the last, after its overloads), and a stub (.pyi)
-    -- only where no module defines the name (numpy: 19k of its 19k
+    -- Among the best: in languages where a later definition replaces an
+    -- earlier one, one definition per fqn and file (the last: after its
+    -- @overload declarations, or the last branch of an if; C++ and Java
+    -- overloads are distinct methods and stay candidates), and a stub
+    -- (.pyi) only where no module defines the name (numpy: 19k of its 19k
     -- ambiguous imports were a .py beside its .pyi, or overloads).
     best AS (
-        SELECT DISTINCT ON (n.ref_id, s.file_id, s.fqn) n.ref_id, n.symbol_id, n.level_no,
-               f.path LIKE '%.pyi' AS stub
-        FROM narrow n
-        JOIN rag.symbols s ON s.id = n.symbol_id
-        JOIN rag.files f ON f.id = s.file_id
-        WHERE n.place = 1
-        ORDER BY n.ref_id, s.file_id, s.fqn, s.start_line DESC
+        SELECT DISTINCT ON (c.ref_id, c.file_id, c.fqn, c.variant) c.ref_id, c.symbol_id, c.level_no, c.stub
+        FROM (SELECT n.ref_id, n.symbol_id, n.level_no, s.file_id, s.fqn, s.start_line,
+                     f.path LIKE '%.pyi' AS stub,
+                     CASE WHEN f.language IN ('python', 'javascript', 'typescript', 'tsx', 'ruby')
+                          THEN 0 ELSE s.id END AS variant  -- (0: one definition)
+              FROM narrow n
+              JOIN rag.symbols s ON s.id = n.symbol_id
+              JOIN rag.files f ON f.id = s.file_id
+              WHERE n.place = 1) c
+        ORDER BY c.ref_id, c.file_id, c.fqn, c.variant, c.start_line DESC
     ),
     decided AS (
         SELECT b.ref_id, min(b.level_no)::integer AS level_no,

@@ -54,7 +54,6 @@ def test_go_calls_into_the_standard_library_stay_unresolved(go: Graph) -> None:
         # imports, a static import, and a static call through the imported class
         (JAVA + "shop/Cart.java", "Format", 3, "import", "Format", JAVA + "util/Format.java"),
         (JAVA + "shop/Cart.java", "money", 14, "import", "Format.money", JAVA + "util/Format.java"),
-        (JAVA + "shop/Cart.java", "width", None, "import", "Format.width", JAVA + "util/Format.java"),
         # same package, extends and implements
         (JAVA + "shop/Cart.java", "Base", None, "folder", "Base", JAVA + "shop/Base.java"),
         (JAVA + "shop/Cart.java", "Priced", None, "folder", "Priced", JAVA + "shop/Priced.java"),
@@ -88,4 +87,10 @@ def test_java_implicit_this_and_types(java: Graph) -> None:
                      " ORDER BY depth, fqn")
     assert [(r["depth"], r["fqn"]) for r in rows] == [
         (1, "Cart.make"), (1, "Cart.total"), (2, "Cart"), (2, "Cart.count"), (2, "Item.price"),
-        (3, "Base.price"), (3, "Format.money"), (3, "Format.width")]
+        (3, "Base.price"), (3, "Format.money"), (3, "Format.width"), (3, "Format.width")]  # both overloads
+
+
+def test_java_overloads_stay_candidates(java: Graph) -> None:
+    """Format.width(String) and Format.width(char): which one only the argument's type says."""
+    ref = java.ref(JAVA + "shop/Cart.java", "width")
+    assert (ref["status"], ref["resolved_by"], ref["candidates"]) == ("ambiguous", "import", 2)
