@@ -371,6 +371,7 @@ _C_QUERY = """
 """
 _CPP_QUERY = _C_QUERY + """
 (using_declaration) @import
+(namespace_alias_definition) @import
 (call_expression function: (qualified_identifier) @call.path)
 (new_expression type: [(type_identifier) (qualified_identifier)] @new)
 (base_class_clause [(type_identifier) (qualified_identifier)] @inherits)
@@ -451,11 +452,15 @@ def _query(language: str, spec: _Spec) -> Query:
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
 
 
+# Nodes of a ``a::b`` path (C++, Rust, Ruby).
+_SCOPE_PATHS = frozenset({"qualified_identifier", "scoped_identifier", "scoped_type_identifier",
+                          "scope_resolution"})
 _NAME_CHAIN_TYPES = frozenset({
     "identifier", "attribute", "member_expression", "type_identifier", "nested_type_identifier",
     "dotted_name", "this", "property_identifier", "field_access", "scoped_identifier",
     "scoped_type_identifier", "selector_expression", "qualified_type", "package_identifier",
     "constant", "scope_resolution", "qualified_identifier", "namespace_identifier", "self",
+    "nested_namespace_specifier",
 })
 
 
@@ -504,9 +509,11 @@ class _References:
         self.through_imports: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self.bound_prefixes: dict[str, tuple[_Binding, list[str]] | None] = {}
         self.typed_names: set[str] = set()  # variables with a type in ``types``
-        # C++: `using namespace ns;` (ns) and `using ns::f;` (f -> ns.f)
+        # C++: `using namespace ns;` (ns), `using ns::f;` (f -> ns.f) and
+        # `namespace g = ns;` (g -> ns)
         self.used_namespaces: list[str] = []
         self.used_names: dict[str, str] = {}
+        self.namespace_aliases: dict[str, str] = {}
 
     # --- text of nodes ---
 
@@ -696,22 +703,21 @@ class _References:
 
     def _use(self, captures: dict[str, list[Node]]) -> Reference | None:
         """A constructor call, a base, or a call through a path."""
-        if "new" in captures:
-            target = captures["new"][0]
-            dotted = self._dotted(target)
-            if dotted is None:
-                return None
-            qualifier, _, name = dotted.rpartition(".")
-            return self._named("call", name, qualifier or None, self._at(target))
-        for kind in ("inherits", "implements"):
-            if kind in captures:
-                target = captures[kind][0]
-                dotted = self._dotted(target)
-                if dotted is None:
-                    return None
-                qualifier, _, name = dotted.rpartition(".")
-                return self._named(kind, name, qualifier or None, self._at(target))
+        for capture, kind in (("new", "call"), ("inherits", "inherits"), ("implements", "implements")):
+            if capture in captures:
+                return self._type_use(kind, captures[capture][0])
         return self._path_call(captures["call.path"][0])
+
+    def _type_use(self, kind: str, target: Node) -> Reference | None:
+        """``new a.B()`` or a base ``a::B``: B, of what the qualifier names."""
+        dotted = self._dotted(target)
+        if dotted is None:
+            return None
+        qualifier, _, name = self._unaliased(dotted).rpartition(".")
+        # (a ``::`` path names a namespace or type, never a variable: geo::Shape is no
+        # member Shape of an unknown receiver geo)
+        return self._named(kind, name, qualifier or None, self._at(target),
+                           path=target.type in _SCOPE_PATHS)
 
     def _call(
         self, name_node: Node, name: str, index: int, receiver: Node | None, receiver_type: str,
@@ -749,7 +755,7 @@ class _References:
         dotted = self._dotted(node)
         if dotted is None or "." not in dotted:
             return None
-        qualifier, _, name = dotted.rpartition(".")
+        qualifier, _, name = self._unaliased(dotted).rpartition(".")
         place = self._at(node)
         if qualifier in self.spec.self_names:
             return self._member("call", name, place, inherited_only=False)
@@ -851,6 +857,8 @@ class _References:
         elif self.spec.imports == "c":
             if node.type == "preproc_include":
                 yield from self._c_include(node)
+            elif node.type == "namespace_alias_definition":
+                self._cpp_namespace_alias(node)
             else:
                 self._cpp_using(node)
 
@@ -875,10 +883,27 @@ class _References:
         dotted = self._dotted(named[-1]) if named else None
         if dotted is None:
             return
+        dotted = self._unaliased(dotted)
         if any(child.type == "namespace" for child in node.children):
             self.used_namespaces.append(dotted)
         elif "." in dotted:
             self.used_names[dotted.rpartition(".")[2]] = dotted
+
+    def _cpp_namespace_alias(self, node: Node) -> None:
+        """``namespace g = geo::shapes;``: a path starting with g means geo.shapes."""
+        alias = node.child_by_field_name("name")
+        named = node.named_children
+        target = self._dotted(named[-1]) if len(named) > 1 else None
+        if alias is not None and target is not None:
+            self.namespace_aliases[self._text(alias)] = self._unaliased(target)
+
+    def _unaliased(self, dotted: str) -> str:
+        """``dotted`` with a C++ namespace alias at its head replaced by what it names."""
+        if not self.namespace_aliases:
+            return dotted
+        head, dot, rest = dotted.partition(".")
+        target = self.namespace_aliases.get(head)
+        return f"{target}{dot}{rest}" if target is not None else dotted
 
     def _rust_use(self, node: Node | None, prefix: list[str]) -> Iterator[Reference]:
         """``use crate::a::b::{C, d as e};``: C and e are bound to items of the module

@@ -77,7 +77,10 @@ def check(graph: Graph, path: str, name: str, line: int | None, resolved_by: str
         # `using namespace geo;`: a bare helper() may be geo::helper
         ("cpp", "src/main.cpp", "helper", 11, "folder", "geo.helper", "src/circle.cpp"),
         # `using geo::Shape;` in another folder, Shape from the included header
-        ("cpp", "src/draw/canvas.cpp", "Shape", None, "include", "geo.Shape", "src/shape.hpp"),
+        ("cpp", "src/draw/canvas.cpp", "Shape", 4, "include", "geo.Shape", "src/shape.hpp"),
+        # `namespace g = geo;`: g::Shape and g::helper() are geo's
+        ("cpp", "src/draw/canvas.cpp", "Shape", 11, "include", "geo.Shape", "src/shape.hpp"),
+        ("cpp", "src/draw/canvas.cpp", "helper", None, "name", "geo.helper", "src/circle.cpp"),
         # Ruby: superclass and an included module in another file of the folder
         ("ruby", "lib/shop/cart.rb", "Base", None, "folder", "Base", "lib/shop/base.rb"),
         ("ruby", "lib/shop/cart.rb", "Priced", None, "folder", "Priced", "lib/shop/base.rb"),
@@ -122,7 +125,7 @@ def test_cpp_typed_receivers_and_ambiguity(project: Callable[[str], Graph]) -> N
     ref = cpp.ref("src/main.cpp", "scale")
     assert (ref["status"], ref["resolved_by"]) == ("ambiguous", "folder")
     assert ref["candidate_fqns"] == ["scale@src/circle.cpp", "scale@src/other.cpp"]
-    assert cpp.names("subtypes", "geo.Shape") == {("geo.Circle", False), ("Square", False)}
+    assert cpp.names("subtypes", "geo.Shape") == {("geo.Circle", False), ("Square", False), ("Round", False)}
 
 
 def test_ruby_dynamic_dispatch_stays_ambiguous(project: Callable[[str], Graph]) -> None:
