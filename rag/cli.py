@@ -189,6 +189,7 @@ def status(
         typer.echo(f"code graph {g.source}: {g.symbols:,} definitions, {g.refs:,} references "
                    f"({g.resolved:,} resolved, {g.ambiguous:,} ambiguous, {g.unresolved:,} unresolved"
                    + (f", {g.pending:,} pending" if g.pending else "")
+                   + (f", {g.modules:,} whole-module imports" if g.modules else "")
                    + f"; {g.dynamic:,} calls through dynamic dispatch)")
 
 

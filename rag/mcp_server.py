@@ -299,7 +299,8 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         configured, index runs going on now (in any process) and the last one, which config
         file the server uses, and per source the code graph's definitions and references (resolved,
         ambiguous, unresolved: calls through dynamic dispatch or into other packages; dynamic: the
-        calls on receivers of unknown type among them). Answers even
+        calls on receivers of unknown type among them; modules: imports of a whole module,
+        import * or #include). Answers even
         when the database is down (connected: false, error)."""
         with _tool_errors():
             return _service(ctx).status()

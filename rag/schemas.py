@@ -175,7 +175,8 @@ class GitCommit(_Out):
 class GraphCounts(_Out):
     """One source's code graph: unresolved references are calls the resolver cannot follow
     (dynamic dispatch, builtins, other packages); pending ones wait for an interrupted run;
-    dynamic: the calls on a receiver of unknown type among them (ambiguous by name or unresolved)."""
+    dynamic: the calls on a receiver of unknown type among them (ambiguous by name or unresolved);
+    modules: imports of a whole module (import *, #include), which name no definition."""
 
     source: str
     symbols: int
@@ -185,6 +186,7 @@ class GraphCounts(_Out):
     unresolved: int
     pending: int
     dynamic: int
+    modules: int
 
 
 class StatusOutput(_Out):

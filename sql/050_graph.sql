@@ -1144,14 +1144,29 @@ COMMENT ON FUNCTION rag.supertypes(text, integer, text[], integer) IS
     'What symbol extends or implements, up to max_depth levels up.';
 
 -- ---------------------------------------------------------------------------
+-- _is_module_import: an import of a whole module (import *, #include), which
+-- names no definition: never resolved, and not counted as unresolved
+CREATE OR REPLACE FUNCTION rag._is_module_import(
+    kind text,
+    name text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+RETURN kind = 'import' AND name = '*';
+COMMENT ON FUNCTION rag._is_module_import(text, text) IS
+    'Private: whether a reference imports a whole module (import *, export * from, #include): it names no definition.';
+
+-- ---------------------------------------------------------------------------
 -- graph_status
--- (dynamic was added: CREATE OR REPLACE cannot change the columns, so the
--- version without it is dropped, once)
+-- (dynamic, then modules were added: CREATE OR REPLACE cannot change the
+-- columns, so a version without them is dropped, once)
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_proc p
                WHERE p.oid = to_regprocedure('rag.graph_status(text[])')
-                 AND NOT ('dynamic' = ANY (p.proargnames))) THEN
+                 AND NOT ('modules' = ANY (p.proargnames))) THEN
         DROP FUNCTION rag.graph_status(text[]);
     END IF;
 END
@@ -1167,7 +1182,8 @@ RETURNS TABLE (
     ambiguous  bigint,
     unresolved bigint,  -- calls through dynamic dispatch, builtins, other packages
     pending    bigint,  -- waiting for rag.resolve_refs (an interrupted run)
-    dynamic    bigint   -- calls on a receiver of unknown type: found by the name only, or not at all
+    dynamic    bigint,  -- calls on a receiver of unknown type: found by the name only, or not at all
+    modules    bigint   -- imports of a whole module (import *, #include): they name no definition
 )
 LANGUAGE sql
 STABLE
@@ -1175,8 +1191,8 @@ SET search_path = pg_catalog, rag, public
 AS $$
     SELECT s.name,
            (SELECT count(*) FROM rag.symbols y WHERE y.source_id = s.id),
-           r.total, x.resolved, x.ambiguous, r.total - x.resolved - x.ambiguous - r.pending, r.pending,
-           r.dynamic
+           r.total, x.resolved, x.ambiguous, r.total - x.resolved - x.ambiguous - r.pending - r.modules,
+           r.pending, r.dynamic, r.modules
     FROM rag.sources s
     CROSS JOIN LATERAL (
         SELECT coalesce((SELECT g.resolved_upto FROM rag.graph_sources g WHERE g.source_id = s.id), 0) AS upto
@@ -1185,7 +1201,9 @@ AS $$
         SELECT count(*) AS total,
                count(*) FILTER (WHERE y.id > g.upto) AS pending,
                count(*) FILTER (WHERE y.id <= g.upto AND y.kind = 'call' AND y.owner = ''
-                                  AND (z.ref_id IS NULL OR rag._is_dynamic(y.owner, z.resolved_by))) AS dynamic
+                                  AND (z.ref_id IS NULL OR rag._is_dynamic(y.owner, z.resolved_by))) AS dynamic,
+               count(*) FILTER (WHERE y.id <= g.upto AND z.ref_id IS NULL AND rag._is_module_import(y.kind, y.name))
+                   AS modules
         FROM rag.refs y LEFT JOIN rag.ref_resolution z ON z.ref_id = y.id
         WHERE y.source_id = s.id) r
     CROSS JOIN LATERAL (
@@ -1196,7 +1214,7 @@ AS $$
     ORDER BY s.name
 $$;
 COMMENT ON FUNCTION rag.graph_status(text[]) IS
-    'Per source: definitions, references, and how many references are resolved, ambiguous, unresolved or pending, and how many of them are calls through dynamic dispatch (a receiver of unknown type: found by the name only, or not at all).';
+    'Per source: definitions, references, and how many references are resolved, ambiguous, unresolved or pending, how many of them are calls through dynamic dispatch (a receiver of unknown type: found by the name only, or not at all), and how many import a whole module (import *, #include: no definition to resolve to).';
 
 -- ---------------------------------------------------------------------------
 -- ref_status: every reference with what it resolved to
@@ -1204,6 +1222,7 @@ CREATE OR REPLACE VIEW rag.ref_status AS
 SELECT r.id, r.source_id, r.file_id, f.path, r.line, r.kind, r.name, r.from_id,
        CASE WHEN x.ref_id IS NOT NULL THEN CASE WHEN x.candidates = 1 THEN 'resolved' ELSE 'ambiguous' END
             WHEN r.id > coalesce(g.resolved_upto, 0) THEN 'pending'
+            WHEN rag._is_module_import(r.kind, r.name) THEN 'module'
             ELSE 'unresolved' END AS status,
        x.resolved_by, x.target_id, coalesce(x.candidates, 0) AS candidates
 FROM rag.refs r
@@ -1211,4 +1230,4 @@ JOIN rag.files f ON f.id = r.file_id
 LEFT JOIN rag.ref_resolution x ON x.ref_id = r.id
 LEFT JOIN rag.graph_sources g ON g.source_id = r.source_id;
 COMMENT ON VIEW rag.ref_status IS
-    'Every reference with its status (resolved, ambiguous, unresolved, pending), the level that resolved it, its target and number of candidates.';
+    'Every reference with its status (resolved, ambiguous, unresolved, pending, or module: an import of a whole module), the level that resolved it, its target and number of candidates.';

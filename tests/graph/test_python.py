@@ -151,7 +151,7 @@ def test_a_syntax_error_keeps_what_was_found(shop: Graph) -> None:
 def test_status_counts(shop: Graph) -> None:
     [status] = shop.rows("SELECT * FROM rag.graph_status()")
     assert status["pending"] == 0
-    assert status["refs"] == status["resolved"] + status["ambiguous"] + status["unresolved"]
+    assert status["refs"] == status["resolved"] + status["ambiguous"] + status["unresolved"] + status["modules"]
     assert status["ambiguous"] == 2 and status["unresolved"] >= 1
     # dynamic dispatch: entry.record() (two methods record) and x.submit() (one, found by name only)
     assert status["dynamic"] == 2

@@ -4,6 +4,9 @@ from collections.abc import Callable
 
 import pytest
 from graphdb import Graph, graph_of
+from typer.testing import CliRunner
+
+from rag.cli import app
 
 __all__ = ["graph_of"]
 
@@ -115,6 +118,20 @@ def test_c_ambiguity_function_pointers_and_builtins(project: Callable[[str], Gra
     assert ref["candidate_fqns"] == ["shared@src/other.c", "shared@src/util.c"]
     assert c.ref("src/main.c", "run")["status"] == "unresolved"  # through a function pointer
     assert not c.rows("SELECT 1 FROM rag.refs WHERE name = 'printf'")
+
+
+def test_includes_count_as_module_imports_not_unresolved(project: Callable[[str], Graph],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    c = project("c")
+    # the seven #include "..." lines (not <stdio.h>): whole modules, no definition to resolve to
+    statuses = c.rows("SELECT status, count(*) AS n FROM rag.ref_status WHERE kind = 'import' GROUP BY 1")
+    assert statuses == [{"status": "module", "n": 7}]
+    [counts] = c.rows("SELECT * FROM rag.graph_status()")
+    assert counts["modules"] == 7
+    assert counts["refs"] == counts["resolved"] + counts["ambiguous"] + counts["unresolved"] + 7
+    monkeypatch.setenv("RAG_DATABASE_URL", c.target.url)
+    status = CliRunner().invoke(app, ["status"], catch_exceptions=False).stdout
+    assert f"{counts['unresolved']:,} unresolved, 7 whole-module imports;" in status
 
 
 def test_cpp_typed_receivers_and_ambiguity(project: Callable[[str], Graph]) -> None:
