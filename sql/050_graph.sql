@@ -890,12 +890,31 @@ LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    WITH wanted AS (
+    WITH RECURSIVE wanted AS (
         SELECT k.kind, k.relation FROM (VALUES ('call', 'calls'), ('import', 'imports'),
             ('inherits', 'inherits'), ('implements', 'inherits')) AS k(kind, relation)
         WHERE k.relation = ANY (relations)
     ),
-    front AS (SELECT s.* FROM rag.symbols s WHERE s.id = ANY (frontier))
+    front AS (SELECT s.* FROM rag.symbols s WHERE s.id = ANY (frontier)),
+    -- The classes above each method of the frontier, a few levels up
+    -- (by resolved bases), for the calls of what it overrides.
+    above (member_id, name, class_id, depth) AS (
+        SELECT f.id, f.name, f.parent_id, 0 FROM front f
+        WHERE NOT outgoing AND f.kind = 'METHOD' AND f.parent_id IS NOT NULL AND 'calls' = ANY (relations)
+        UNION ALL
+        SELECT a.member_id, a.name, base.target_id, a.depth + 1
+        FROM above a
+        JOIN rag.refs b ON b.from_id = a.class_id AND b.kind IN ('inherits', 'implements')
+        JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
+        WHERE a.depth < 8
+    ),
+    overridden AS (
+        SELECT DISTINCT a.member_id, m.id AS base_member_id
+        FROM above a
+        JOIN rag.symbols c ON c.id = a.class_id
+        JOIN rag.symbols m ON m.file_id = c.file_id AND m.fqn = c.fqn || '.' || a.name
+        WHERE a.depth > 0
+    )
     -- outgoing: references made inside the frontier
     SELECT r.from_id, t.id, t.file_id, w.relation, r.line, r.file_id, x.candidates > 1
     FROM rag.refs r
@@ -916,24 +935,30 @@ AS $$
     -- incoming: references to the frontier, resolved, kept as a candidate, or by name
     SELECT hit.symbol_id, r.from_id, r.file_id, w.relation, r.line, r.file_id, hit.ambiguous
     FROM (
-        SELECT x.ref_id, x.target_id AS symbol_id, false AS ambiguous, x.resolved_by
+        SELECT x.ref_id, x.target_id AS symbol_id, false AS ambiguous, x.resolved_by, false AS overriding
         FROM rag.ref_resolution x WHERE x.target_id = ANY (frontier)
         UNION ALL
         -- (candidates are kept for the narrow levels only, never by name)
-        SELECT c.ref_id, c.symbol_id, true, 'candidate' FROM rag.ref_candidates c
+        SELECT c.ref_id, c.symbol_id, true, 'candidate', false FROM rag.ref_candidates c
         WHERE c.symbol_id = ANY (frontier)
         UNION ALL
-        SELECT r.id, f.id, true, x.resolved_by
+        SELECT r.id, f.id, true, x.resolved_by, false
         FROM front f
         JOIN rag.refs r ON r.source_id = f.source_id AND r.name = f.name
         JOIN rag.ref_resolution x ON x.ref_id = r.id
         WHERE x.candidates > 1 AND x.resolved_by = 'name' AND rag._owner_matches(r.owner, f.owner)
+        UNION ALL
+        -- a call of a base class's method this one overrides may run this one
+        SELECT x.ref_id, o.member_id, true, x.resolved_by, true
+        FROM overridden o JOIN rag.ref_resolution x ON x.target_id = o.base_member_id
     ) hit
     -- (lateral: an index lookup per hit, never a scan of all references)
     CROSS JOIN LATERAL (SELECT r.* FROM rag.refs r WHERE r.id = hit.ref_id) r
     JOIN wanted w ON w.kind = r.kind
     WHERE NOT outgoing
       AND (dynamic OR NOT rag._is_dynamic(r.owner, hit.resolved_by))
+      -- (super().f() names the base's f, whoever overrides it)
+      AND NOT (hit.overriding AND r.inherited_only)
     UNION ALL
     -- containment: members, or the enclosing definition
     SELECT CASE WHEN outgoing THEN s.parent_id ELSE s.id END,

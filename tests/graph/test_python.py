@@ -107,6 +107,15 @@ def test_callers_and_callees_with_depth_and_paths(shop: Graph) -> None:
     assert (rows[0]["path"], rows[0]["start_line"]) == ("shop/models.py", 8)
 
 
+def test_calls_of_an_overridden_method_may_call_the_override(shop: Graph) -> None:
+    # Base.describe's self.price() may run Item.price (ambiguous: or Base's own);
+    # Item.price's super().price() names Base.price only, so it is no caller of itself
+    assert shop.names("callers", "Item.price") == {("Item.cost", False), ("Base.describe", True)}
+    assert shop.names("callers", "Base.price") == {("Base.describe", False), ("Item.price", False)}
+    # callees are what a call names: Base.describe calls Base.price
+    assert shop.names("callees", "Base.describe") == {("Base.price", False)}
+
+
 def test_recursion_and_mutual_recursion_end(shop: Graph) -> None:
     assert shop.names("callers", "countdown", 10) == {("countdown", False)}
     assert shop.names("callees", "countdown", 10) == {("countdown", False)}

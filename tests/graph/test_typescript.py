@@ -63,6 +63,10 @@ def test_mutual_recursion_and_types(app: Graph) -> None:
     assert [(r["depth"], r["fqn"]) for r in rows] == [(1, "isOdd"), (2, "isEven")]
     assert app.names("subtypes", "Base") == {("Item", False), ("Cart", False)}
     assert app.names("subtypes", "Priced") == {("Base", False)}
+    # priced.price() names the interface's price; Base implements it, Item overrides Base's
+    assert app.names("callers", "Priced.price") == {("charge", False)}
+    assert ("charge", True) in app.names("callers", "Base.price")
+    assert ("charge", True) in app.names("callers", "Item.price")
     assert app.names("supertypes", "Item", 2) == {("Base", False), ("Priced", False)}
     assert app.names("callers", "Cart") == {("checkout", False), ("makeCart", False)}
 
