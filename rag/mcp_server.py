@@ -272,8 +272,8 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         (inherits, out) of a definition, breadth first up to depth, each once (cycles end). Each row:
         fqn, kind, source, path, startLine/endLine (pass them to read_source), depth, refLine (the
         line of the call or base), edgePath (fqns from symbol), and ambiguous (one of several
-        definitions a call may mean). Calls on receivers of unknown type are left out unless
-        dynamic is true."""
+        definitions a call may mean; also a call of a base method that symbol overrides). Calls
+        on receivers of unknown type are left out unless dynamic is true."""
         with _tool_errors():
             return _service(ctx).traverse(symbol, relation, direction, depth, _listed(source), dynamic)
 
