@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -242,12 +242,20 @@ def _run(
             conn.execute("SELECT rag.end_bulk_load()")
         raise
     # The code graph's references. A first index resolves them on a second
-    # connection while this one builds the postings key and its heads: two
-    # cores at work instead of one (nothing to delete first there, normally).
+    # connection (nothing to delete first there, normally) once the postings
+    # key is built, a parallel sort on every core: meanwhile this connection's
+    # work takes one (counting terms, the heads index, vacuum). Django's
+    # references then cost its first index 0.1 s more at the end instead of 0.8.
     aside = bool(bulk) and not deleted
-    with _meanwhile(conn, "SELECT rag.resolve_refs(%s)", source_id) if aside else nullcontext():
+    with ExitStack() as resolving:
         if bulk:
-            conn.execute("SELECT rag.end_bulk_load()")
+            with conn.transaction():  # (the terms counted before the key shows)
+                keyed = _sql_value(conn, "SELECT rag.add_postings_key()")
+                if aside:
+                    resolving.enter_context(_meanwhile(conn, "SELECT rag.resolve_refs(%s)", source_id))
+                if keyed:
+                    conn.execute("SELECT rag.count_term_stats()")
+            conn.execute("SELECT rag.end_bulk_load()")  # (releases the load's lock)
         if touched:
             conn.execute("SELECT rag.touch_files(%s, %s)", (source_id, Jsonb(touched)))
         if deleted:

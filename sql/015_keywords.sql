@@ -505,22 +505,42 @@ COMMENT ON FUNCTION rag.begin_bulk_load() IS
     'If the corpus is empty, drops the postings key for a first index (until rag.end_bulk_load) and returns true.';
 
 -- ---------------------------------------------------------------------------
--- _build_postings_key
-CREATE OR REPLACE FUNCTION rag._build_postings_key()
-RETURNS void
+-- add_postings_key
+CREATE OR REPLACE FUNCTION rag.add_postings_key()
+RETURNS boolean
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 SET maintenance_work_mem = '256MB'
+AS $$
+BEGIN
+    IF to_regclass('rag.postings_pkey') IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    -- As created by migration 0001.
+    ALTER TABLE rag.postings ADD CONSTRAINT postings_pkey PRIMARY KEY (term, chunk_id) INCLUDE (tf, term_count);
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION rag.add_postings_key() IS
+    'Builds the postings key (term, chunk_id) INCLUDE (tf, term_count) if missing and returns true; rag.count_term_stats must follow in the same transaction (writers do not count terms without the key).';
+
+-- ---------------------------------------------------------------------------
+-- count_term_stats
+CREATE OR REPLACE FUNCTION rag.count_term_stats()
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
 SET work_mem = '64MB'  -- the count's hash table, ~10 MB for Django's 174k terms
 AS $$
 BEGIN
-    -- As created by migration 0001.
-    ALTER TABLE rag.postings ADD CONSTRAINT postings_pkey PRIMARY KEY (term, chunk_id) INCLUDE (tf, term_count);
     -- Document frequencies, which writers did not count without the key
-    -- (rag._counting_term_stats). Holding the postings exclusively, no writer
-    -- is half way; searches wait for the key anyway, so emptying the table
-    -- and loading it without its key (then built) costs them nothing.
+    -- (rag._counting_term_stats). Holding the postings exclusively (as the
+    -- transaction that built the key does already), no writer is half way;
+    -- searches wait for the key anyway, so emptying the table and loading it
+    -- without its key (then built) costs them nothing.
+    LOCK TABLE rag.postings IN ACCESS EXCLUSIVE MODE;
     TRUNCATE rag.term_stats;
     ALTER TABLE rag.term_stats DROP CONSTRAINT term_stats_pkey;
     INSERT INTO rag.term_stats (term, df)
@@ -528,8 +548,24 @@ BEGIN
     ALTER TABLE rag.term_stats ADD CONSTRAINT term_stats_pkey PRIMARY KEY (term);
 END
 $$;
+COMMENT ON FUNCTION rag.count_term_stats() IS
+    'Counts every term''s document frequency afresh from the postings, holding them exclusively.';
+
+-- ---------------------------------------------------------------------------
+-- _build_postings_key
+CREATE OR REPLACE FUNCTION rag._build_postings_key()
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    PERFORM rag.add_postings_key();
+    PERFORM rag.count_term_stats();
+END
+$$;
 COMMENT ON FUNCTION rag._build_postings_key() IS
-    'Private: builds the postings key (term, chunk_id) INCLUDE (tf, term_count) and counts every term''s document frequency afresh.';
+    'Private: builds the postings key if missing and counts every term''s document frequency afresh.';
 
 -- ---------------------------------------------------------------------------
 -- end_bulk_load
