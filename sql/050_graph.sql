@@ -11,7 +11,8 @@
 -- resolves the pending references and those whose name is dirty, by levels:
 -- the file's import map, the same file, the class (self/this, through its
 -- resolved bases), the modules the file takes whole (#include, import *),
--- the same folder, then the name in the whole source. The
+-- the same folder, the bases of a receiver's known class (Cls.f(), x.f()
+-- with x typed: an inherited f), then the name in the whole source. The
 -- first level with candidates decides: one candidate resolves the
 -- reference, several leave it "ambiguous" with every candidate kept
 -- (rag.ref_candidates; at the name level, every definition of that name).
@@ -436,6 +437,136 @@ COMMENT ON FUNCTION rag._include_candidates(bigint, text[], bigint[]) IS
     'Private: (reference, definition, rank) pairs for the references todo of a source in the modules their file takes whole (C/C++ #include, Python from m import *), and what those take whole in turn, 3 deep.';
 
 -- ---------------------------------------------------------------------------
+-- _import_candidates: the import level of rag._ref_candidates
+CREATE OR REPLACE FUNCTION rag._import_candidates(
+    target_source_id bigint,
+    ref_kinds text[],
+    todo bigint[],
+    receivers boolean  -- the class of x.f()'s receiver instead of f (for the inherited level)
+)
+RETURNS TABLE (
+    ref_id    bigint,
+    symbol_id bigint,
+    rank      bigint
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+BEGIN
+    -- The imported modules, and through re-exports the modules those
+    -- import the name from (a package's __init__.py, an index.ts barrel):
+    -- a module-level import binds its alias (keys[1]) or name, "*" all
+    -- names. Followed only where the module does not define the name,
+    -- a few hops deep, never into a file twice; nearer hops rank first.
+    RETURN QUERY
+    WITH RECURSIVE asked AS MATERIALIZED (  -- where each reference's imports point
+        SELECT r.id AS ref_id, t.ord, m.file_id, q.fqn
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
+        CROSS JOIN LATERAL unnest(r.target_stems, r.target_fqns) WITH ORDINALITY AS t(stem, target, ord)
+        -- (a receiver's class: the fqn without its last part, if it has parts)
+        CROSS JOIN LATERAL (SELECT CASE WHEN NOT receivers THEN t.target
+                                        WHEN strpos(t.target, '.') > 0
+                                        THEN left(t.target, -length(split_part(t.target, '.', -1)) - 1) END) AS q(fqn)
+        JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                               AND (m.full_stem OR left(t.stem, 1) <> '/')
+        WHERE r.kind = ANY (ref_kinds) AND r.imported AND q.fqn <> '*'
+    ),
+    -- From each distinct place (thousands of references ask for the same
+    -- one) to the places its re-exports lead to. Each is probed twice: for
+    -- its name's head and for "*" (an equality each; an OR joined every
+    -- import of the file). Imports are read from rag.refs by file: an
+    -- incremental run reads a few, not all of the source's.
+    reach (start_file, start_fqn, file_id, fqn, probe, depth, seen) AS (
+        SELECT a.file_id, a.fqn, a.file_id, a.fqn, p.probe, 0, ARRAY[a.file_id]
+        FROM (SELECT DISTINCT a.file_id, a.fqn FROM asked a) a
+        CROSS JOIN LATERAL (VALUES (split_part(a.fqn, '.', 1)), ('*')) AS p(probe)
+        UNION ALL
+        SELECT h.start_file, h.start_fqn, m.file_id, n.fqn, p.probe, h.depth + 1, h.seen || m.file_id
+        FROM reach h
+        JOIN rag.refs e ON e.file_id = h.file_id AND e.kind = 'import' AND e.from_id IS NULL
+                       AND coalesce(e.keys[1], e.name) = h.probe
+        CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
+        JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+                               AND (m.full_stem OR left(t.stem, 1) <> '/')
+        -- (export * as ns: "*" under the name ns, so ns.f is f in the module)
+        CROSS JOIN LATERAL (SELECT CASE WHEN e.name <> '*' THEN e.name || substr(h.fqn, length(h.probe) + 1)
+                                        WHEN e.keys[1] IS NULL THEN h.fqn
+                                        ELSE substr(h.fqn, length(h.probe) + 2) END) AS n(fqn)
+        CROSS JOIN LATERAL (VALUES (split_part(n.fqn, '.', 1)), ('*')) AS p(probe)
+        WHERE h.depth < 3 AND m.file_id <> ALL (h.seen)
+          AND NOT EXISTS (SELECT 1 FROM rag.symbols d WHERE d.file_id = h.file_id AND d.fqn = h.fqn)
+    ),
+    found AS MATERIALIZED (
+        SELECT h.start_file, h.start_fqn, s.id, h.depth
+        FROM reach h
+        JOIN rag.symbols s ON s.file_id = h.file_id AND s.fqn = h.fqn AND s.kind <> 'IMPL'
+        WHERE h.probe = '*'
+    )
+    SELECT a.ref_id, f.id, f.depth * 100 + a.ord
+    FROM asked a
+    JOIN found f ON f.start_file = a.file_id AND f.start_fqn = a.fqn;
+END
+$$;
+COMMENT ON FUNCTION rag._import_candidates(bigint, text[], bigint[], boolean) IS
+    'Private: (reference, definition, rank) pairs for imported references through the import map and re-exports; with receivers, the definition of the qualifier of each (Cls for Cls.f).';
+
+-- ---------------------------------------------------------------------------
+-- _base_members: members named as asked in the bases of classes
+CREATE OR REPLACE FUNCTION rag._base_members(
+    ref_ids   bigint[],
+    names     text[],
+    class_ids bigint[]  -- per reference: the member ``names`` is looked for above this class
+)
+RETURNS TABLE (
+    ref_id    bigint,
+    symbol_id bigint,
+    rank      bigint  -- nearest base first, a superclass before an interface
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    WITH RECURSIVE asking AS MATERIALIZED (
+        SELECT * FROM unnest(ref_ids, names, class_ids) AS a(ref_id, name, class_id)
+    ),
+    -- Each class's bases walked once: thousands of self calls share a class.
+    -- (a superclass before an interface at the same depth: super.f() means the class's)
+    chain (class_id, base_id, depth, via_interface) AS (
+        SELECT c.class_id, base.target_id, 1, b.kind = 'implements'
+        FROM (SELECT DISTINCT a.class_id FROM asking a) c
+        JOIN rag.refs b ON b.from_id = c.class_id AND b.kind IN ('inherits', 'implements')
+        JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
+        UNION ALL
+        SELECT chain.class_id, base.target_id, chain.depth + 1,
+               chain.via_interface OR b.kind = 'implements'
+        FROM chain
+        JOIN rag.refs b ON b.from_id = chain.base_id AND b.kind IN ('inherits', 'implements')
+        JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
+        WHERE chain.depth < 8
+    ),
+    -- Each (class, name) looked up once: Django's 31k self calls ask 11k.
+    -- (as columns: joined on an expression, the fqn was a filter over
+    -- every symbol of the base's file, not a key of symbols_file_idx)
+    members AS MATERIALIZED (
+        SELECT q.ref_ids, base.file_id, base.fqn || '.' || q.name AS fqn,
+               (ch.depth * 2 + ch.via_interface::integer)::bigint AS rank
+        FROM (SELECT a.class_id, a.name, array_agg(a.ref_id) AS ref_ids
+              FROM asking a GROUP BY a.class_id, a.name) q
+        JOIN chain ch ON ch.class_id = q.class_id
+        JOIN rag.symbols base ON base.id = ch.base_id
+    )
+    SELECT a.ref_id, s.id, m.rank
+    FROM members m
+    JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = m.fqn
+    CROSS JOIN LATERAL unnest(m.ref_ids) AS a(ref_id)
+$$;
+COMMENT ON FUNCTION rag._base_members(bigint[], text[], bigint[]) IS
+    'Private: for (reference, member name, class) triples, the members of that name in the class''s resolved bases, up to 8 deep, nearest first.';
+
+-- ---------------------------------------------------------------------------
 -- _ref_candidates: the definitions pending references may mean at one level
 CREATE OR REPLACE FUNCTION rag._ref_candidates(
     target_source_id bigint,
@@ -455,55 +586,7 @@ AS $$
 #variable_conflict use_column
 BEGIN
     IF level = 'import' THEN
-        -- The imported modules, and through re-exports the modules those
-        -- import the name from (a package's __init__.py, an index.ts barrel):
-        -- a module-level import binds its alias (keys[1]) or name, "*" all
-        -- names. Followed only where the module does not define the name,
-        -- a few hops deep, never into a file twice; nearer hops rank first.
-        RETURN QUERY
-        WITH RECURSIVE asked AS MATERIALIZED (  -- where each reference's imports point
-            SELECT r.id AS ref_id, t.ord, m.file_id, t.fqn
-            FROM unnest(todo) AS w(id)
-            JOIN rag.refs r ON r.id = w.id
-            CROSS JOIN LATERAL unnest(r.target_stems, r.target_fqns) WITH ORDINALITY AS t(stem, fqn, ord)
-            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
-                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
-            WHERE r.kind = ANY (ref_kinds) AND r.imported AND t.fqn <> '*'
-        ),
-        -- From each distinct place (thousands of references ask for the same
-        -- one) to the places its re-exports lead to. Each is probed twice: for
-        -- its name's head and for "*" (an equality each; an OR joined every
-        -- import of the file). Imports are read from rag.refs by file: an
-        -- incremental run reads a few, not all of the source's.
-        reach (start_file, start_fqn, file_id, fqn, probe, depth, seen) AS (
-            SELECT a.file_id, a.fqn, a.file_id, a.fqn, p.probe, 0, ARRAY[a.file_id]
-            FROM (SELECT DISTINCT a.file_id, a.fqn FROM asked a) a
-            CROSS JOIN LATERAL (VALUES (split_part(a.fqn, '.', 1)), ('*')) AS p(probe)
-            UNION ALL
-            SELECT h.start_file, h.start_fqn, m.file_id, n.fqn, p.probe, h.depth + 1, h.seen || m.file_id
-            FROM reach h
-            JOIN rag.refs e ON e.file_id = h.file_id AND e.kind = 'import' AND e.from_id IS NULL
-                           AND coalesce(e.keys[1], e.name) = h.probe
-            CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
-            JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
-                                   AND (m.full_stem OR left(t.stem, 1) <> '/')
-            -- (export * as ns: "*" under the name ns, so ns.f is f in the module)
-            CROSS JOIN LATERAL (SELECT CASE WHEN e.name <> '*' THEN e.name || substr(h.fqn, length(h.probe) + 1)
-                                            WHEN e.keys[1] IS NULL THEN h.fqn
-                                            ELSE substr(h.fqn, length(h.probe) + 2) END) AS n(fqn)
-            CROSS JOIN LATERAL (VALUES (split_part(n.fqn, '.', 1)), ('*')) AS p(probe)
-            WHERE h.depth < 3 AND m.file_id <> ALL (h.seen)
-              AND NOT EXISTS (SELECT 1 FROM rag.symbols d WHERE d.file_id = h.file_id AND d.fqn = h.fqn)
-        ),
-        found AS MATERIALIZED (
-            SELECT h.start_file, h.start_fqn, s.id, h.depth
-            FROM reach h
-            JOIN rag.symbols s ON s.file_id = h.file_id AND s.fqn = h.fqn AND s.kind <> 'IMPL'
-            WHERE h.probe = '*'
-        )
-        SELECT a.ref_id, f.id, f.depth * 100 + a.ord
-        FROM asked a
-        JOIN found f ON f.start_file = a.file_id AND f.start_fqn = a.fqn;
+        RETURN QUERY SELECT * FROM rag._import_candidates(target_source_id, ref_kinds, todo, false);
     ELSIF level = 'file' THEN
         RETURN QUERY
         SELECT r.id, s.id, k.ord
@@ -513,45 +596,16 @@ BEGIN
         JOIN rag.symbols s ON s.file_id = r.file_id AND s.fqn = k.fqn AND s.kind <> 'IMPL'
         WHERE r.kind = ANY (ref_kinds) AND NOT r.imported;
     ELSIF level = 'class' THEN
-        -- Members of the bases of self's class, nearest base first.
+        -- self.f() and super().f(): members of the bases of self's class
         RETURN QUERY
-        WITH RECURSIVE asking AS MATERIALIZED (
-            SELECT r.id AS ref_id, r.name, c.id AS class_id
+        SELECT m.* FROM (
+            SELECT array_agg(r.id) AS ref_ids, array_agg(r.name) AS names, array_agg(c.id) AS class_ids
             FROM unnest(todo) AS w(id)
             JOIN rag.refs r ON r.id = w.id
             JOIN rag.symbols c ON c.file_id = r.file_id AND c.fqn = r.self_class
             WHERE r.kind = ANY (ref_kinds) AND r.self_class IS NOT NULL AND NOT r.imported
-        ),
-        -- Each class's bases walked once: thousands of self calls share a class.
-        -- (a superclass before an interface at the same depth: super.f() means the class's)
-        chain (class_id, base_id, depth, via_interface) AS (
-            SELECT c.class_id, base.target_id, 1, b.kind = 'implements'
-            FROM (SELECT DISTINCT a.class_id FROM asking a) c
-            JOIN rag.refs b ON b.from_id = c.class_id AND b.kind IN ('inherits', 'implements')
-            JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
-            UNION ALL
-            SELECT chain.class_id, base.target_id, chain.depth + 1,
-                   chain.via_interface OR b.kind = 'implements'
-            FROM chain
-            JOIN rag.refs b ON b.from_id = chain.base_id AND b.kind IN ('inherits', 'implements')
-            JOIN rag.ref_resolution base ON base.ref_id = b.id AND base.target_id IS NOT NULL
-            WHERE chain.depth < 8
-        ),
-        -- Each (class, name) looked up once: Django's 31k self calls ask 11k.
-        -- (as columns: joined on an expression, the fqn was a filter over
-        -- every symbol of the base's file, not a key of symbols_file_idx)
-        members AS MATERIALIZED (
-            SELECT q.ref_ids, base.file_id, base.fqn || '.' || q.name AS fqn,
-                   (ch.depth * 2 + ch.via_interface::integer)::bigint AS rank
-            FROM (SELECT a.class_id, a.name, array_agg(a.ref_id) AS ref_ids
-                  FROM asking a GROUP BY a.class_id, a.name) q
-            JOIN chain ch ON ch.class_id = q.class_id
-            JOIN rag.symbols base ON base.id = ch.base_id
-        )
-        SELECT a.ref_id, s.id, m.rank
-        FROM members m
-        JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = m.fqn
-        CROSS JOIN LATERAL unnest(m.ref_ids) AS a(ref_id);
+        ) a
+        CROSS JOIN LATERAL rag._base_members(a.ref_ids, a.names, a.class_ids) m;
     ELSIF level = 'include' THEN
         RETURN QUERY SELECT * FROM rag._include_candidates(target_source_id, ref_kinds, todo);
     ELSIF level = 'folder' THEN
@@ -565,6 +619,36 @@ BEGIN
         CROSS JOIN LATERAL unnest(r.keys) WITH ORDINALITY AS k(fqn, ord)
         JOIN rag.symbols s ON s.file_id = near.file_id AND s.fqn = k.fqn AND s.kind <> 'IMPL'
         WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND NOT r.inherited_only;
+    ELSIF level = 'inherited' THEN
+        -- Cls.f() or x.f() with x typed (the reference's owner names the
+        -- class), where the class does not define f: members of its bases.
+        -- The class is found as the narrow levels find a name: through the
+        -- import map, or in the same file.
+        IF NOT 'call' = ANY (ref_kinds) THEN
+            RETURN;
+        END IF;
+        RETURN QUERY
+        WITH asking AS MATERIALIZED (
+            SELECT r.id, r.name, r.file_id, r.keys, r.imported
+            FROM unnest(todo) AS w(id)
+            JOIN rag.refs r ON r.id = w.id
+            WHERE r.kind = 'call' AND r.owner <> ''
+        ),
+        receivers AS (
+            SELECT c.ref_id, c.symbol_id AS class_id
+            FROM rag._import_candidates(target_source_id, ref_kinds,
+                                        ARRAY(SELECT a.id FROM asking a WHERE a.imported), true) c
+            UNION
+            SELECT a.id, s.id
+            FROM asking a
+            JOIN rag.symbols s ON s.file_id = a.file_id AND s.fqn = left(a.keys[1], -length(a.name) - 1)
+            WHERE NOT a.imported
+        )
+        SELECT m.* FROM (
+            SELECT array_agg(v.ref_id) AS ref_ids, array_agg(a.name) AS names, array_agg(v.class_id) AS class_ids
+            FROM receivers v JOIN asking a ON a.id = v.ref_id
+        ) x
+        CROSS JOIN LATERAL rag._base_members(x.ref_ids, x.names, x.class_ids) m;
     ELSE
         RAISE EXCEPTION '_ref_candidates: unknown level %', quote_literal(level)
             USING ERRCODE = 'invalid_parameter_value';
@@ -572,7 +656,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag._ref_candidates(bigint, text, text[], bigint[]) IS
-    'Private: (reference, definition, rank) pairs for the references todo of a source at one narrow resolution level: import, file, class or folder.';
+    'Private: (reference, definition, rank) pairs for the references todo of a source at one narrow resolution level: import, file, class, include, folder or inherited.';
 
 -- ---------------------------------------------------------------------------
 -- _name_matches: how many definitions of its name in the source fit each pending reference
@@ -636,7 +720,7 @@ VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
-    levels   text[] := ARRAY['import', 'file', 'class', 'include', 'folder'];
+    levels   text[] := ARRAY['import', 'file', 'class', 'include', 'folder', 'inherited'];
     resolved bigint;
 BEGIN
     -- The first level with candidates decides; what none finds gets no row.
@@ -648,7 +732,9 @@ BEGIN
                rank() OVER (PARTITION BY c.ref_id ORDER BY l.ord, c.rank) AS place
         FROM unnest(levels) WITH ORDINALITY AS l(level, ord)
         CROSS JOIN LATERAL rag._ref_candidates(target_source_id, l.level, ref_kinds,
-                                               CASE WHEN l.level = 'import' THEN imported_ids ELSE local_ids END) c
+                                               CASE l.level WHEN 'import' THEN imported_ids
+                                                            WHEN 'inherited' THEN imported_ids || local_ids
+                                                            ELSE local_ids END) c
     ),
     -- Among the best: in languages where a later definition replaces an
     -- earlier one, one definition per fqn and file (the last: after its
@@ -957,8 +1043,9 @@ AS $$
     JOIN wanted w ON w.kind = r.kind
     WHERE NOT outgoing
       AND (dynamic OR NOT rag._is_dynamic(r.owner, hit.resolved_by))
-      -- (super().f() names the base's f, whoever overrides it)
-      AND NOT (hit.overriding AND r.inherited_only)
+      -- (super().f() names the base's f, whoever overrides it; so does an
+      -- override's own Base.f(self))
+      AND NOT (hit.overriding AND (r.inherited_only OR r.from_id = hit.symbol_id))
     UNION ALL
     -- containment: members, or the enclosing definition
     SELECT CASE WHEN outgoing THEN s.parent_id ELSE s.id END,

@@ -64,7 +64,8 @@ class Reference:
     ``kind``: call | import | inherits | implements. ``owner``: for a
     whole-source lookup, None wants a top-level definition, "" any member
     (a method called on a receiver of unknown type), else the simple name of
-    the class the definition must be in. ``targets``: (module stem, fqn)
+    the class the definition must be in (for an imported reference, the
+    receiver's class, whose bases may define it). ``targets``: (module stem, fqn)
     pairs from the file's imports; a stem starting with "/" is a path from
     the source root, any other matches a file whose path ends with it.
     """
@@ -809,9 +810,13 @@ class _References:
             qualifier = typed
             head, _, rest = qualifier.partition(".")
         through_import = self._import_targets(qualifier, name)
-        if through_import is not None:
-            return Reference(kind, name, line, scope, index, targets=through_import, imported=True)
         owner = qualifier.rsplit(".", 1)[-1]
+        if through_import is not None:
+            # (Cls.f(), or x.f() with x typed: the receiver's class, whose bases
+            # may define f; a lowercase qualifier is a module)
+            receiver = owner if typed is not None or owner[:1].isupper() else None
+            return Reference(kind, name, line, scope, index, owner=receiver, targets=through_import,
+                             imported=True)
         if not owner[:1].isupper() and typed is None and not path:
             # A variable of unknown type: dynamic dispatch, any member of that name.
             return Reference(kind, name, line, scope, index, owner="")

@@ -29,7 +29,10 @@ def app(graph_of: Callable[[str], Graph]) -> Graph:
         # this.price(), super.price(), this.describe() from the base class
         ("src/models/cart.ts", "price", 12, "file", "Base.price", "src/models/cart.ts"),
         ("src/models/cart.ts", "price", 18, "class", "Base.price", "src/models/cart.ts"),
-        ("src/models/cart.ts", "describe", None, "class", "Base.describe", "src/models/cart.ts"),
+        ("src/models/cart.ts", "describe", 24, "class", "Base.describe", "src/models/cart.ts"),
+        # a method the receiver's class inherits (cart: Cart, item: Item imported)
+        ("src/models/cart.ts", "describe", 53, "inherited", "Base.describe", "src/models/cart.ts"),
+        ("src/checkout.ts", "describe", 21, "inherited", "Base.describe", "src/models/cart.ts"),
         # extends and implements
         ("src/models/cart.ts", "Base", 16, "file", "Base", "src/models/cart.ts"),
         ("src/models/cart.ts", "Priced", None, "file", "Priced", "src/models/cart.ts"),
