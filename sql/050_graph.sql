@@ -675,31 +675,40 @@ STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
     -- Counted per name (and owner) first: a common method name called
-    -- thousands of times is not joined with each of its definitions.
-    WITH by_name AS (
+    -- thousands of times is not joined with each of its definitions; and
+    -- only names asked about (bases and imports ask about few).
+    WITH asked AS MATERIALIZED (
+        SELECT r.id, r.name, r.owner
+        FROM unnest(todo) AS w(id)
+        JOIN rag.refs r ON r.id = w.id
+        -- self/this/super calls the class and its bases do not define are
+        -- dynamic dispatch (a mixin, a base from another package): unresolved
+        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND r.self_class IS NULL
+    ),
+    by_name AS (
         SELECT s.name,
                count(*) FILTER (WHERE s.owner IS NULL) AS top_n,
                min(s.id) FILTER (WHERE s.owner IS NULL) AS top_id,
                count(*) FILTER (WHERE s.owner IS NOT NULL) AS member_n,
                min(s.id) FILTER (WHERE s.owner IS NOT NULL) AS member_id
-        FROM rag.symbols s WHERE s.source_id = target_source_id AND s.kind <> 'IMPL' GROUP BY s.name
+        FROM rag.symbols s
+        WHERE s.source_id = target_source_id AND s.kind <> 'IMPL' AND s.name IN (SELECT a.name FROM asked a)
+        GROUP BY s.name
     ),
     by_owner AS (
         SELECT s.name, s.owner, count(*) AS n, min(s.id) AS id
-        FROM rag.symbols s WHERE s.source_id = target_source_id AND s.owner IS NOT NULL AND s.kind <> 'IMPL'
+        FROM rag.symbols s
+        WHERE s.source_id = target_source_id AND s.owner IS NOT NULL AND s.kind <> 'IMPL'
+          AND s.name IN (SELECT a.name FROM asked a WHERE a.owner <> '')
         GROUP BY s.name, s.owner
     ),
     counted AS (
-        SELECT r.id AS ref_id,
-               CASE WHEN r.owner IS NULL THEN b.top_n WHEN r.owner = '' THEN b.member_n ELSE o.n END AS n,
-               CASE WHEN r.owner IS NULL THEN b.top_id WHEN r.owner = '' THEN b.member_id ELSE o.id END AS first_id
-        FROM unnest(todo) AS w(id)
-        JOIN rag.refs r ON r.id = w.id
-        JOIN by_name b ON b.name = r.name
-        LEFT JOIN by_owner o ON r.owner <> '' AND o.name = r.name AND o.owner = r.owner
-        -- self/this/super calls the class and its bases do not define are
-        -- dynamic dispatch (a mixin, a base from another package): unresolved
-        WHERE r.kind = ANY (ref_kinds) AND NOT r.imported AND r.self_class IS NULL
+        SELECT a.id AS ref_id,
+               CASE WHEN a.owner IS NULL THEN b.top_n WHEN a.owner = '' THEN b.member_n ELSE o.n END AS n,
+               CASE WHEN a.owner IS NULL THEN b.top_id WHEN a.owner = '' THEN b.member_id ELSE o.id END AS first_id
+        FROM asked a
+        JOIN by_name b ON b.name = a.name
+        LEFT JOIN by_owner o ON a.owner <> '' AND o.name = a.name AND o.owner = a.owner
     )
     SELECT c.ref_id, c.n, CASE WHEN c.n = 1 THEN c.first_id END FROM counted c WHERE c.n > 0
 $$;
@@ -708,11 +717,14 @@ COMMENT ON FUNCTION rag._name_matches(bigint, text[], bigint[]) IS
 
 -- ---------------------------------------------------------------------------
 -- _resolve_kinds: resolve pending references of some kinds
+-- (qualified_ids was added: CREATE OR REPLACE cannot add an argument)
+DROP FUNCTION IF EXISTS rag._resolve_kinds(bigint, text[], bigint[], bigint[]);
 CREATE OR REPLACE FUNCTION rag._resolve_kinds(
     target_source_id bigint,
     ref_kinds text[],
     imported_ids bigint[],  -- the pending references of these kinds that name an import
-    local_ids bigint[]      -- and the others
+    local_ids bigint[],     -- and the others
+    qualified_ids bigint[]  -- calls of either on a receiver of a named class (owner)
 )
 RETURNS bigint
 LANGUAGE plpgsql
@@ -733,7 +745,7 @@ BEGIN
         FROM unnest(levels) WITH ORDINALITY AS l(level, ord)
         CROSS JOIN LATERAL rag._ref_candidates(target_source_id, l.level, ref_kinds,
                                                CASE l.level WHEN 'import' THEN imported_ids
-                                                            WHEN 'inherited' THEN imported_ids || local_ids
+                                                            WHEN 'inherited' THEN qualified_ids
                                                             ELSE local_ids END) c
     ),
     -- Among the best: in languages where a later definition replaces an
@@ -783,7 +795,7 @@ BEGIN
     RETURN resolved;
 END
 $$;
-COMMENT ON FUNCTION rag._resolve_kinds(bigint, text[], bigint[], bigint[]) IS
+COMMENT ON FUNCTION rag._resolve_kinds(bigint, text[], bigint[], bigint[], bigint[]) IS
     'Private: resolves pending references of some kinds by levels (import map, file, class bases, folder, name) and stores their resolutions and candidates; returns how many got a row.';
 
 -- ---------------------------------------------------------------------------
@@ -807,6 +819,7 @@ DECLARE
     decl_local    bigint[];
     call_imported bigint[];
     call_local    bigint[];
+    call_qualified bigint[];  -- (Cls.f(), x.f() with x typed)
     resolved      bigint;
 BEGIN
     INSERT INTO rag.graph_sources (source_id) VALUES (target_source_id) ON CONFLICT DO NOTHING;
@@ -821,8 +834,9 @@ BEGIN
            coalesce(array_agg(r.id) FILTER (WHERE r.kind <> 'call' AND r.imported), '{}'),
            coalesce(array_agg(r.id) FILTER (WHERE r.kind <> 'call' AND NOT r.imported), '{}'),
            coalesce(array_agg(r.id) FILTER (WHERE r.kind = 'call' AND r.imported), '{}'),
-           coalesce(array_agg(r.id) FILTER (WHERE r.kind = 'call' AND NOT r.imported), '{}')
-      INTO todo, decl_imported, decl_local, call_imported, call_local
+           coalesce(array_agg(r.id) FILTER (WHERE r.kind = 'call' AND NOT r.imported), '{}'),
+           coalesce(array_agg(r.id) FILTER (WHERE r.kind = 'call' AND r.owner <> ''), '{}')
+      INTO todo, decl_imported, decl_local, call_imported, call_local, call_qualified
     FROM rag.refs r
     WHERE r.source_id = target_source_id
       AND (r.id > upto OR r.name IN (SELECT DISTINCT dirty.name FROM dirty));
@@ -835,8 +849,8 @@ BEGIN
     END IF;
     -- Bases and imports first: self calls are looked up through resolved bases.
     resolved := rag._resolve_kinds(target_source_id, ARRAY['inherits', 'implements', 'import'],
-                                   decl_imported, decl_local)
-              + rag._resolve_kinds(target_source_id, ARRAY['call'], call_imported, call_local);
+                                   decl_imported, decl_local, '{}')
+              + rag._resolve_kinds(target_source_id, ARRAY['call'], call_imported, call_local, call_qualified);
     UPDATE rag.graph_sources g SET resolved_upto = greatest(upto, coalesce(newest, 0))
      WHERE g.source_id = target_source_id;
     RETURN resolved;
