@@ -24,11 +24,13 @@ owner a whole-source name lookup must have (``owner``). Partial trees
 (syntax errors) give whatever was found.
 """
 
+import gc
 import posixpath
 import re
 import threading
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -125,6 +127,26 @@ def _ref_payload(ref: Reference) -> dict[str, Any]:
 
 def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:
     """The symbols and references of one parsed file."""
+    with _no_collection():
+        return _extract(root, text, path, language)
+
+
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """Extraction holds every query match (dicts and lists of nodes) while it
+    works and makes no reference cycles: the garbage collector's passes over
+    them cost 8% of it (Django: 0.16 s of 2.05 s) and would free nothing."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _extract(root: Node, text: str, path: str, language: str) -> CodeGraph:
     definitions = _definitions(root, language)
     symbols = [
         Symbol(d.fqn, d.kind, d.node_start_row + 1, d.node_end_row + 1, signature, d.parent)

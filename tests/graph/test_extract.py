@@ -1,10 +1,13 @@
 """Extraction alone (no database): definitions for every grammar, bad input, the stored payload."""
 
+import gc
 from pathlib import Path
+from typing import Any
 
 import pytest
 from graphdb import Graph, graph_of
 
+from rag.chunking import symbols
 from rag.chunking.code import chunk_code_with_graph
 from rag.chunking.dispatcher import chunk_bytes
 from rag.chunking.symbols import MAX_REFS_PER_FILE, CodeGraph
@@ -112,3 +115,22 @@ def test_a_c_include_imports_everything_of_the_headers_stem(path: str, include: 
     assert [(r.name, r.imported, [stem for stem, _ in r.targets]) for r in imports] == [("*", True, stems)]
     call = next(r for r in found.refs if r.kind == "call")
     assert (call.name, call.imported, call.keys) == ("g", False, ("f.g", "g"))
+
+
+def test_extraction_pauses_the_garbage_collector_and_leaves_it_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[bool] = []
+    real = symbols._definitions
+
+    def watched(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(symbols, "_definitions", watched)
+    graph("def f():\n    return g()\n", "a.py", "python")
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        graph("def f():\n    return g()\n", "a.py", "python")
+        assert not gc.isenabled()  # (not turned on by extraction either)
+    finally:
+        gc.enable()
