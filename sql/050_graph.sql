@@ -54,6 +54,9 @@ DECLARE
 BEGIN
     -- (a first index, or new files: nothing to forget, and deleting
     -- nothing cost a fifth of storing Django's graph)
+    IF noting THEN
+        PERFORM rag._note_bases(target_source_id, stored_ids, file_batch);
+    END IF;
     IF cardinality(stored_ids) > 0 THEN
         IF noting THEN
             before := rag._reexports(stored_ids);
@@ -234,6 +237,71 @@ COMMENT ON FUNCTION rag._note_reexports(bigint, jsonb, jsonb) IS
     'Private: notes as dirty the names bound by module-level imports that a change added or removed (for *, the names the imported module offers, a few re-export hops deep) and the names of imported references reaching through one of them to a member, so that references through them are resolved again.';
 
 -- ---------------------------------------------------------------------------
+-- _note_bases: the names whose references a change of classes' bases may redirect
+CREATE OR REPLACE FUNCTION rag._note_bases(
+    target_source_id bigint,
+    file_ids bigint[],  -- files stored before, about to be replaced or deleted
+    file_batch jsonb    -- what replaces them and any new files ([{path, graph}]); '[]' when they go
+)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    -- A call reaching a member through a class's bases (self.f() in a
+    -- subclass, x.f() with x typed) may live in a file that did not change,
+    -- and the member in another: its name is not dirty. So when a class's
+    -- bases change, the names of the members of every class above it, as
+    -- it was and as it will be, are. Bases that stay (most edits) note nothing.
+    WITH RECURSIVE old AS MATERIALIZED (
+        SELECT f.path, c.fqn, c.id AS class_id,
+               concat_ws(' ', b.kind, b.name, b.keys::text, b.target_stems::text, b.target_fqns::text) AS base
+        FROM rag.refs b
+        JOIN rag.symbols c ON c.id = b.from_id
+        JOIN rag.files f ON f.id = b.file_id
+        WHERE b.file_id = ANY (file_ids) AND b.kind IN ('inherits', 'implements')
+    ),
+    new AS MATERIALIZED (
+        SELECT g.path, g.graph->'symbols'->r.scope->>0 AS fqn, r.name,
+               concat_ws(' ', r.kind, r.name, coalesce(r.keys, '{}')::text, coalesce(r.stems, '{}')::text,
+                         coalesce(r.fqns, '{}')::text) AS base
+        FROM jsonb_to_recordset(file_batch) AS g(path text, graph jsonb)
+        CROSS JOIN LATERAL jsonb_to_recordset(g.graph->'refs') AS r(
+            kind text, name text, scope integer, keys text[], stems text[], fqns text[])
+        WHERE jsonb_typeof(g.graph) = 'object' AND r.kind IN ('inherits', 'implements') AND r.scope IS NOT NULL
+    ),
+    -- The classes whose bases went, and every class a new base may name
+    -- (resolved later: any definition of its name).
+    starts AS (
+        SELECT o.class_id FROM old o
+        WHERE NOT EXISTS (SELECT 1 FROM new n WHERE n.path = o.path AND n.fqn = o.fqn AND n.base = o.base)
+        UNION
+        SELECT s.id FROM new n
+        JOIN rag.symbols s ON s.source_id = target_source_id AND s.name = n.name
+        WHERE NOT EXISTS (SELECT 1 FROM old o WHERE o.path = n.path AND o.fqn = n.fqn AND o.base = n.base)
+    ),
+    -- (as deep as rag._base_members walks)
+    above (class_id, depth) AS (
+        SELECT s.class_id, 0 FROM starts s
+        UNION
+        SELECT x.target_id, a.depth + 1
+        FROM above a
+        JOIN rag.refs b ON b.from_id = a.class_id AND b.kind IN ('inherits', 'implements')
+        JOIN rag.ref_resolution x ON x.ref_id = b.id AND x.target_id IS NOT NULL
+        WHERE a.depth < 8
+    )
+    INSERT INTO rag.graph_dirty_names (source_id, name)
+    SELECT DISTINCT target_source_id, m.name
+    FROM (SELECT DISTINCT a.class_id FROM above a) a
+    JOIN rag.symbols c ON c.id = a.class_id
+    JOIN rag.symbols m ON m.file_id = c.file_id AND m.parent_id = c.id;
+END
+$$;
+COMMENT ON FUNCTION rag._note_bases(bigint, bigint[], jsonb) IS
+    'Private: notes as dirty the names of the members of every class above a class whose bases a change adds or removes (before: as resolved; after: any definition named like a new base), so that calls reaching them through those bases are resolved again.';
+
+-- ---------------------------------------------------------------------------
 -- _forget_files_graph: the symbols, references and module stems of some files
 CREATE OR REPLACE FUNCTION rag._forget_files_graph(
     target_source_id bigint,
@@ -290,6 +358,7 @@ BEGIN
     file_ids := ARRAY(SELECT f.id FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths));
     IF rag._names_matter(target_source_id) THEN
         PERFORM rag._note_reexports(target_source_id, rag._reexports(file_ids), '[]');
+        PERFORM rag._note_bases(target_source_id, file_ids, '[]');
     END IF;
     PERFORM rag._forget_files_graph(target_source_id, file_ids);
 END
