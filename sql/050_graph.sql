@@ -692,26 +692,38 @@ BEGIN
         -- Cls.f() or x.f() with x typed (the reference's owner names the
         -- class), where the class does not define f: members of its bases.
         -- The class is found as the narrow levels find a name: through the
-        -- import map, or in the same file.
+        -- import map, else in the same file, else in the same folder (a Go
+        -- or Java package).
         IF NOT 'call' = ANY (ref_kinds) THEN
             RETURN;
         END IF;
         RETURN QUERY
         WITH asking AS MATERIALIZED (
-            SELECT r.id, r.name, r.file_id, r.keys, r.imported
+            SELECT r.id, r.name, r.file_id, r.imported, left(r.keys[1], -length(r.name) - 1) AS class_fqn
             FROM unnest(todo) AS w(id)
             JOIN rag.refs r ON r.id = w.id
             WHERE r.kind = 'call' AND r.owner <> ''
+        ),
+        in_file AS MATERIALIZED (
+            SELECT a.id AS ref_id, s.id AS class_id
+            FROM asking a
+            JOIN rag.symbols s ON s.file_id = a.file_id AND s.fqn = a.class_fqn
+            WHERE NOT a.imported
         ),
         receivers AS (
             SELECT c.ref_id, c.symbol_id AS class_id
             FROM rag._import_candidates(target_source_id, ref_kinds,
                                         ARRAY(SELECT a.id FROM asking a WHERE a.imported), true) c
             UNION
+            SELECT * FROM in_file
+            UNION
             SELECT a.id, s.id
             FROM asking a
-            JOIN rag.symbols s ON s.file_id = a.file_id AND s.fqn = left(a.keys[1], -length(a.name) - 1)
-            WHERE NOT a.imported
+            JOIN rag.code_modules own ON own.file_id = a.file_id AND own.full_stem
+            JOIN rag.code_modules near ON near.source_id = target_source_id AND near.full_stem
+                                      AND near.folder = own.folder AND near.file_id <> a.file_id
+            JOIN rag.symbols s ON s.file_id = near.file_id AND s.fqn = a.class_fqn
+            WHERE NOT a.imported AND NOT EXISTS (SELECT 1 FROM in_file i WHERE i.ref_id = a.id)
         )
         SELECT m.* FROM (
             SELECT array_agg(v.ref_id) AS ref_ids, array_agg(a.name) AS names, array_agg(v.class_id) AS class_ids

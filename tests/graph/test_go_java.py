@@ -94,3 +94,19 @@ def test_java_overloads_stay_candidates(java: Graph) -> None:
     """Format.width(String) and Format.width(char): which one only the argument's type says."""
     ref = java.ref(JAVA + "shop/Cart.java", "width")
     assert (ref["status"], ref["resolved_by"], ref["candidates"]) == ("ambiguous", "import", 2)
+
+
+def test_java_a_typed_receivers_inherited_method_is_found_through_its_package(
+    graph_of: Callable[[str], Graph],
+) -> None:
+    """s.price() with s a Sale: Sale, in another file of the package, inherits price from Base."""
+    made = graph_of("java")
+    shop = made.root / JAVA / "shop"
+    (shop / "Sale.java").write_text("package com.shop;\n\npublic class Sale extends Base {\n}\n")
+    (shop / "Shelf.java").write_text(
+        "package com.shop;\n\npublic class Shelf {\n    int show(Sale s) {\n        return s.price();\n    }\n}\n"
+    )
+    made.index()
+    ref = made.ref(JAVA + "shop/Shelf.java", "price")
+    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
+        "resolved", "inherited", "Base.price", JAVA + "shop/Base.java")
