@@ -98,14 +98,15 @@ BEGIN
     refs_added AS (
         -- (a field a reference leaves out is null, empty or false)
         INSERT INTO rag.refs (source_id, file_id, from_id, kind, name, line, owner, keys,
-                              target_stems, target_fqns, self_class, inherited_only, imported)
+                              target_stems, target_fqns, self_class, inherited_only, imported,
+                              explicit_class)
         SELECT target_source_id, g.file_id, g.ids[r.scope + 1], r.kind, r.name, r.line, r.owner,
                coalesce(r.keys, '{}'), coalesce(r.stems, '{}'), coalesce(r.fqns, '{}'), r.self,
-               coalesce(r.super, false), coalesce(r.imported, false)
+               coalesce(r.super, false), coalesce(r.imported, false), coalesce(r.explicit, false)
         FROM batch g
         CROSS JOIN LATERAL jsonb_to_recordset(g.graph->'refs') AS r(
             kind text, name text, line integer, scope integer, owner text, keys text[], stems text[],
-            fqns text[], self text, super boolean, imported boolean)
+            fqns text[], self text, super boolean, imported boolean, explicit boolean)
     )
     -- Every tail of every stem the file is imported as.
     INSERT INTO rag.code_modules (source_id, file_id, stem, full_stem, folder)
@@ -128,7 +129,7 @@ $$;
 COMMENT ON FUNCTION rag._replace_graph(bigint, jsonb, bigint[]) IS
     'Private: replaces the symbols, references and module stems of a replace_files batch (its files'' "graph": '
     '{modules, symbols: [[fqn, kind, start_line, end_line, signature, parent position]], refs: [{kind, name, line, '
-    'scope, owner, keys, stems, fqns, self, super, imported}]}); stored_ids: its files stored before; the references wait for rag.resolve_refs.';
+    'scope, owner, keys, stems, fqns, self, super, imported, explicit}]}); stored_ids: its files stored before; the references wait for rag.resolve_refs.';
 
 -- ---------------------------------------------------------------------------
 -- _names_matter: whether changed definitions must be noted in rag.graph_dirty_names
@@ -1138,9 +1139,9 @@ AS $$
     JOIN wanted w ON w.kind = r.kind
     WHERE NOT outgoing
       AND (dynamic OR NOT rag._is_dynamic(r.owner, hit.resolved_by))
-      -- (super().f() names the base's f, whoever overrides it; so does an
-      -- override's own Base.f(self))
-      AND NOT (hit.overriding AND (r.inherited_only OR r.from_id = hit.symbol_id))
+      -- (super().f() names the base's f, whoever overrides it; so do
+      -- Base.f(self) and an override's own Base::f())
+      AND NOT (hit.overriding AND (r.inherited_only OR r.explicit_class OR r.from_id = hit.symbol_id))
     UNION ALL
     -- containment: members, or the enclosing definition
     SELECT CASE WHEN outgoing THEN s.parent_id ELSE s.id END,

@@ -83,6 +83,7 @@ class Reference:
     self_class: str | None = None  # the class self/this/super means; its bases are searched
     inherited_only: bool = False  # super.f(): the class's own members are skipped
     imported: bool = False  # the name is bound by an import: only ``targets`` may resolve it
+    explicit_class: bool = False  # Cls.f(): the call names its class, so runs no override of f
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,8 @@ def _ref_payload(ref: Reference) -> dict[str, Any]:
         row["super"] = True
     if ref.imported:
         row["imported"] = True
+    if ref.explicit_class:
+        row["explicit"] = True
     return row
 
 
@@ -635,7 +638,7 @@ class _References:
             if ref is None:
                 continue
             key = (ref.scope_index, ref.kind, ref.name, ref.owner, ref.keys, ref.targets,
-                   ref.self_class, ref.inherited_only)
+                   ref.self_class, ref.inherited_only, ref.explicit_class)
             if key not in seen:
                 seen.add(key)
                 refs.append(ref)
@@ -833,16 +836,19 @@ class _References:
             head, _, rest = qualifier.partition(".")
         through_import = self._import_targets(qualifier, name)
         owner = qualifier.rsplit(".", 1)[-1]
+        # Cls.f() (not a::f(): a Rust trait's path runs the implementation's f)
+        explicit = typed is None and not path and owner[:1].isupper()
         if through_import is not None:
             # (Cls.f(), or x.f() with x typed: the receiver's class, whose bases
             # may define f; a lowercase qualifier is a module)
             receiver = owner if typed is not None or owner[:1].isupper() else None
             return Reference(kind, name, line, scope, index, owner=receiver, targets=through_import,
-                             imported=True)
+                             imported=True, explicit_class=explicit)
         if not owner[:1].isupper() and typed is None and not path:
             # A variable of unknown type: dynamic dispatch, any member of that name.
             return Reference(kind, name, line, scope, index, owner="")
-        return Reference(kind, name, line, scope, index, owner=owner, keys=(f"{qualifier}.{name}",))
+        return Reference(kind, name, line, scope, index, owner=owner, keys=(f"{qualifier}.{name}",),
+                         explicit_class=explicit)
 
     def _import_targets(self, qualifier: str, name: str) -> tuple[tuple[str, str], ...] | None:
         """(stem, fqn) pairs for ``qualifier.name`` when the qualifier starts with an

@@ -96,6 +96,15 @@ def test_a_file_without_definitions_keeps_its_references() -> None:
     assert found.symbols == [] and [r.name for r in found.refs] == ["makedirs"]
 
 
+def test_a_call_naming_its_class_is_told_from_one_on_a_typed_receiver() -> None:
+    """Base.greet(self) runs Base's greet; x.greet() with x: Base may run an override."""
+    text = ("from app import Shared\n\n\nclass Base:\n    def greet(self):\n        return 1\n\n\n"
+            "def use(x: Base, y: Shared):\n    return Base.greet(x) + x.greet() + Shared.greet(y) + y.greet()\n")
+    found = graph(text, "app/base.py", "python")
+    calls = [(r.owner, r.imported, r.explicit_class) for r in found.refs if r.name == "greet"]
+    assert calls == [("Base", False, True), ("Base", False, False), ("Shared", True, True), ("Shared", True, False)]
+
+
 @pytest.mark.parametrize(
     ("path", "include", "stems"),
     [
