@@ -53,6 +53,11 @@ class Graph:
         assert len(found) == 1, f"{len(found)} references to {name} in {path}: {found}"
         return found[0]
 
+    def outcomes(self, path: str, name: str, *lines: int) -> list[tuple[str, str | None]]:
+        """(status, target's path) of the references named ``name`` at these lines of ``path``."""
+        refs = [self.ref(path, name, line) for line in lines]
+        return [(ref["status"], ref["target_path"]) for ref in refs]
+
 
 @pytest.fixture(scope="module")
 def graph_of(template_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Graph]]:

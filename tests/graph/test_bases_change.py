@@ -1,0 +1,62 @@
+"""A change of a class's bases alone re-resolves the calls that reach members
+through them, in files that did not change: self.greet()/this.greet() in a
+subclass of Mid and m.greet() with m typed Mid, when only Mid's file changes."""
+
+from collections.abc import Callable
+
+import pytest
+from graphdb import Graph, graph_of
+
+__all__ = ["graph_of"]
+
+PYTHON = {
+    "tree/base.py": "class Base:\n    def greet(self):\n        return 1\n",
+    "tree/other.py": "class Other:\n    def greet(self):\n        return 2\n",
+    "tree/mid.py": "from .base import Base\nfrom .other import Other\n\n\nclass Mid(Base):\n    pass\n",
+    "tree/leaf.py": "from .mid import Mid\n\n\nclass Leaf(Mid):\n    def run(self):\n        return self.greet()\n"
+                    "\n\ndef use(m: Mid):\n    return m.greet()\n",
+}
+TYPESCRIPT = {
+    "src/tree/base.ts": "export class Base {\n  greet() {\n    return 1;\n  }\n}\n",
+    "src/tree/other.ts": "export class Other {\n  greet() {\n    return 2;\n  }\n}\n",
+    "src/tree/mid.ts": "import { Base } from './base';\nimport { Other } from './other';\n\n"
+                       "export class Mid extends Base {}\n",
+    "src/tree/leaf.ts": "import { Mid } from './mid';\n\nexport class Leaf extends Mid {\n  run() {\n"
+                        "    return this.greet();\n  }\n}\n\nexport function use(m: Mid) {\n  return m.greet();\n}\n",
+}
+
+
+@pytest.mark.parametrize(
+    # (the leaf's file and the lines of its two calls; Mid's bases edited to Other, then to none)
+    ("project", "files", "calls", "to_other", "no_base"),
+    [
+        ("python", PYTHON, ("tree/leaf.py", 6, 10), ("Mid(Base)", "Mid(Other)"), ("Mid(Other)", "Mid")),
+        ("typescript", TYPESCRIPT, ("src/tree/leaf.ts", 5, 10), ("extends Base", "extends Other"),
+         ("Mid extends Other", "Mid")),
+    ],
+)
+def test_a_change_of_a_classs_bases_re_resolves_the_calls_through_them(
+    graph_of: Callable[[str], Graph], project: str, files: dict[str, str], calls: tuple[str, int, int],
+    to_other: tuple[str, str], no_base: tuple[str, str],
+) -> None:
+    made = graph_of(project)
+    for path, text in files.items():
+        (made.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (made.root / path).write_text(text)
+    leaf, *lines = calls
+    base, mid_path, other = sorted(path for path in files if path != leaf)
+    mid = made.root / mid_path
+
+    def change(old: str, new: str) -> list[tuple[str, str | None]]:
+        mid.write_text(mid.read_text().replace(old, new))
+        made.index()
+        return made.outcomes(leaf, "greet", *lines)
+
+    made.index()
+    assert made.outcomes(leaf, "greet", *lines) == [("resolved", base)] * 2
+    assert change(*to_other) == [("resolved", other)] * 2
+    assert change(*no_base) == [("unresolved", None)] * 2
+    assert change(*reversed(no_base)) == [("resolved", other)] * 2
+    mid.unlink()
+    made.index()
+    assert made.outcomes(leaf, "greet", *lines) == [("unresolved", None)] * 2
