@@ -4,7 +4,8 @@
 -- rag.delete_files calls rag._forget_graph, so a file's symbols and
 -- references change in the transaction that changes its chunks. References
 -- newer than rag.graph_sources.resolved_upto are pending; the names of
--- definitions that appeared or went away are noted in rag.graph_dirty_names.
+-- definitions that appeared or went away are noted in rag.graph_dirty_names,
+-- and when a class's bases change, the names of the members above it.
 --
 -- Resolving: rag.resolve_refs(source) (the indexer calls it at the end of a
 -- run; a run killed before it leaves pending rows the next run resolves)
@@ -52,11 +53,11 @@ DECLARE
     before     jsonb;  -- the files' re-exports before the change
     symbol_ids regclass := pg_get_serial_sequence('rag.symbols', 'id');  -- (looked up once, not per row)
 BEGIN
-    -- (a first index, or new files: nothing to forget, and deleting
-    -- nothing cost a fifth of storing Django's graph)
     IF noting THEN
         PERFORM rag._note_bases(target_source_id, stored_ids, file_batch);
     END IF;
+    -- (a first index, or new files: nothing to forget, and deleting
+    -- nothing cost a fifth of storing Django's graph)
     IF cardinality(stored_ids) > 0 THEN
         IF noting THEN
             before := rag._reexports(stored_ids);
