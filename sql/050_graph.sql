@@ -293,11 +293,13 @@ BEGIN
         JOIN rag.ref_resolution x ON x.ref_id = b.id AND x.target_id IS NOT NULL
         WHERE a.depth < 8
     )
+    -- (members by fqn, as rag._base_members finds them: a Go method is
+    -- written outside its struct)
     INSERT INTO rag.graph_dirty_names (source_id, name)
     SELECT DISTINCT target_source_id, m.name
     FROM (SELECT DISTINCT a.class_id FROM above a) a
     JOIN rag.symbols c ON c.id = a.class_id
-    JOIN rag.symbols m ON m.file_id = c.file_id AND m.parent_id = c.id;
+    JOIN rag.symbols m ON m.file_id = c.file_id AND left(m.fqn, length(c.fqn) + 1) = c.fqn || '.';
 END
 $$;
 COMMENT ON FUNCTION rag._note_bases(bigint, bigint[], jsonb) IS

@@ -358,6 +358,8 @@ _GO_QUERY = """
 (composite_literal type: (type_identifier) @new)
 (short_var_declaration left: (expression_list (identifier) @typed.var)
                        right: (expression_list (composite_literal type: (type_identifier) @typed.type)))
+(field_declaration !name type: [(type_identifier) (qualified_type)] @inherits)
+(interface_type (type_elem . [(type_identifier) (qualified_type)] @inherits .))
 """
 _JAVA_QUERY = """
 (method_invocation object: (_) @call.recv name: (identifier) @call.name)

@@ -1,6 +1,7 @@
 """A change of a class's bases alone re-resolves the calls that reach members
-through them, in files that did not change: self.greet()/this.greet() in a
-subclass of Mid and m.greet() with m typed Mid, when only Mid's file changes."""
+through them, in files that did not change: self.greet()/this.greet()/l.Greet()
+in a subclass (or embedder) of Mid and m.greet() with m typed Mid, when only
+Mid's file changes."""
 
 from collections.abc import Callable
 
@@ -25,38 +26,47 @@ TYPESCRIPT = {
                         "    return this.greet();\n  }\n}\n\nexport function use(m: Mid) {\n  return m.greet();\n}\n",
 }
 
+GO = {  # (one package: the bases are found in the folder)
+    "tree/base.go": "package tree\n\ntype Base struct{}\n\nfunc (b *Base) Greet() int {\n\treturn 1\n}\n",
+    "tree/other.go": "package tree\n\ntype Other struct{}\n\nfunc (o *Other) Greet() int {\n\treturn 2\n}\n",
+    "tree/mid.go": "package tree\n\ntype Mid struct {\n\tBase\n}\n",
+    "tree/leaf.go": "package tree\n\ntype Leaf struct {\n\tMid\n}\n\nfunc (l *Leaf) Run() int {\n"
+                    "\treturn l.Greet()\n}\n\nfunc use(m Mid) int {\n\treturn m.Greet()\n}\n",
+}
+
 
 @pytest.mark.parametrize(
-    # (the leaf's file and the lines of its two calls; Mid's bases edited to Other, then to none)
+    # (the leaf's file, the name and lines of its two calls; Mid's bases edited to Other, then to none)
     ("project", "files", "calls", "to_other", "no_base"),
     [
-        ("python", PYTHON, ("tree/leaf.py", 6, 10), ("Mid(Base)", "Mid(Other)"), ("Mid(Other)", "Mid")),
-        ("typescript", TYPESCRIPT, ("src/tree/leaf.ts", 5, 10), ("extends Base", "extends Other"),
+        ("python", PYTHON, ("tree/leaf.py", "greet", 6, 10), ("Mid(Base)", "Mid(Other)"), ("Mid(Other)", "Mid")),
+        ("typescript", TYPESCRIPT, ("src/tree/leaf.ts", "greet", 5, 10), ("extends Base", "extends Other"),
          ("Mid extends Other", "Mid")),
+        ("go", GO, ("tree/leaf.go", "Greet", 8, 12), ("\tBase", "\tOther"), ("struct {\n\tOther\n}", "struct {\n}")),
     ],
 )
 def test_a_change_of_a_classs_bases_re_resolves_the_calls_through_them(
-    graph_of: Callable[[str], Graph], project: str, files: dict[str, str], calls: tuple[str, int, int],
+    graph_of: Callable[[str], Graph], project: str, files: dict[str, str], calls: tuple[str, str, int, int],
     to_other: tuple[str, str], no_base: tuple[str, str],
 ) -> None:
     made = graph_of(project)
     for path, text in files.items():
         (made.root / path).parent.mkdir(parents=True, exist_ok=True)
         (made.root / path).write_text(text)
-    leaf, *lines = calls
+    leaf, greet, *lines = calls
     base, mid_path, other = sorted(path for path in files if path != leaf)
     mid = made.root / mid_path
 
     def change(old: str, new: str) -> list[tuple[str, str | None]]:
         mid.write_text(mid.read_text().replace(old, new))
         made.index()
-        return made.outcomes(leaf, "greet", *lines)
+        return made.outcomes(leaf, greet, *lines)
 
     made.index()
-    assert made.outcomes(leaf, "greet", *lines) == [("resolved", base)] * 2
+    assert made.outcomes(leaf, greet, *lines) == [("resolved", base)] * 2
     assert change(*to_other) == [("resolved", other)] * 2
     assert change(*no_base) == [("unresolved", None)] * 2
     assert change(*reversed(no_base)) == [("resolved", other)] * 2
     mid.unlink()
     made.index()
-    assert made.outcomes(leaf, "greet", *lines) == [("unresolved", None)] * 2
+    assert made.outcomes(leaf, greet, *lines) == [("unresolved", None)] * 2

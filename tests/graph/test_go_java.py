@@ -48,6 +48,29 @@ def test_go_calls_into_the_standard_library_stay_unresolved(go: Graph) -> None:
     assert go.names("callers", "helper") == {("Cart.Total", False), ("NewOrder", False)}
 
 
+def test_go_embedding_is_a_base_whose_methods_are_promoted(graph_of: Callable[[str], Graph]) -> None:
+    """Shop embeds Base (another file of the package): s.Describe() is Base's; an
+    embedding Loud's own Describe overrides nothing (Go has no overriding)."""
+    made = graph_of("go")
+    shop = made.root / "shop"
+    (shop / "base.go").write_text(
+        'package shop\n\ntype Base struct{}\n\nfunc (b *Base) Describe() string {\n\treturn ""\n}\n')
+    (shop / "shelf.go").write_text(
+        "package shop\n\ntype Shop struct {\n\tBase\n\tname string\n}\n\n"
+        "func (s *Shop) Open() string {\n\treturn s.Describe()\n}\n\n"
+        "type Loud struct {\n\t*Base\n}\n\nfunc (l *Loud) Describe() string {\n\treturn \"!\"\n}\n\n"
+        "type Namer interface {\n\tDescriber\n\tName() string\n}\n\ntype Describer interface {\n"
+        "\tDescribe() string\n}\n"
+    )
+    made.index()
+    ref = made.ref("shop/shelf.go", "Describe")
+    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
+        "resolved", "inherited", "Base.Describe", "shop/base.go")
+    assert made.names("subtypes", "Base") == {("Shop", False), ("Loud", False)}
+    assert made.names("supertypes", "Namer") == {("Describer", False)}
+    assert made.names("callers", "Loud.Describe") == set()
+
+
 @pytest.mark.parametrize(
     ("path", "name", "line", "resolved_by", "target", "target_path"),
     [
