@@ -250,13 +250,15 @@ LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
+DECLARE
+    starts bigint[];  -- the classes whose bases went, and every class a new base may name
 BEGIN
     -- A call reaching a member through a class's bases (self.f() in a
     -- subclass, x.f() with x typed) may live in a file that did not change,
     -- and the member in another: its name is not dirty. So when a class's
     -- bases change, the names of the members of every class above it, as
     -- it was and as it will be, are. Bases that stay (most edits) note nothing.
-    WITH RECURSIVE old AS MATERIALIZED (
+    WITH old AS MATERIALIZED (
         SELECT f.path, c.fqn, c.id AS class_id,
                concat_ws(' ', b.kind, b.name, b.keys::text, b.target_stems::text, b.target_fqns::text) AS base
         FROM rag.refs b
@@ -272,20 +274,22 @@ BEGIN
         CROSS JOIN LATERAL jsonb_to_recordset(g.graph->'refs') AS r(
             kind text, name text, scope integer, keys text[], stems text[], fqns text[])
         WHERE jsonb_typeof(g.graph) = 'object' AND r.kind IN ('inherits', 'implements') AND r.scope IS NOT NULL
-    ),
-    -- The classes whose bases went, and every class a new base may name
-    -- (resolved later: any definition of its name).
-    starts AS (
-        SELECT o.class_id FROM old o
+    )
+    -- (a new base is resolved later: any definition of its name)
+    SELECT array_agg(DISTINCT c.id) INTO starts FROM (
+        SELECT o.class_id AS id FROM old o
         WHERE NOT EXISTS (SELECT 1 FROM new n WHERE n.path = o.path AND n.fqn = o.fqn AND n.base = o.base)
-        UNION
+        UNION ALL
         SELECT s.id FROM new n
         JOIN rag.symbols s ON s.source_id = target_source_id AND s.name = n.name
         WHERE NOT EXISTS (SELECT 1 FROM old o WHERE o.path = n.path AND o.fqn = n.fqn AND o.base = n.base)
-    ),
+    ) c;
+    IF starts IS NULL THEN
+        RETURN;
+    END IF;
     -- (as deep as rag._base_members walks)
-    above (class_id, depth) AS (
-        SELECT s.class_id, 0 FROM starts s
+    WITH RECURSIVE above (class_id, depth) AS (
+        SELECT s.id, 0 FROM unnest(starts) AS s(id)
         UNION
         SELECT x.target_id, a.depth + 1
         FROM above a
@@ -293,13 +297,14 @@ BEGIN
         JOIN rag.ref_resolution x ON x.ref_id = b.id AND x.target_id IS NOT NULL
         WHERE a.depth < 8
     )
-    -- (members by fqn, as rag._base_members finds them: a Go method is
-    -- written outside its struct)
+    -- (members by fqn, anywhere in the source: a Go method is written
+    -- outside its struct, often in another file of the package, a C++ one
+    -- in the .cpp of a class in a .h; only bases that change pay the scan)
     INSERT INTO rag.graph_dirty_names (source_id, name)
     SELECT DISTINCT target_source_id, m.name
     FROM (SELECT DISTINCT a.class_id FROM above a) a
     JOIN rag.symbols c ON c.id = a.class_id
-    JOIN rag.symbols m ON m.file_id = c.file_id AND left(m.fqn, length(c.fqn) + 1) = c.fqn || '.';
+    JOIN rag.symbols m ON m.source_id = target_source_id AND left(m.fqn, length(c.fqn) + 1) = c.fqn || '.';
 END
 $$;
 COMMENT ON FUNCTION rag._note_bases(bigint, bigint[], jsonb) IS
@@ -625,19 +630,30 @@ AS $$
     -- every symbol of the base's file, not a key of symbols_file_idx)
     members AS MATERIALIZED (
         SELECT q.ref_ids, base.file_id, base.fqn || '.' || q.name AS fqn,
-               (ch.depth * 2 + ch.via_interface::integer)::bigint AS rank
+               (ch.depth * 2 + ch.via_interface::integer)::bigint AS rank, f.language = 'go' AS go
         FROM (SELECT a.class_id, a.name, array_agg(a.ref_id) AS ref_ids
               FROM asking a GROUP BY a.class_id, a.name) q
         JOIN chain ch ON ch.class_id = q.class_id
         JOIN rag.symbols base ON base.id = ch.base_id
+        JOIN rag.files f ON f.id = base.file_id
     )
     SELECT a.ref_id, s.id, m.rank
     FROM members m
     JOIN rag.symbols s ON s.file_id = m.file_id AND s.fqn = m.fqn
     CROSS JOIN LATERAL unnest(m.ref_ids) AS a(ref_id)
+    UNION ALL
+    -- (a Go type's methods may be written in any file of its package: its folder)
+    SELECT a.ref_id, s.id, m.rank
+    FROM members m
+    JOIN rag.code_modules own ON own.file_id = m.file_id AND own.full_stem
+    JOIN rag.code_modules near ON near.source_id = own.source_id AND near.full_stem
+                              AND near.folder = own.folder AND near.file_id <> m.file_id
+    JOIN rag.symbols s ON s.file_id = near.file_id AND s.fqn = m.fqn
+    CROSS JOIN LATERAL unnest(m.ref_ids) AS a(ref_id)
+    WHERE m.go
 $$;
 COMMENT ON FUNCTION rag._base_members(bigint[], text[], bigint[]) IS
-    'Private: for (reference, member name, class) triples, the members of that name in the class''s resolved bases, up to 8 deep, nearest first.';
+    'Private: for (reference, member name, class) triples, the members of that name in the class''s resolved bases (in the base''s file; for Go, its package''s), up to 8 deep, nearest first.';
 
 -- ---------------------------------------------------------------------------
 -- _ref_candidates: the definitions pending references may mean at one level

@@ -54,9 +54,9 @@ class Graph:
         return found[0]
 
     def outcomes(self, path: str, name: str, *lines: int) -> list[tuple[str, str | None]]:
-        """(status, target's path) of the references named ``name`` at these lines of ``path``."""
+        """(status, target's fqn) of the references named ``name`` at these lines of ``path``."""
         refs = [self.ref(path, name, line) for line in lines]
-        return [(ref["status"], ref["target_path"]) for ref in refs]
+        return [(ref["status"], ref["target"]) for ref in refs]
 
 
 @pytest.fixture(scope="module")

@@ -26,9 +26,11 @@ TYPESCRIPT = {
                         "    return this.greet();\n  }\n}\n\nexport function use(m: Mid) {\n  return m.greet();\n}\n",
 }
 
-GO = {  # (one package: the bases are found in the folder)
-    "tree/base.go": "package tree\n\ntype Base struct{}\n\nfunc (b *Base) Greet() int {\n\treturn 1\n}\n",
-    "tree/other.go": "package tree\n\ntype Other struct{}\n\nfunc (o *Other) Greet() int {\n\treturn 2\n}\n",
+GO = {  # (one package: the bases are found in the folder, their methods in other files of it)
+    "tree/base.go": "package tree\n\ntype Base struct{}\n",
+    "tree/other.go": "package tree\n\ntype Other struct{}\n",
+    "tree/greet.go": "package tree\n\nfunc (b *Base) Greet() int {\n\treturn 1\n}\n\n"
+                     "func (o *Other) Greet() int {\n\treturn 2\n}\n",
     "tree/mid.go": "package tree\n\ntype Mid struct {\n\tBase\n}\n",
     "tree/leaf.go": "package tree\n\ntype Leaf struct {\n\tMid\n}\n\nfunc (l *Leaf) Run() int {\n"
                     "\treturn l.Greet()\n}\n\nfunc use(m Mid) int {\n\treturn m.Greet()\n}\n",
@@ -54,8 +56,8 @@ def test_a_change_of_a_classs_bases_re_resolves_the_calls_through_them(
         (made.root / path).parent.mkdir(parents=True, exist_ok=True)
         (made.root / path).write_text(text)
     leaf, greet, *lines = calls
-    base, mid_path, other = sorted(path for path in files if path != leaf)
-    mid = made.root / mid_path
+    mid = made.root / next(path for path in files if "/mid." in path)
+    base, other = f"Base.{greet}", f"Other.{greet}"
 
     def change(old: str, new: str) -> list[tuple[str, str | None]]:
         mid.write_text(mid.read_text().replace(old, new))
