@@ -432,7 +432,8 @@ _RULES: Mapping[str, _Rules] = {
     "typescript": _Rules(_TS_KINDS, _TS_WRAPPERS, _JS_SPECIAL),
     "tsx": _Rules(_TS_KINDS, _TS_WRAPPERS, _JS_SPECIAL),
     "go": _Rules(
-        {"function_declaration": "FUNCTION"},
+        # (an interface's method elements: its methods, as a Rust trait's signatures)
+        {"function_declaration": "FUNCTION", "method_elem": "FUNCTION"},
         {},
         {"method_declaration": _go_method, "type_declaration": _go_type,
          "const_declaration": _go_const},

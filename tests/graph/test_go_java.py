@@ -71,6 +71,36 @@ def test_go_embedding_is_a_base_whose_methods_are_promoted(graph_of: Callable[[s
     assert made.names("callers", "Loud.Describe") == set()
 
 
+def test_go_types_satisfy_the_interfaces_whose_methods_they_have(graph_of: Callable[[str], Graph]) -> None:
+    """Nothing declares that a Go type implements an interface: File has Read, so it
+    is a Reader; Pipe (its methods in another file of the package) is a ReadCloser
+    too, and so is Tee, which embeds Pipe. A call through the interface may run any
+    of them: an ambiguous caller of each implementation."""
+    made = graph_of("go")
+    shop = made.root / "shop"
+    (shop / "stream.go").write_text(
+        "package shop\n\ntype Reader interface {\n\tRead() string\n}\n\n"
+        "type ReadCloser interface {\n\tReader\n\tClose() error\n}\n\n"
+        "type File struct{}\n\nfunc (f *File) Read() string {\n\treturn \"\"\n}\n\n"
+        "type Pipe struct{}\n\ntype Tee struct {\n\t*Pipe\n}\n\n"
+        "func drain(r Reader) string {\n\treturn r.Read()\n}\n")
+    (shop / "pipe.go").write_text(
+        "package shop\n\nfunc (p *Pipe) Read() string {\n\treturn \"\"\n}\n\n"
+        "func (p *Pipe) Close() error {\n\treturn nil\n}\n")
+    made.index()
+    ref = made.ref("shop/stream.go", "Read")
+    assert (ref["status"], ref["target"]) == ("resolved", "Reader.Read")
+    assert made.names("subtypes", "Reader") == {
+        ("File", False), ("Pipe", False), ("Tee", False), ("ReadCloser", False)}
+    assert made.names("subtypes", "ReadCloser") == {("Pipe", False), ("Tee", False)}  # File has no Close
+    assert made.names("supertypes", "File") == {("Reader", False)}
+    assert made.names("supertypes", "Tee") == {("Pipe", False), ("Reader", False), ("ReadCloser", False)}
+    assert made.names("callers", "File.Read") == {("drain", True)}
+    assert made.names("callers", "Pipe.Read") == {("drain", True)}
+    assert made.names("callers", "Pipe.Close") == set()
+    assert made.names("callees", "drain") == {("Reader.Read", False)}
+
+
 @pytest.mark.parametrize(
     ("path", "name", "line", "resolved_by", "target", "target_path"),
     [
