@@ -233,6 +233,17 @@ BEGIN
     FROM rag.refs r
     CROSS JOIN LATERAL unnest(string_to_array(array_to_string(r.target_fqns, '.'), '.')) AS p(part)
     WHERE r.source_id = target_source_id AND r.imported AND p.part = ANY (names);
+    -- A class whose base is one of those names may now have another base:
+    -- calls reaching members through it are resolved again too (as
+    -- rag._note_bases does when a class's own bases change). The members
+    -- of the base as it resolves now and of any definition of the name, and
+    -- of what is above them, are noted (not the class's own: its file finds them).
+    PERFORM rag._note_members_above(target_source_id, ARRAY(
+        SELECT x.target_id FROM rag.refs b
+        JOIN rag.ref_resolution x ON x.ref_id = b.id AND x.target_id IS NOT NULL
+        WHERE b.source_id = target_source_id AND b.name = ANY (names) AND b.kind IN ('inherits', 'implements')
+        UNION
+        SELECT s.id FROM rag.symbols s WHERE s.source_id = target_source_id AND s.name = ANY (names)));
 END
 $$;
 COMMENT ON FUNCTION rag._note_reexports(bigint, jsonb, jsonb) IS
@@ -284,9 +295,25 @@ BEGIN
         JOIN rag.symbols s ON s.source_id = target_source_id AND s.name = n.name
         WHERE NOT EXISTS (SELECT 1 FROM old o WHERE o.path = n.path AND o.fqn = n.fqn AND o.base = n.base)
     ) c;
-    IF starts IS NULL THEN
-        RETURN;
+    IF starts IS NOT NULL THEN
+        PERFORM rag._note_members_above(target_source_id, starts);
     END IF;
+END
+$$;
+COMMENT ON FUNCTION rag._note_bases(bigint, bigint[], jsonb) IS
+    'Private: notes as dirty the names of the members of every class above a class whose bases a change adds or removes (before: as resolved; after: any definition named like a new base), so that calls reaching them through those bases are resolved again.';
+
+-- ---------------------------------------------------------------------------
+-- _note_members_above: the member names of classes and of every class above them
+CREATE OR REPLACE FUNCTION rag._note_members_above(
+    target_source_id bigint,
+    starts bigint[]
+)
+RETURNS void
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
     -- (as deep as rag._base_members walks)
     WITH RECURSIVE above (class_id, depth) AS (
         SELECT s.id, 0 FROM unnest(starts) AS s(id)
@@ -299,16 +326,17 @@ BEGIN
     )
     -- (members by fqn, anywhere in the source: a Go method is written
     -- outside its struct, often in another file of the package, a C++ one
-    -- in the .cpp of a class in a .h; only bases that change pay the scan)
+    -- in the .cpp of a class in a .h; matched by owner first, one pass over
+    -- the source's definitions however many classes ask)
     INSERT INTO rag.graph_dirty_names (source_id, name)
     SELECT DISTINCT target_source_id, m.name
     FROM (SELECT DISTINCT a.class_id FROM above a) a
     JOIN rag.symbols c ON c.id = a.class_id
-    JOIN rag.symbols m ON m.source_id = target_source_id AND left(m.fqn, length(c.fqn) + 1) = c.fqn || '.';
-END
+    JOIN rag.symbols m ON m.source_id = target_source_id AND m.owner = split_part(c.fqn, '.', -1)
+                      AND left(m.fqn, length(c.fqn) + 1) = c.fqn || '.'
 $$;
-COMMENT ON FUNCTION rag._note_bases(bigint, bigint[], jsonb) IS
-    'Private: notes as dirty the names of the members of every class above a class whose bases a change adds or removes (before: as resolved; after: any definition named like a new base), so that calls reaching them through those bases are resolved again.';
+COMMENT ON FUNCTION rag._note_members_above(bigint, bigint[]) IS
+    'Private: notes as dirty the names of the members of the given classes and of every class above them (by resolved bases).';
 
 -- ---------------------------------------------------------------------------
 -- _forget_files_graph: the symbols, references and module stems of some files

@@ -72,3 +72,38 @@ def test_a_change_of_a_classs_bases_re_resolves_the_calls_through_them(
     mid.unlink()
     made.index()
     assert made.outcomes(leaf, greet, *lines) == [("unresolved", None)] * 2
+
+
+@pytest.mark.parametrize(
+    # (the files, the re-exporting module and its edit, the leaf's call, where it leads before and after)
+    ("project", "files", "barrel", "edit", "call", "targets"),
+    [
+        ("python", {
+            "pkg/a.py": "class Base:\n    def greet(self):\n        return 1\n",
+            "pkg/b.py": "class Base:\n    def greet(self):\n        return 2\n",
+            "pkg/__init__.py": "from .a import Base\n",
+            "leaf.py": "from pkg import Base\n\n\nclass Leaf(Base):\n    def run(self):\n        return self.greet()\n",
+        }, "pkg/__init__.py", (".a import", ".b import"), ("leaf.py", "greet"), ("pkg/a.py", "pkg/b.py")),
+        ("typescript", {
+            "src/pkg/a.ts": "export class Base {\n  greet() {\n    return 1;\n  }\n}\n",
+            "src/pkg/b.ts": "export class Base {\n  greet() {\n    return 2;\n  }\n}\n",
+            "src/pkg/index.ts": "export { Base } from './a';\n",
+            "src/leaf.ts": "import { Base } from './pkg';\n\nexport class Leaf extends Base {\n  run() {\n"
+                           "    return this.greet();\n  }\n}\n",
+        }, "src/pkg/index.ts", ("'./a'", "'./b'"), ("src/leaf.ts", "greet"), ("src/pkg/a.ts", "src/pkg/b.ts")),
+    ],
+)
+def test_a_re_export_that_changes_a_base_re_resolves_the_calls_through_it(
+    graph_of: Callable[[str], Graph], project: str, files: dict[str, str], barrel: str,
+    edit: tuple[str, str], call: tuple[str, str], targets: tuple[str, str],
+) -> None:
+    """Only the package's re-export changes: Leaf's base is now b's Base, and so is self.greet()."""
+    made = graph_of(project)
+    for path, text in files.items():
+        (made.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (made.root / path).write_text(text)
+    made.index()
+    assert made.ref(*call)["target_path"] == targets[0]
+    (made.root / barrel).write_text(files[barrel].replace(*edit))
+    made.index()
+    assert made.ref(*call)["target_path"] == targets[1]
