@@ -1147,16 +1147,8 @@ AS $$
     package_methods AS MATERIALIZED (
         SELECT k.source_id, k.folder, m.owner, m.name
         FROM (SELECT DISTINCT p.source_id, p.folder FROM parts p WHERE p.kind <> 'INTERFACE') k
-        CROSS JOIN LATERAL (
-            SELECT n.file_id AS id FROM rag.code_modules n
-            WHERE k.folder <> '' AND n.source_id = k.source_id AND n.folder = k.folder AND n.full_stem
-            UNION ALL
-            -- (files at the root have no module row)
-            SELECT n.id FROM rag.files n
-            WHERE k.folder = '' AND n.source_id = k.source_id AND strpos(n.path, '/') = 0
-              AND n.language = 'go'
-        ) near
-        JOIN rag.symbols m ON m.file_id = near.id AND m.parent_id IS NULL AND m.kind = 'METHOD'
+        JOIN rag.code_modules near ON near.source_id = k.source_id AND near.folder = k.folder AND near.full_stem
+        JOIN rag.symbols m ON m.file_id = near.file_id AND m.parent_id IS NULL AND m.kind = 'METHOD'
     )
     SELECT DISTINCT p.type_id, m.name
     FROM parts p

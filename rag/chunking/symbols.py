@@ -281,11 +281,17 @@ _INDEX_NAMES = {"python": "__init__", "javascript": "index", "typescript": "inde
                 "rust": "mod"}
 
 
+_GO_ROOT = "(root)"
+
+
 def _module_stems(path: str, language: str) -> list[str]:
     """The stems an import of this file may name, longest first: ``a/b/c`` for
     ``a/b/c.py``, and ``a/b`` too for ``a/b/__init__.py`` or ``a/b/index.ts``;
-    a Go file is its folder (its package)."""
-    stem = posixpath.splitext(path)[0] if language != "go" else posixpath.dirname(path)
+    a Go file is its folder (its package); at the root, a stem no import can
+    name (a module's root package): its files still find each other by folder."""
+    if language == "go":
+        return [posixpath.dirname(path) or _GO_ROOT]
+    stem = posixpath.splitext(path)[0]
     stems = [stem] if stem else []
     index = _INDEX_NAMES.get(language)
     if index and posixpath.basename(stem) == index and posixpath.dirname(stem):

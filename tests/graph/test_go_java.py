@@ -71,6 +71,28 @@ def test_go_embedding_is_a_base_whose_methods_are_promoted(graph_of: Callable[[s
     assert made.names("callers", "Loud.Describe") == set()
 
 
+def test_go_files_at_the_root_are_one_package(graph_of: Callable[[str], Graph]) -> None:
+    """A Go module's root package (most libraries' main one) is a folder too: its
+    files see each other's functions, and an embedded type's methods, before
+    same-named ones in other packages."""
+    made = graph_of("go")
+    (made.root / "main.go").write_text(
+        "package app\n\ntype App struct {\n\tBase\n}\n\ntype Describer interface {\n\tDescribe() string\n}\n\n"
+        "func run(a *App) string {\n\treturn helper() + a.Describe()\n}\n")
+    (made.root / "helpers.go").write_text(
+        "package app\n\nfunc helper() string {\n\treturn \"\"\n}\n\ntype Base struct{}\n\n"
+        "func (b *Base) Describe() string {\n\treturn \"\"\n}\n")
+    (made.root / "util" / "more.go").write_text(
+        "package util\n\nfunc helper() string {\n\treturn \"\"\n}\n\ntype Other struct{}\n\n"
+        "func (o *Other) Describe() string {\n\treturn \"\"\n}\n")
+    made.index()
+    found = [made.ref("main.go", name) for name in ("helper", "Describe")]
+    assert [(ref["resolved_by"], ref["target"], ref["target_path"]) for ref in found] == [
+        ("folder", "helper", "helpers.go"), ("inherited", "Base.Describe", "helpers.go")]
+    # (App has Describe through Base; Other, of another package, has its own)
+    assert made.names("subtypes", "Describer") == {("Base", False), ("App", False), ("Other", False)}
+
+
 def test_go_types_satisfy_the_interfaces_whose_methods_they_have(graph_of: Callable[[str], Graph]) -> None:
     """Nothing declares that a Go type implements an interface: File has Read, so it
     is a Reader; Pipe (its methods in another file of the package) is a ReadCloser
