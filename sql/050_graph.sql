@@ -939,6 +939,10 @@ SET search_path = pg_catalog, rag, public
 -- Only for the ANALYZE below: a tenth of the sample plans the levels as well
 -- (Django: the same plans and time) and takes 30 ms instead of 250.
 SET default_statistics_target = 10
+-- The levels' plans depend on how many references are pending: a plan cached
+-- by the connection (generic after five calls, made for 10 rows) took
+-- Django's 134k from 3 s to 25 s; a watcher's connection lives long.
+SET plan_cache_mode = force_custom_plan
 AS $$
 DECLARE
     upto          bigint;
