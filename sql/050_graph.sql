@@ -560,6 +560,12 @@ STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
 #variable_conflict use_column
+DECLARE
+    -- A Go module's root package has no folder name to match an import's
+    -- last segment: go.mod's module path gives it ("(root)" is its files'
+    -- stem, see rag/chunking/symbols.py).
+    go_root text := (SELECT substring(f.content FROM '(?n)^module\s+"?(?:[^"\s]*/)?([^/"\s]+)')
+                     FROM rag.files f WHERE f.source_id = target_source_id AND f.path = 'go.mod');
 BEGIN
     -- The imported modules, and through re-exports the modules those
     -- import the name from (a package's __init__.py, an index.ts barrel):
@@ -576,7 +582,8 @@ BEGIN
         CROSS JOIN LATERAL (SELECT CASE WHEN NOT receivers THEN t.target
                                         WHEN strpos(t.target, '.') > 0
                                         THEN left(t.target, -length(split_part(t.target, '.', -1)) - 1) END) AS q(fqn)
-        JOIN rag.code_modules m ON m.source_id = target_source_id AND m.stem = ltrim(t.stem, '/')
+        JOIN rag.code_modules m ON m.source_id = target_source_id
+                               AND m.stem = CASE WHEN t.stem = go_root THEN '(root)' ELSE ltrim(t.stem, '/') END
                                AND (m.full_stem OR left(t.stem, 1) <> '/')
         WHERE r.kind = ANY (ref_kinds) AND r.imported AND q.fqn <> '*'
     ),

@@ -359,8 +359,9 @@ _GO_QUERY = """
                                                  field: (field_identifier) @call.name))
 (import_spec) @import
 (parameter_declaration name: (identifier) @typed.var
-                       type: [(type_identifier) @typed.type (pointer_type (type_identifier) @typed.type)])
-(var_spec name: (identifier) @typed.var type: (type_identifier) @typed.type)
+                       type: [(type_identifier) @typed.type (qualified_type) @typed.type
+                              (pointer_type [(type_identifier) (qualified_type)] @typed.type)])
+(var_spec name: (identifier) @typed.var type: [(type_identifier) (qualified_type)] @typed.type)
 (composite_literal type: (type_identifier) @new)
 (short_var_declaration left: (expression_list (identifier) @typed.var)
                        right: (expression_list (composite_literal type: (type_identifier) @typed.type)))

@@ -74,14 +74,19 @@ def test_go_embedding_is_a_base_whose_methods_are_promoted(graph_of: Callable[[s
 def test_go_files_at_the_root_are_one_package(graph_of: Callable[[str], Graph]) -> None:
     """A Go module's root package (most libraries' main one) is a folder too: its
     files see each other's functions, and an embedded type's methods, before
-    same-named ones in other packages."""
+    same-named ones in other packages; other packages import it by go.mod's module path."""
     made = graph_of("go")
     (made.root / "main.go").write_text(
         "package app\n\ntype App struct {\n\tBase\n}\n\ntype Describer interface {\n\tDescribe() string\n}\n\n"
         "func run(a *App) string {\n\treturn helper() + a.Describe()\n}\n")
     (made.root / "helpers.go").write_text(
-        "package app\n\nfunc helper() string {\n\treturn \"\"\n}\n\ntype Base struct{}\n\n"
+        "package app\n\nfunc helper() string {\n\treturn \"\"\n}\n\nfunc Run() {}\n\ntype Base struct{}\n\n"
         "func (b *Base) Describe() string {\n\treturn \"\"\n}\n")
+    (made.root / "go.mod").write_text("module example.com/app\n\ngo 1.22\n")
+    (made.root / "cmd" / "tool").mkdir(parents=True)
+    (made.root / "cmd" / "tool" / "main.go").write_text(
+        'package main\n\nimport "example.com/app"\n\nfunc main() {\n\tapp.Run()\n}\n\n'
+        "func use(a *app.App) string {\n\treturn a.Describe()\n}\n")
     (made.root / "util" / "more.go").write_text(
         "package util\n\nfunc helper() string {\n\treturn \"\"\n}\n\ntype Other struct{}\n\n"
         "func (o *Other) Describe() string {\n\treturn \"\"\n}\n")
@@ -89,6 +94,11 @@ def test_go_files_at_the_root_are_one_package(graph_of: Callable[[str], Graph]) 
     found = [made.ref("main.go", name) for name in ("helper", "Describe")]
     assert [(ref["resolved_by"], ref["target"], ref["target_path"]) for ref in found] == [
         ("folder", "helper", "helpers.go"), ("inherited", "Base.Describe", "helpers.go")]
+    # the root package imported by go.mod's module path
+    ref = made.ref("cmd/tool/main.go", "Run")
+    assert (ref["resolved_by"], ref["target"], ref["target_path"]) == ("import", "Run", "helpers.go")
+    ref = made.ref("cmd/tool/main.go", "Describe")  # a parameter of an imported type
+    assert (ref["resolved_by"], ref["target"], ref["target_path"]) == ("inherited", "Base.Describe", "helpers.go")
     # (App has Describe through Base; Other, of another package, has its own)
     assert made.names("subtypes", "Describer") == {("Base", False), ("App", False), ("Other", False)}
 
