@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch eval
+.PHONY: install test lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch eval
 
 install: $(STAMP)
 
@@ -21,6 +21,10 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+# docs/cli.md from every command's --help; tests/test_docs.py fails when it is stale.
+docs: install
+	$(BIN)/python docs/gen_cli.py
 
 # At release time only: records the version, the commit (COMMIT, default HEAD) and the
 # sha256 of its migrations in migrations/RELEASED, which tests/test_db.py then holds them to.
