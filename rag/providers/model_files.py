@@ -4,13 +4,15 @@ Owns reading a model folder's own files (``modules.json``, ``1_Pooling/config.js
 ``sentence_bert_config.json``, ``config_sentence_transformers.json``, ``config.json``,
 ``tokenizer_config.json``) into the few settings the ONNX runtime needs (pooling,
 window, prompts, architecture), resolving a Hugging Face id to its folder in the
-local cache, and the folder's content hash that keys its exported ONNX file.
+local cache (downloaded first unless HF_HUB_OFFLINE is set), and the folder's
+content hash that keys its exported ONNX file.
 Raises UnsupportedModel when the files describe something only sentence-transformers
 can run (a Dense layer, an unknown pooling mode…): the caller falls back to it.
 """
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,9 @@ _PASSIVE_MODULES = ("Normalize",)
 # ST's encode_document uses the first of these prompts that the model defines.
 _DOCUMENT_PROMPTS = ("document", "passage", "corpus")
 _HASHED_SUFFIXES = (".json", ".safetensors", ".bin", ".txt", ".model")
+# What a hub download fetches: what either runtime reads, not the ONNX, OpenVINO or
+# PyTorch copies of the weights many repositories also carry.
+_HUB_FILES = ["*.json", "*.txt", "*.model", "*.safetensors"]
 
 
 class UnsupportedModel(Exception):
@@ -79,23 +84,52 @@ class CrossEncoderModel:
 
 
 def local_folder(model: str, provider: str) -> Path:
-    """The folder of ``model``: a path as given, or a Hugging Face id's snapshot in the local cache."""
+    """The folder of ``model``: a path as given, or a Hugging Face id's snapshot (``hub_snapshot``)."""
     path = Path(model).expanduser()
     if path.exists():
         return path
     # A Hugging Face id is "name" or "owner/name"; anything else was meant as a path.
     if model.startswith((".", "/", "~")) or model.count("/") > 1:
         raise ProviderError(f"{provider}: model directory {path} does not exist")
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
+    return hub_snapshot(model, provider)
 
+
+def hub_snapshot(model: str, provider: str, tried: str = "") -> Path:
+    """A Hugging Face id's files from the local cache, downloaded first unless HF_HUB_OFFLINE is set.
+
+    Only what the runtimes read is fetched (configs, tokenizer, safetensors weights), from
+    ``HF_ENDPOINT`` when set. ``tried`` names the places already looked in, for the error.
+    """
+    from huggingface_hub import snapshot_download
+
+    offline = hub_offline()
+    endpoint = os.environ.get("HF_ENDPOINT") or None
     try:
-        return Path(snapshot_download(model, local_files_only=True))
-    except (LocalEntryNotFoundError, ValueError, OSError) as exc:
+        return Path(
+            snapshot_download(
+                model, local_files_only=offline, endpoint=endpoint, allow_patterns=_HUB_FILES
+            )
+        )
+    except Exception as exc:  # the hub raises many kinds: offline, not found, HTTP, DNS…
+        where = endpoint or "huggingface.co"
+        looked = f"{tried}, " if tried else ""
+        if offline:
+            raise ProviderError(
+                f"{provider}: model '{model}' is not in the Hugging Face cache and HF_HUB_OFFLINE is set "
+                f"(looked in: {looked}the cache); unset HF_HUB_OFFLINE to download it once, or use a path "
+                "to a model directory"
+            ) from None
         raise ProviderError(
-            f"{provider}: model '{model}' is not available offline ({type(exc).__name__}). Use a path to a "
-            f"model directory, or download it once with network access: hf download {model}"
+            f"{provider}: model '{model}' could not be downloaded from {where} ({type(exc).__name__}; "
+            f"looked in: {looked}the Hugging Face cache, the hub); download it where the hub is "
+            f"reachable (hf download {model}) or use a path to a model directory"
         ) from None
+
+
+def hub_offline() -> bool:
+    """Whether models may load from disk only (HF_HUB_OFFLINE=1); call just before loading one."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() not in ("", "0", "false", "no")
 
 
 def read_embedding_model(source: Path) -> EmbeddingModel:

