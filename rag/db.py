@@ -12,7 +12,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import psycopg
 from psycopg import sql
@@ -32,6 +32,9 @@ MIN_SERVER_VERSION = 150000
 INIT_LOCK_KEY = 0x7261672D696E6974
 
 log = logging.getLogger(__name__)
+
+# The connections of the package: rows come back as dicts (``dict_row``).
+Conn: TypeAlias = psycopg.Connection[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def resolve_target(config: DatabaseConfig) -> DatabaseTarget:
     return DatabaseTarget(embedded.embedded_url(), "embedded")
 
 
-def connect(target: DatabaseTarget, *, autocommit: bool = True) -> psycopg.Connection[dict[str, Any]]:
+def connect(target: DatabaseTarget, *, autocommit: bool = True) -> Conn:
     try:
         return psycopg.connect(
             target.url, autocommit=autocommit, row_factory=dict_row, connect_timeout=10,
@@ -128,14 +131,14 @@ def schema_stamp() -> str:
     return f"local-rag schema {digest.hexdigest()[:16]}"
 
 
-def schema_is_current(conn: psycopg.Connection[dict[str, Any]]) -> bool:
+def schema_is_current(conn: Conn) -> bool:
     """Whether this version's ``install_schema`` ran on the database (``schema_stamp``)."""
     row = conn.execute("SELECT obj_description(oid, 'pg_namespace') AS stamp FROM pg_namespace "
                        "WHERE nspname = 'rag'").fetchone()
     return row is not None and row["stamp"] == schema_stamp()
 
 
-def ensure_keyword_data(conn: psycopg.Connection[dict[str, Any]], *, vacuum: bool = False) -> None:
+def ensure_keyword_data(conn: Conn, *, vacuum: bool = False) -> None:
     """Rebuild the postings if a database crash emptied them (they are unlogged).
 
     A rebuilt or rewritten table has no visibility map yet, so every index-only
@@ -152,7 +155,7 @@ def ensure_keyword_data(conn: psycopg.Connection[dict[str, Any]], *, vacuum: boo
         vacuum_postings(conn)
 
 
-def ensure_graph_data(conn: psycopg.Connection[dict[str, Any]]) -> None:
+def ensure_graph_data(conn: Conn) -> None:
     """Have the code graph extracted again if a database crash emptied it (its tables are unlogged)."""
     row = conn.execute("SELECT rag.ensure_graph_data() AS emptied").fetchone()
     if row is not None and row["emptied"]:
@@ -160,7 +163,7 @@ def ensure_graph_data(conn: psycopg.Connection[dict[str, Any]]) -> None:
                     "reads its code files again to rebuild it")
 
 
-def vacuum_postings(conn: psycopg.Connection[dict[str, Any]]) -> None:
+def vacuum_postings(conn: Conn) -> None:
     """VACUUM (ANALYZE) the postings when the connection can (VACUUM needs autocommit)."""
     if conn.autocommit:
         conn.execute("VACUUM (ANALYZE) rag.postings")
@@ -239,7 +242,7 @@ def apply_sql_functions(conn: psycopg.Connection[Any]) -> None:
                 raise DatabaseError(f"{path.name}: {exc.diag.message_primary or exc}") from None
 
 
-def has_model(conn: psycopg.Connection[dict[str, Any]], model: str) -> bool:
+def has_model(conn: Conn, model: str) -> bool:
     """Whether any vector of embedding model ``model`` is stored (``rag.has_model``)."""
     row = conn.execute("SELECT rag.has_model(%s) AS known", (model,)).fetchone()
     return bool(row and row["known"])

@@ -155,7 +155,7 @@ def _fewer_collections() -> Iterator[None]:
 
 
 def index_source(
-    conn: psycopg.Connection[dict[str, Any]],
+    conn: db.Conn,
     spec: SourceSpec,
     root: Path,
     embedder: Embedder,
@@ -212,7 +212,7 @@ def index_source(
 
 
 def _run(
-    conn: psycopg.Connection[dict[str, Any]],
+    conn: db.Conn,
     source_id: int,
     scanned: ScanResult,
     scope: list[str] | None,
@@ -276,7 +276,7 @@ def _run(
 
 
 def _store_changed(
-    conn: psycopg.Connection[dict[str, Any]],
+    conn: db.Conn,
     source_id: int,
     todo: list[tuple[ScannedFile, str, str | None]],
     settings: ChunkSettings,
@@ -359,10 +359,10 @@ class _Writers:
 
     IN_FLIGHT = 2 * WRITERS
 
-    def __init__(self, conn: psycopg.Connection[dict[str, Any]]):
+    def __init__(self, conn: db.Conn):
         self._conninfo = _conninfo(conn)
         self._local = threading.local()
-        self._opened: list[psycopg.Connection[dict[str, Any]]] = []
+        self._opened: list[db.Conn] = []
         self._opened_lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(self.IN_FLIGHT)
         self._futures: list[Future[tuple[int, int]]] = []
@@ -408,14 +408,14 @@ class _Writers:
             conn.close()
 
 
-def _conninfo(conn: psycopg.Connection[dict[str, Any]]) -> str:
+def _conninfo(conn: db.Conn) -> str:
     """What opens another connection to the same database as ``conn``."""
     password = {"password": conn.info.password} if conn.info.password else {}
     return make_conninfo("", **conn.info.get_parameters(), **password)
 
 
 @contextmanager
-def _meanwhile(conn: psycopg.Connection[dict[str, Any]], query: str, *params: Any) -> Iterator[None]:
+def _meanwhile(conn: db.Conn, query: str, *params: Any) -> Iterator[None]:
     """Runs ``query`` on a connection of its own while the block runs; at the end of
     the block waits for it and raises its error (the block's own error wins)."""
 
@@ -432,7 +432,7 @@ def _meanwhile(conn: psycopg.Connection[dict[str, Any]], query: str, *params: An
 
 
 def _store_batch(
-    conn: psycopg.Connection[dict[str, Any]],
+    conn: db.Conn,
     source_id: int,
     batch: list[Batched],
 ) -> tuple[int, int]:
@@ -479,7 +479,7 @@ def _chunk_json(chunk: "Chunk") -> dict[str, Any]:
 
 
 def _embed_missing(
-    conn: psycopg.Connection[dict[str, Any]],
+    conn: db.Conn,
     source_id: int,
     embedder: Embedder,
     summary: RunSummary,
@@ -535,7 +535,7 @@ def run_failure(exc: BaseException) -> str:
     return mask_connection(text.strip().splitlines()[0])
 
 
-def _sql_value(conn: psycopg.Connection[dict[str, Any]], query: str, *params: Any) -> Any:
+def _sql_value(conn: db.Conn, query: str, *params: Any) -> Any:
     row = conn.execute(query.encode(), params).fetchone()
     assert row is not None
     return next(iter(row.values()))

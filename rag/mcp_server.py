@@ -23,7 +23,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import anyio.from_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -48,6 +48,9 @@ from rag.schemas import (
 )
 from rag.secrets import mask_connection
 from rag.service import RagService
+
+if TYPE_CHECKING:
+    from rag.watcher import Watcher
 
 log = logging.getLogger("rag.mcp")
 
@@ -83,6 +86,7 @@ class RagMCPServer(MCPServer[RagService]):
         self._preload = preload
         self._owns_service = owns_service
         self._watch = watch
+        self.watcher: Watcher | None = None  # this server's, while a session lasts (``watch``)
         self.warm_up: threading.Timer | None = None
 
     @asynccontextmanager
@@ -94,7 +98,7 @@ class RagMCPServer(MCPServer[RagService]):
             yield self.service
         finally:
             closing.set()
-            watcher, self.service.watcher = self.service.watcher, None
+            watcher, self.watcher, self.service.watch_status = self.watcher, None, None
             if watcher is not None:
                 watcher.stop()
             if self._owns_service:
@@ -110,9 +114,9 @@ class RagMCPServer(MCPServer[RagService]):
 
         watcher = Watcher(self.service, [], lambda event: log.info("watch: %s", describe(event)),
                           git_poll_s=self.service.config.indexing.git.poll_interval)
-        self.service.watcher = watcher
+        self.watcher, self.service.watch_status = watcher, watcher.status
         if closing.is_set():  # the session ended meanwhile (the lifespan saw no watcher yet)
-            self.service.watcher = None
+            self.watcher, self.service.watch_status = None, None
             return
         try:
             for spec in self.service.sources_to_watch():
@@ -334,8 +338,8 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
             service = _service(ctx)
             spec = _source_to_index(service, source, path, name)
             summary = service.index(spec, force=force, reporter=ProgressReporter(progress))
-            if service.watcher is not None:
-                service.watcher.add(spec)  # kept fresh from now on
+            if server.watcher is not None:
+                server.watcher.add(spec)  # kept fresh from now on
             summary.file_errors = summary.file_errors[:MAX_FILE_ERRORS]
             return summary
 

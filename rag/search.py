@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
 from rag import db
 from rag.config import SearchConfig
 from rag.errors import ProviderError, RagError, first_line
@@ -70,7 +68,7 @@ COORDINATE_KEYS = ("startLine", "endLine", "fqn", "fragmentType", "headerPath", 
 class Searcher:
     """Holds the embedder and reranker so a batch of queries loads each model once."""
 
-    def __init__(self, conn: psycopg.Connection[dict[str, Any]], settings: SearchConfig,
+    def __init__(self, conn: db.Conn, settings: SearchConfig,
                  embedder: Embedder, reranker: Reranker) -> None:
         self.conn = conn
         self.settings = settings
@@ -172,7 +170,7 @@ class Searcher:
         return reranked
 
 
-def _value(conn: psycopg.Connection[dict[str, Any]], query: str, params: tuple[Any, ...]) -> Any:
+def _value(conn: db.Conn, query: str, params: tuple[Any, ...]) -> Any:
     row = conn.execute(query, params).fetchone()
     return next(iter(row.values())) if row else None
 

@@ -59,19 +59,15 @@ from rag.schemas import (
     SymbolsOutput,
     TraversalOutput,
     WatchedBy,
+    WatchStatus,
 )
 
 if TYPE_CHECKING:
-    import psycopg
-
-    from rag.db import DatabaseTarget
+    from rag.db import Conn, DatabaseTarget
     from rag.indexer import Reporter
     from rag.providers import Embedder
     from rag.providers.rerankers import Reranker
     from rag.search import SearchRequest, SearchResponse
-    from rag.watcher import Watcher
-
-    Connection = psycopg.Connection[dict[str, Any]]
 
 log = logging.getLogger(__name__)
 
@@ -95,12 +91,13 @@ class RagService:
         self.config_path = config_path
         self._loaded = loaded
         self._target: DatabaseTarget | None = None
-        self._conn: Connection | None = None
+        self._conn: Conn | None = None
         self._db_lock = threading.Lock()
         self._model_lock = threading.Lock()
         self._embedder = embedder
         self._reranker = reranker
-        self.watcher: Watcher | None = None  # set while this process keeps sources fresh
+        # What status() says of the sources this process keeps fresh (set by the one watching).
+        self.watch_status: Callable[[], WatchStatus] | None = None
         self._schema_checked = False
 
     # -- configuration, database and models ---------------------------------
@@ -127,7 +124,7 @@ class RagService:
         """The database chosen so far, without starting anything."""
         return self._target
 
-    def new_connection(self) -> Connection:
+    def new_connection(self) -> Conn:
         import psycopg
 
         from rag import db
@@ -145,7 +142,7 @@ class RagService:
             self._ensure_schema(conn)
         return conn
 
-    def _ensure_schema(self, conn: Connection) -> None:
+    def _ensure_schema(self, conn: Conn) -> None:
         """Zero setup: the first connection installs or upgrades the schema when it is missing or
         from another version (``rag init``'s install, under its lock, so first runs may race)."""
         from rag import db
@@ -157,7 +154,7 @@ class RagService:
             db.install_schema(target)
         self._schema_checked = True
 
-    def with_db(self, work: Callable[[Connection], T], *, retry: bool = True) -> T:
+    def with_db(self, work: Callable[[Conn], T], *, retry: bool = True) -> T:
         """Run ``work`` on the shared connection; a connection lost on the way is
         re-opened and, when ``retry`` (the work is safe to repeat), tried once more."""
         import psycopg
@@ -230,7 +227,7 @@ class RagService:
                 embedder = self.embedder()
                 literal = vector_literal(embedder.embed_query("warm up"))
 
-                def vector_arm(conn: Connection) -> None:
+                def vector_arm(conn: Conn) -> None:
                     if db.has_model(conn, embedder.model_id):
                         conn.execute(warm_search, (literal, embedder.model_id))
 
@@ -405,7 +402,7 @@ class RagService:
         indexing = IndexingInfo(active=False, active_runs=[], last_indexed_at=None, last_run=None)
         git_sources: list[GitCommit] = []
 
-        def work(conn: Connection) -> None:
+        def work(conn: Conn) -> None:
             database.connected = True
             row = conn.execute("SELECT * FROM rag.status()").fetchone()
             assert row is not None
@@ -454,7 +451,7 @@ class RagService:
             embedding_coverage=coverage,
             indexing=indexing,
             config=ConfigInfo(path=str(loaded.path) if loaded.path else None, origin=loaded.origin),
-            watch=self.watcher.status() if self.watcher is not None else None,
+            watch=self.watch_status() if self.watch_status is not None else None,
             git_sources=git_sources,
             graph=graph,
         )
@@ -681,7 +678,7 @@ def providers(config: RagConfig) -> Providers:
     return Providers(embeddings=embeddings, reranker=reranker)
 
 
-def _read_back(conn: Connection, query: str, params: tuple[Any, ...]) -> SourceText:
+def _read_back(conn: Conn, query: str, params: tuple[Any, ...]) -> SourceText:
     row = conn.execute(query, params).fetchone()
     assert row is not None
     return SourceText(source_name=row["source_name"], path=row["path"], source_type=row["source_type"],

@@ -5,6 +5,7 @@ A ``Watcher`` watches the folders of some local sources, one thread each on ``wa
 relative paths that changed. Its ``run`` loop syncs each source with pending paths as one
 index run limited to them (``RagService.index(paths=...)``: scan those paths, ``rag.plan_files``
 with a scope, chunk, embed, ``rag.replace_files``), the same SQL bookkeeping as ``rag index``.
+It asks these of an ``IndexService``: the part of ``RagService`` it uses, not the service module.
 
 - Debounce: watchfiles hands over a batch once the folder was quiet for ``QUIET_MS``; a burst
   (a ``git checkout``) is one batch, and paths seen while a sync runs form the next one.
@@ -25,19 +26,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from rag.config import SourceSpec
 from rag.errors import DatabaseError, RagError, SourceBusyError, first_line
-from rag.schemas import WatchedSource, WatchEvent, WatchStatus
+from rag.schemas import IndexOutput, WatchedSource, WatchEvent, WatchStatus
 from rag.sources.ignore import ALWAYS_SKIPPED_DIRS, GITIGNORE, RAGIGNORE, is_editor_artefact
 
 if TYPE_CHECKING:
-    from rag.service import Connection, RagService
+    from rag.db import Conn
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,18 @@ WATCH_LIMIT_MESSAGE = "OS file watch limit reached"
 
 Emit = Callable[[WatchEvent], None]
 State = Literal["starting", "watching", "missing", "stat-scan"]
+
+
+class IndexService(Protocol):
+    """What a watcher needs of the application layer: index a source (or only the paths that
+    changed in it), fetch a git source's branch, and a connection of its own."""
+
+    def index(self, spec: SourceSpec, *, paths: Collection[str] | None = ...,
+              fetch: bool = ...) -> IndexOutput: ...
+
+    def git_commit(self, spec: SourceSpec) -> str: ...
+
+    def new_connection(self) -> Conn: ...
 
 
 @dataclass
@@ -71,7 +84,7 @@ class _Source:
 class Watcher:
     """Watches sources and syncs their changed files; ``run`` until ``stop``."""
 
-    def __init__(self, service: RagService, specs: Iterable[SourceSpec], emit: Emit | None = None,
+    def __init__(self, service: IndexService, specs: Iterable[SourceSpec], emit: Emit | None = None,
                  *, git_poll_s: float = 0) -> None:
         self.service = service
         self._git_poll_s = git_poll_s  # git sources are fetched this often (0: not watched)
@@ -329,9 +342,9 @@ class _Presence:
     in any process lists them; re-opened (and the sources marked again) after the database
     restarted, checked every ``PRESENCE_CHECK_S``."""
 
-    def __init__(self, service: RagService) -> None:
+    def __init__(self, service: IndexService) -> None:
         self._service = service
-        self._conn: Connection | None = None
+        self._conn: Conn | None = None
         self._held: set[str] = set()
         self._checked = 0.0
 

@@ -397,7 +397,7 @@ def test_the_mcp_server_keeps_its_sources_fresh(service: RagService, app: Path, 
     assert set(watched) == {"app", "other"}
     assert watched["app"]["state"] == "watching" and watched["app"]["lastSyncAt"]
     assert watched["app"]["pendingChanges"] == 0 and watched["other"]["syncs"] >= 1
-    assert service.watcher is None, "the session's end stopped the watcher"
+    assert server.watcher is None and service.watch_status is None, "the session's end stopped the watcher"
 
 
 def git(*args: str, cwd: Path) -> None:

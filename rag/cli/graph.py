@@ -10,15 +10,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rag.cli import _FriendlyErrors, _state
+from rag.cli.root import FriendlyErrors, app, state
 
 if TYPE_CHECKING:
     from rag.schemas import TraversalOutput
 
 graph_app = typer.Typer(
-    cls=_FriendlyErrors, no_args_is_help=True,
+    cls=FriendlyErrors, no_args_is_help=True,
     help="The code graph: definitions, callers, callees, subclasses, superclasses.",
 )
+app.add_typer(graph_app, name="graph")
 
 Sources = Annotated[list[str] | None, typer.Option("--source", "-s", help="Only these sources (repeatable).")]
 Depth = Annotated[int, typer.Option("--depth", "-d", min=1, max=10, help="How many edges away (1-10).")]
@@ -41,7 +42,7 @@ def find(
 
     Example: rag graph find Cart.total --source shop
     """
-    found = _state(ctx).service.find_symbols(name, source, kind, limit)
+    found = state(ctx).service.find_symbols(name, source, kind, limit)
     if as_json:
         typer.echo(found.model_dump_json(by_alias=True))
         return
@@ -56,7 +57,7 @@ def _walk(ctx: typer.Context, relation: str, symbol: str, source: list[str] | No
           as_json: bool, dynamic: bool = False) -> None:
     from rag.graph import named_relation
 
-    found = _state(ctx).service.traverse(symbol, *named_relation(relation), depth, source, dynamic)
+    found = state(ctx).service.traverse(symbol, *named_relation(relation), depth, source, dynamic)
     _print(found, as_json)
 
 

@@ -1,0 +1,148 @@
+"""The root of the ``rag`` command line: the typer ``app`` with its global options, the state
+each command reaches through ``state(ctx)`` (the config path and one ``RagService``, made when
+first needed), error handling, and ``main``. The modules beside this one add the commands.
+
+Errors of the package (``RagError``, database errors included) become one line on
+stderr and exit code 1; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from typer import _click  # typer carries its own click
+from typer.core import TyperGroup
+
+from rag.errors import RagError, UnexpectedDatabaseError
+
+# Commands import what they use when they run: `rag mcp` must answer its first
+# request as fast as a bare MCP server, without the indexer, psycopg or rich.
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from rag.service import RagService
+
+
+class FriendlyErrors(TyperGroup):
+    """Turns RagError and unexpected database errors into ``error: ...`` and exit 1
+    unless ``--debug`` was given."""
+
+    def invoke(self, ctx: _click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            cli_state = ctx.obj if isinstance(ctx.obj, CliState) else None
+            message = _one_line(exc)
+            if message is None or (cli_state is not None and cli_state.debug):
+                raise
+            from rag.secrets import mask_connection
+
+            typer.echo(f"error: {mask_connection(message)}", err=True)
+            raise typer.Exit(1) from None
+
+
+def _one_line(exc: Exception) -> str | None:
+    """The message for an error we can explain, None for a bug (shown as a traceback)."""
+    if "psycopg" in sys.modules:  # not imported: no database error can have happened
+        import psycopg
+
+        if isinstance(exc, psycopg.Error):
+            from rag import db
+
+            exc = db.rag_error(exc)
+    if isinstance(exc, UnexpectedDatabaseError):
+        return f"{exc} (run with --debug for the details)"
+    if isinstance(exc, RagError):
+        return str(exc)
+    return None
+
+
+@dataclass
+class CliState:
+    config_path: str | None
+    debug: bool
+    _service: RagService | None = None
+
+    @property
+    def service(self) -> RagService:
+        """The one service of this command, made when the command first needs it."""
+        if self._service is None:
+            from rag.service import RagService
+
+            self._service = RagService(self.config_path)
+        return self._service
+
+    def close(self) -> None:
+        if self._service is not None:
+            self._service.close()
+
+
+app = typer.Typer(
+    cls=FriendlyErrors,
+    no_args_is_help=True,
+    add_completion=True,  # typer's --install-completion; `rag --help` measured no slower with it
+    help="Semantic search over your code and docs, for you and your AI coding agents.",
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from rag import __version__
+
+        typer.echo(f"local-rag {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    ctx: typer.Context,
+    config: Annotated[
+        str | None,
+        typer.Option("--config", "-c", help="Config file (else RAG_CONFIG, ./rag.config.yaml, "
+                     "~/.config/rag/config.yaml, built-in defaults)."),
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", help="Print the version and exit.", is_eager=True, callback=_print_version)] = False,
+) -> None:
+    ctx.obj = CliState(config_path=config, debug=debug)
+    ctx.call_on_close(ctx.obj.close)
+
+
+def state(ctx: typer.Context) -> CliState:
+    """The state of the running command (any subcommand's context reaches the root's)."""
+    obj = ctx.find_root().obj
+    assert isinstance(obj, CliState)
+    return obj
+
+
+def echo_json(model: BaseModel, **dump: Any) -> None:
+    """One model as one line of JSON, formatted as every ``--json`` line is."""
+    typer.echo(json.dumps(model.model_dump(mode="json", by_alias=True, **dump), ensure_ascii=False))
+
+
+# Set by `rag watch` once everything is written: Python's own teardown with the local model
+# loaded takes ~2 s (torch), and a watcher must stop within one.
+_exit_at_once = False
+
+
+def exit_at_once() -> None:
+    """End the process as soon as the command returns, skipping Python's teardown."""
+    global _exit_at_once
+    _exit_at_once = True
+
+
+def main() -> None:
+    try:
+        app()
+    except SystemExit as done:
+        if not _exit_at_once:
+            raise
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(done.code if isinstance(done.code, int) else 0)

@@ -1,0 +1,58 @@
+"""The modules of ``rag`` import each other without cycles, counting every import: at the top,
+under ``TYPE_CHECKING`` and inside functions (a lazy import hides a cycle, it does not end it)."""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "rag"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports_of_rag_modules() -> dict[str, set[str]]:
+    """Each module of the package and the modules of the package it imports."""
+    files = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in files.items():
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module)  # `from rag.cli import admin`: the package, then its module
+                imported |= {f"{node.module}.{alias.name}" for alias in node.names}
+        graph[name] = {other for other in imported if other in files and other != name}
+    return graph
+
+
+def _cycle_from(start: str, graph: dict[str, set[str]]) -> list[str] | None:
+    """A path of imports from ``start`` back to itself, if there is one."""
+    paths, seen = [[start]], {start}
+    while paths:
+        path = paths.pop()
+        for other in sorted(graph[path[-1]]):
+            if other == start:
+                return [*path, start]
+            if other not in seen:
+                seen.add(other)
+                paths.append([*path, other])
+    return None
+
+
+def test_the_graph_sees_the_imports_it_should() -> None:
+    graph = _imports_of_rag_modules()
+
+    assert "rag.cli.root" in graph["rag.cli.graph"]
+    assert "rag.service" in graph["rag.cli.root"], "imports under TYPE_CHECKING count"
+    assert "rag.watcher" in graph["rag.cli.watch"], "imports inside functions count"
+
+
+def test_no_rag_module_imports_itself_through_others() -> None:
+    graph = _imports_of_rag_modules()
+
+    cycles = [" -> ".join(cycle) for name in sorted(graph) if (cycle := _cycle_from(name, graph))]
+
+    assert cycles == []
