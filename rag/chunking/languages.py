@@ -358,6 +358,17 @@ def _go_const(node: Node, exported: bool) -> Definition | None:
     return Definition("CONST", name, node, None)
 
 
+# Make ---------------------------------------------------------------------------
+
+
+def _make_rule(node: Node, exported: bool) -> Definition | None:
+    """``build test: deps`` and its recipe lines: the target ``build test``."""
+    targets = next((c for c in node.named_children if c.type == "targets"), None)
+    name = _clean_name(_node_text(targets)) if targets is not None else None
+    recipe = next((c for c in node.named_children if c.type == "recipe"), None)
+    return Definition("TARGET", name, node, recipe)
+
+
 # Rust ---------------------------------------------------------------------------
 
 
@@ -457,6 +468,7 @@ _RULES: Mapping[str, _Rules] = {
     # Grammars built on the C or C++ grammar share its node types.
     **dict.fromkeys(("c", "objc", "glsl", "ispc"), _C_RULES),
     **dict.fromkeys(("cpp", "cuda", "arduino", "hlsl"), _CPP_RULES),
+    "make": _Rules({}, {}, {"rule": _make_rule}),
     "ruby": _Rules(
         {"class": "CLASS", "module": "MODULE", "method": "FUNCTION",
          "singleton_method": "METHOD"},
