@@ -78,6 +78,11 @@ _FILE_NAMES: Mapping[str, str] = {
     ".vimrc": "vim", "kconfig": "kconfig",
 }
 
+# Variants named after the file they vary (Dockerfile.dev, Makefile.am): their extension is no language.
+_FILE_NAME_PREFIXES: Mapping[str, str] = {
+    "dockerfile.": "dockerfile", "containerfile.": "dockerfile", "makefile.": "make",
+}
+
 # Interpreters named on a shebang line; versions are stripped first (python3.11 -> python).
 _INTERPRETERS: Mapping[str, str] = {
     "python": "python", "pypy": "python", "sh": "bash", "bash": "bash", "dash": "bash",
@@ -104,6 +109,9 @@ def detect_language(path: str, text: str | None = None) -> str | None:
     language = _EXTENSIONS.get(suffix)
     if language is not None:
         return _refine_ambiguous(suffix, language, text)
+    by_prefix = next((lang for prefix, lang in _FILE_NAME_PREFIXES.items() if name.startswith(prefix)), None)
+    if by_prefix is not None:
+        return by_prefix
     if suffix and not suffix[1:].isdigit():
         return None  # an extension we don't treat as code (.md, .txt, .csv, .pdf, ...)
     # Extension-less (or "script.1"): scripts announce themselves on the first line.
