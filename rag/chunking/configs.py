@@ -15,7 +15,7 @@ paths and versions that keyword search must match exactly, not stems.
 from tree_sitter import Node
 
 from rag.chunking.code import parse_tree
-from rag.chunking.sections import Section, start_with_comments
+from rag.chunking.sections import Section, joined, start_with_comments
 
 _TOML_TABLES = frozenset({"table", "table_array_element"})
 
@@ -43,11 +43,12 @@ def config_sections(text: str, language: str) -> list[Section] | None:
     floor = 0
     for entry in entries:
         head = entry.start_point.row
-        if sections and head <= sections[-1].head:
-            continue  # keys on one line (minified JSON) stay in the section of the first
         kind = "TABLE" if entry.type in _TOML_TABLES else "KEY"
-        start = start_with_comments(lines, head, floor, markers)
-        sections.append(Section(start, head, kind, _key_name(entry)))
+        section = Section(start_with_comments(lines, head, floor, markers), head, kind, _key_name(entry))
+        if sections and head <= sections[-1].head:  # minified JSON
+            sections[-1] = joined(sections[-1], section)
+        else:
+            sections.append(section)
         floor = head + 1
     return sections
 

@@ -1,8 +1,8 @@
 """Named sections of a file found without a syntax tree: what ``code.chunk_sections`` cuts.
 
-Owns ``Section`` and the rule every section finder (SQL statements,
-configuration keys, Dockerfile stages) shares for where a section begins:
-the comment lines right above its first line are its own.
+Owns ``Section`` and the rules every section finder (SQL statements,
+configuration keys, Dockerfile stages) shares: the comment lines right above
+a section's first line are its own, and sections sharing a line are one.
 """
 
 from dataclasses import dataclass
@@ -23,6 +23,16 @@ class Section:
     head: int
     kind: str
     name: str | None
+
+
+def joined(first: Section, second: Section) -> Section:
+    """One section for two that share a line (chunks hold whole lines): named
+    as the one with a name, or by no name when they have two."""
+    if second.name is None or second.name == first.name:
+        return first
+    if first.name is None:
+        return Section(first.start, first.head, second.kind, second.name)
+    return Section(first.start, first.head, "MODULE", None)
 
 
 def start_with_comments(lines: list[str], head: int, floor: int, markers: tuple[str, ...]) -> int:

@@ -23,7 +23,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from rag.chunking.sections import Section
+from rag.chunking.sections import Section, joined
 
 # What the scanner stops at, outside strings and comments ([\w$] is an identifier's character).
 _TOKEN = re.compile(
@@ -79,14 +79,15 @@ def sql_sections(text: str) -> list[Section]:
     for statement in _statements(text):
         head = row(statement.start)
         kind, name, comment_on = _describe(text, statement)
-        previous = sections[-1] if sections else None
-        if previous is not None and (
-            head < floor or (comment_on is not None and _documents(comment_on, previous.name))
-        ):
-            if previous.name is None and name is not None and not comment_on:
-                sections[-1] = Section(previous.start, previous.head, kind, name)
+        section = Section(min(floor, head), head, kind, name)
+        if not sections:
+            sections.append(section)
+        elif comment_on is not None and _documents(comment_on, sections[-1].name):
+            pass  # part of the section before
+        elif head < floor:
+            sections[-1] = joined(sections[-1], section)
         else:
-            sections.append(Section(min(floor, head), head, kind, name))
+            sections.append(section)
         floor = row(max(statement.start, statement.end - 1)) + 1
     return sections
 

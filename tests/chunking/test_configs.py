@@ -87,6 +87,10 @@ def test_json_object_keys() -> None:
     ]
 
 
+def test_minified_json_keys_share_one_nameless_section() -> None:
+    assert sections('{"a": 1, "b": {"c": 2}}', "json") == [(0, 0, "MODULE", None)]
+
+
 @pytest.mark.parametrize(
     ("text", "language"),
     [

@@ -141,6 +141,12 @@ def test_a_comment_apart_from_its_object_is_named_by_it() -> None:
     assert names(text) == [("TABLE", "a"), ("COMMENT", "rag.f")]
 
 
+def test_statements_sharing_a_line_are_one_section_named_only_when_unambiguous() -> None:
+    assert names("BEGIN; CREATE TABLE a (x int);\nCREATE TABLE b (x int); CREATE VIEW c AS SELECT 1;\n") == [
+        ("TABLE", "a"), ("MODULE", None)
+    ]
+
+
 def test_transactions_and_a_begin_column_open_no_body() -> None:
     text = "BEGIN;\nCREATE TABLE t (begin int, b int);\nEND;\nCREATE VIEW v AS SELECT 1;\n"
     assert names(text) == [("MODULE", None), ("TABLE", "t"), ("MODULE", None), ("VIEW", "v")]
