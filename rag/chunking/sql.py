@@ -50,7 +50,7 @@ _OBJECT_KINDS = {
 }
 _CREATE_MODIFIERS = frozenset(
     {"OR", "REPLACE", "TEMP", "TEMPORARY", "UNLOGGED", "GLOBAL", "LOCAL", "MATERIALIZED",
-     "RECURSIVE", "UNIQUE", "CONSTRAINT", "FOREIGN", "DEFINER", "ALGORITHM", "SQL", "SECURITY"}
+     "RECURSIVE", "UNIQUE", "CONSTRAINT", "FOREIGN"}
 )
 _NAME_SKIPS = frozenset({"IF", "NOT", "EXISTS", "CONCURRENTLY"})
 # What may stand between COMMENT ON and the object's name.
