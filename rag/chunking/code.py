@@ -5,7 +5,10 @@ top-level definition (class, function, ...) and per run of code between them,
 merge small neighbours up to the token bound, and split what is too big at its
 children's boundaries: a class into its members, a function into groups of
 statements (then with overlapping windows), a minified line into pieces.
-Files without a grammar are cut into blocks at blank lines instead.
+Files without a grammar are cut into blocks at blank lines instead, and
+files whose parts a finder names without a syntax tree (SQL statements,
+configuration keys, Dockerfile stages: ``sections.Section``) by those parts
+(``chunk_sections``), with the same merging and splitting.
 
 Chunks cover whole lines only (except for enormous lines), and every
 non-blank line of the file lands in at least one chunk. Metadata beyond the
@@ -28,6 +31,7 @@ from tree_sitter import Node, Parser
 from rag.chunking.languages import CONTAINER_KINDS, Definition, find_definition, is_attachment
 from rag.chunking.lines import Lines
 from rag.chunking.model import Chunk, count_tokens
+from rag.chunking.sections import Section
 from rag.chunking.symbols import CodeGraph, extract_graph
 
 # Pieces under max_tokens / 4 are "small": neighbours that are small merge
@@ -62,7 +66,7 @@ def chunk_code_with_graph(
     overlap = min(max(overlap, 0), max_tokens // 2)
     source = _Source(text)
     chunker = _Chunker(source, language, max_tokens, overlap)
-    root = _parse(text, language)
+    root = parse_tree(text, language)
     pieces = chunker.blocks() if root is None else chunker.top_level(root)
     base = {"path": path, "sourceType": "code", "language": language}
     chunks = [_to_chunk(piece, source, base) for piece in pieces]
@@ -70,12 +74,29 @@ def chunk_code_with_graph(
     return chunks, symbols
 
 
+def chunk_sections(
+    text: str, path: str, language: str, sections: Sequence[Section], *, max_tokens: int,
+    overlap: int
+) -> list[Chunk]:
+    """Chunks of ``text`` along ``sections`` (sorted by start, rows before the
+    first are code of no name): each section a chunk named by it, small ones
+    merged, big ones cut into windows of lines that keep its name."""
+    if not text.strip():
+        return []
+    max_tokens = max(max_tokens, 1)
+    overlap = min(max(overlap, 0), max_tokens // 2)
+    source = _Source(text)
+    pieces = _Chunker(source, language, max_tokens, overlap).sections(sections)
+    base = {"path": path, "sourceType": "code", "language": language}
+    return [_to_chunk(piece, source, base) for piece in pieces]
+
+
 # --- parsing --------------------------------------------------------------------
 
 _parsers = threading.local()  # tree-sitter parsers are not safe to share across threads
 
 
-def _parse(text: str, language: str) -> Node | None:
+def parse_tree(text: str, language: str) -> Node | None:
     """The syntax tree's root, or None when there is no grammar for ``language``."""
     if language not in _GRAMMARS:
         return None
@@ -237,6 +258,30 @@ class _Chunker:
             if span is not None:
                 pieces.extend(self._cut_unit(_Unit(*span, (), None), scope))
         return self._pack(pieces, scope, windows=False)
+
+    def sections(self, sections: Sequence[Section]) -> list[_Piece]:
+        """Each section one piece, or windows keeping its name and starting with its head row."""
+        source, module = self.source, _Scope("MODULE", None, False, (), 0, 0)
+        if not sections or sections[0].start > 0:
+            sections = [Section(0, 0, "MODULE", None), *sections]
+        ends = [section.start - 1 for section in sections[1:]] + [source.last_row]
+        pieces: list[_Piece] = []
+        for section, end in zip(sections, ends, strict=True):
+            span = source.trim(section.start, end)
+            if span is None:
+                continue
+            fqns = (section.name,) if section.name else ()
+            piece = _Piece(*span, section.kind, section.name, source.tokens(*span), (),
+                           whole=True, fqns=fqns)
+            if piece.tokens <= self.max_tokens:
+                pieces.append(piece)
+                continue
+            header = self._fit_header((), range(section.head, section.head + 1))
+            header_tokens = sum(source.row_tokens(row) for row in header)
+            inner = _Scope(section.kind, section.name, False, header, header_tokens, 1)
+            lines = self._line_pieces(replace(piece, header=header), inner)
+            pieces.extend(replace(part, whole=False) for part in self._pack(lines, inner, windows=True))
+        return self._pack(pieces, module, windows=False)
 
     # --- cutting a range of rows along syntax nodes ---
 

@@ -7,7 +7,10 @@ Documents go by extension: .md/.mdx/.markdown → markdown, .rst → reST,
 pdf, .docx → docx; a .txt file whose content reads as reST (``looks_like_rst``)
 → reST. Any other file is code when ``detect_language`` knows its name or
 extension or sees a shebang, and text otherwise (language "csv" for
-.csv/.tsv, "log", else "text").
+.csv/.tsv, "log", else "text"). Code in SQL, YAML, TOML, JSON or a
+Dockerfile is cut by the sections its finder names (statements, top-level
+keys, stages); where it finds none (a config file that does not parse, a
+JSON array) the syntax tree's windows cut it as any code.
 
 Content problems end up in ``FileChunks``: NUL bytes in the first 8 KB →
 error "binary file"; an empty or blank file → no chunks; undecodable bytes →
@@ -16,12 +19,16 @@ U+FFFD and a warning; a PDF, .docx, notebook or HTML page that cannot be read
 """
 
 import codecs
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from rag.chunking.asciidoc import chunk_asciidoc
-from rag.chunking.code import chunk_code_with_graph
+from rag.chunking.code import chunk_code_with_graph, chunk_sections
+from rag.chunking.configs import config_sections
+from rag.chunking.dockerfile import dockerfile_stages
 from rag.chunking.html import chunk_html
 from rag.chunking.languages import detect_language
 from rag.chunking.lines import make_storable
@@ -29,6 +36,8 @@ from rag.chunking.markdown import chunk_markdown
 from rag.chunking.model import Chunk
 from rag.chunking.notebook import chunk_notebook
 from rag.chunking.rst import chunk_rst, looks_like_rst
+from rag.chunking.sections import Section
+from rag.chunking.sql import sql_sections
 from rag.chunking.symbols import CodeGraph
 from rag.chunking.text import chunk_text
 from rag.errors import ChunkingError
@@ -49,6 +58,12 @@ _DOCUMENT_CHUNKERS: dict[str, _DocumentChunker] = {
     ".html": chunk_html,
     ".htm": chunk_html,
     ".ipynb": chunk_notebook,
+}
+# Code whose named parts a finder sees better than its grammar does (None: found none).
+_SECTION_FINDERS: dict[str, Callable[[str], list[Section] | None]] = {
+    "sql": sql_sections,
+    "dockerfile": dockerfile_stages,
+    **{language: partial(config_sections, language=language) for language in ("yaml", "toml", "json")},
 }
 _TEXT_LANGUAGES = {
     ".csv": "csv",
@@ -176,6 +191,12 @@ def _chunk_decoded(
     code_language = detect_language(rel_path, text)
     if code_language is not None:
         try:
+            finder = _SECTION_FINDERS.get(code_language)
+            sections = finder(text) if finder is not None else None
+            if sections:
+                chunks = chunk_sections(text, rel_path, code_language, sections,
+                                        max_tokens=max_tokens, overlap=overlap)
+                return chunks, None
             return chunk_code_with_graph(
                 text, rel_path, code_language, max_tokens=max_tokens, overlap=overlap
             )

@@ -78,6 +78,11 @@ _FILE_NAMES: Mapping[str, str] = {
     ".vimrc": "vim", "kconfig": "kconfig",
 }
 
+# Variants named after the file they vary (Dockerfile.dev, Makefile.am): their extension is no language.
+_FILE_NAME_PREFIXES: Mapping[str, str] = {
+    "dockerfile.": "dockerfile", "containerfile.": "dockerfile", "makefile.": "make",
+}
+
 # Interpreters named on a shebang line; versions are stripped first (python3.11 -> python).
 _INTERPRETERS: Mapping[str, str] = {
     "python": "python", "pypy": "python", "sh": "bash", "bash": "bash", "dash": "bash",
@@ -104,6 +109,9 @@ def detect_language(path: str, text: str | None = None) -> str | None:
     language = _EXTENSIONS.get(suffix)
     if language is not None:
         return _refine_ambiguous(suffix, language, text)
+    by_prefix = next((lang for prefix, lang in _FILE_NAME_PREFIXES.items() if name.startswith(prefix)), None)
+    if by_prefix is not None:
+        return by_prefix
     if suffix and not suffix[1:].isdigit():
         return None  # an extension we don't treat as code (.md, .txt, .csv, .pdf, ...)
     # Extension-less (or "script.1"): scripts announce themselves on the first line.
@@ -358,6 +366,17 @@ def _go_const(node: Node, exported: bool) -> Definition | None:
     return Definition("CONST", name, node, None)
 
 
+# Make ---------------------------------------------------------------------------
+
+
+def _make_rule(node: Node, exported: bool) -> Definition | None:
+    """``build test: deps`` and its recipe lines: the target ``build test``."""
+    targets = next((c for c in node.named_children if c.type == "targets"), None)
+    name = _clean_name(_node_text(targets)) if targets is not None else None
+    recipe = next((c for c in node.named_children if c.type == "recipe"), None)
+    return Definition("TARGET", name, node, recipe)
+
+
 # Rust ---------------------------------------------------------------------------
 
 
@@ -457,6 +476,7 @@ _RULES: Mapping[str, _Rules] = {
     # Grammars built on the C or C++ grammar share its node types.
     **dict.fromkeys(("c", "objc", "glsl", "ispc"), _C_RULES),
     **dict.fromkeys(("cpp", "cuda", "arduino", "hlsl"), _CPP_RULES),
+    "make": _Rules({}, {}, {"rule": _make_rule}),
     "ruby": _Rules(
         {"class": "CLASS", "module": "MODULE", "method": "FUNCTION",
          "singleton_method": "METHOD"},

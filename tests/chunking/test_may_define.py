@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tree_sitter import Node
 
-from rag.chunking.code import _parse
+from rag.chunking.code import parse_tree
 from rag.chunking.languages import detect_language, find_definition, may_define
 
 _TESTS = Path(__file__).resolve().parents[1]
@@ -20,7 +20,7 @@ _SOURCES = sorted(
 
 
 def _named_nodes(text: str, language: str) -> Iterator[Node]:
-    root = _parse(text, language)
+    root = parse_tree(text, language)
     assert root is not None
     stack = [root]
     while stack:
