@@ -28,7 +28,8 @@ from tree_sitter import Node, Parser
 from rag.chunking.languages import CONTAINER_KINDS, Definition, find_definition, is_attachment
 from rag.chunking.lines import Lines
 from rag.chunking.model import Chunk, count_tokens
-from rag.chunking.symbols import CodeGraph, extract_graph
+from rag.graph.extract import extract_graph
+from rag.graph.model import CodeGraph
 
 # Pieces under max_tokens / 4 are "small": neighbours that are small merge
 # into one chunk; bigger definitions keep a chunk of their own.

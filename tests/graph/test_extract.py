@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 from graphdb import Graph, graph_of
 
-from rag.chunking import symbols
 from rag.chunking.code import chunk_code_with_graph
 from rag.chunking.dispatcher import chunk_bytes
-from rag.chunking.symbols import MAX_REFS_PER_FILE, CodeGraph
+from rag.graph import extract
+from rag.graph.extract import MAX_REFS_PER_FILE
+from rag.graph.model import CodeGraph
 
 __all__ = ["graph_of"]
 
@@ -128,13 +129,13 @@ def test_a_c_include_imports_everything_of_the_headers_stem(path: str, include: 
 
 def test_extraction_pauses_the_garbage_collector_and_leaves_it_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[bool] = []
-    real = symbols._definitions
+    real = extract.walk_definitions
 
     def watched(*args: Any) -> Any:
         seen.append(gc.isenabled())
         return real(*args)
 
-    monkeypatch.setattr(symbols, "_definitions", watched)
+    monkeypatch.setattr(extract, "walk_definitions", watched)
     graph("def f():\n    return g()\n", "a.py", "python")
     assert seen == [False] and gc.isenabled()
     gc.disable()
