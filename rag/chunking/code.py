@@ -56,7 +56,8 @@ def chunk_code_with_graph(
     text: str, path: str, language: str, *, max_tokens: int, overlap: int, graph: bool = True
 ) -> tuple[list[Chunk], CodeGraph | None]:
     """``chunk_code``'s chunks and, from the same syntax tree, the file's
-    definitions and references (None without a grammar)."""
+    definitions and references (None without a grammar): the chunker's one
+    call into the code graph (``rag.graph.extract``)."""
     if not text.strip():
         return [], None
     max_tokens = max(max_tokens, 1)

@@ -480,9 +480,7 @@ class References:
                 return binding, parts[cut:]
         return None
 
-    # --- imports ---
-
-    # --- what language modules read imports with ---
+    # --- what the language modules read imports with ---
 
     def import_ref(self, node: Node, name: str, stem: str, alias: str, binds: bool = True) -> Reference:
         """An import of name from stem as alias (kept in ``keys`` when it differs: a
@@ -493,7 +491,6 @@ class References:
         return Reference("import", name, line, self.scope_fqn(index), index, targets=((stem, name),),
                          imported=True, keys=(alias,) if alias != name else ())
 
-
     def unaliased(self, dotted: str) -> str:
         """``dotted`` with a C++ namespace alias at its head replaced by what it names."""
         if not self.namespace_aliases:
@@ -501,7 +498,6 @@ class References:
         head, dot, rest = dotted.partition(".")
         target = self.namespace_aliases.get(head)
         return f"{target}{dot}{rest}" if target is not None else dotted
-
 
 
 def _through_import(binding: _Binding, rest: list[str], name: str) -> tuple[tuple[str, str], ...]:
