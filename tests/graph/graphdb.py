@@ -1,14 +1,10 @@
-"""Helpers for the code graph tests: a fixture project indexed into a fresh database."""
+"""Helpers for the code graph tests: a fixture project indexed into a fresh database
+(``Graph``; the ``graph_of`` fixture that makes one is in conftest.py)."""
 
-import shutil
-import uuid
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
-from conftest import create_database, drop_database
 from psycopg.rows import dict_row
 
 from rag import db
@@ -58,22 +54,3 @@ class Graph:
         refs = [self.ref(path, name, line) for line in lines]
         return [(ref["status"], ref["target"]) for ref in refs]
 
-
-@pytest.fixture(scope="module")
-def graph_of(template_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Graph]]:
-    """Copies a fixture project, indexes it into a fresh database: ``graph_of("python")``."""
-    created: list[str] = []
-
-    def make(project: str) -> Graph:
-        name = f"rag_test_{uuid.uuid4().hex[:12]}"
-        target = db.DatabaseTarget(create_database(name, template=template_db), "test")
-        created.append(name)
-        root = tmp_path_factory.mktemp(project) / project
-        shutil.copytree(FIXTURES / project, root)
-        graph = Graph(target, root, project)
-        graph.index()
-        return graph
-
-    yield make
-    for name in created:
-        drop_database(name)

@@ -3,9 +3,7 @@
 from collections.abc import Callable
 
 import pytest
-from graphdb import Graph, graph_of
-
-__all__ = ["graph_of"]
+from graphdb import Graph
 
 JAVA = "src/main/java/com/"
 

@@ -5,9 +5,7 @@ from collections.abc import Callable
 
 import psycopg
 import pytest
-from graphdb import Graph, graph_of
-
-__all__ = ["graph_of"]
+from graphdb import Graph
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
-from graphdb import Graph, graph_of
-
-__all__ = ["graph_of"]
+from graphdb import Graph
 
 
 @contextmanager

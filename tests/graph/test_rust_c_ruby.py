@@ -3,12 +3,10 @@
 from collections.abc import Callable
 
 import pytest
-from graphdb import Graph, graph_of
+from graphdb import Graph
 from typer.testing import CliRunner
 
 from rag.cli import app
-
-__all__ = ["graph_of"]
 
 
 @pytest.fixture(scope="module")
