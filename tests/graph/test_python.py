@@ -80,18 +80,6 @@ def test_calls_of_an_overridden_method_may_call_the_override(shop: Graph) -> Non
     assert shop.names("callees", "Base.describe") == {("Base.price", False)}
 
 
-@pytest.mark.parametrize(("path", "line"), [
-    ("shop/models.py", 51),  # entry: Tagged, a class of the same file; entry.label()
-    ("shop/labels.py", 5),   # entry: Tagged, imported
-    ("shop/labels.py", 9),   # Tagged.label(...)
-    ("shop/models.py", 56),  # Tagged.label(self) in Loud, which overrides it
-])
-def test_a_typed_receivers_inherited_method_is_found_in_its_bases(shop: Graph, path: str, line: int) -> None:
-    ref = shop.ref(path, "label", line)
-    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
-        "resolved", "inherited", "Named.label", "shop/models.py")
-
-
 def test_calls_through_a_subclass_are_callers_of_the_inherited_method(shop: Graph) -> None:
     assert shop.names("callers", "Named.label") == {
         ("tag", False), ("badge", False), ("default_label", False), ("Loud.label", False)}
