@@ -67,5 +67,7 @@ def _namespace_alias(refs: References, node: Node) -> None:
         refs.namespace_aliases[refs.text(alias)] = refs.unaliased(target)
 
 
-C = Language(query_text("c"), frozenset(), False, read_import, _BUILTINS)
-CPP = Language(query_text("c", "cpp"), frozenset({"this"}), True, read_import, _BUILTINS)
+C = Language(query_text("c"), self_names=frozenset(), implicit_members=False, read_import=read_import,
+             builtins=_BUILTINS)
+CPP = Language(query_text("c", "cpp"), self_names=frozenset({"this"}), implicit_members=True,
+               read_import=read_import, builtins=_BUILTINS)

@@ -24,4 +24,5 @@ def read_import(refs: References, captures: Captures) -> Iterable[Reference]:
     return ()
 
 
-GO = Language(query_text("go"), frozenset(), False, read_import, _BUILTINS, package_is_folder=True)
+GO = Language(query_text("go"), self_names=frozenset(), implicit_members=False, read_import=read_import,
+              builtins=_BUILTINS, package_is_folder=True)

@@ -26,4 +26,5 @@ def read_import(refs: References, captures: Captures) -> Iterator[Reference]:
                     targets=((stem, fqn),), imported=True)
 
 
-JAVA = Language(query_text("java"), frozenset({"this"}), True, read_import)
+JAVA = Language(query_text("java"), self_names=frozenset({"this"}), implicit_members=True,
+                read_import=read_import)

@@ -84,7 +84,9 @@ def _module_stem(path: str, spec: str) -> str:
     return re.sub(r"^[@~]/", "", re.sub(r"\.(m|c)?[jt]sx?$", "", spec))
 
 
-JAVASCRIPT = Language(query_text("ecmascript", "javascript"), frozenset({"this"}), False, read_import,
-                      _BUILTINS, index_module="index")
-TYPESCRIPT = Language(query_text("ecmascript", "typescript"), frozenset({"this"}), False, read_import,
-                      _BUILTINS, index_module="index")
+JAVASCRIPT = Language(query_text("ecmascript", "javascript"), self_names=frozenset({"this"}),
+                      implicit_members=False, read_import=read_import, builtins=_BUILTINS,
+                      index_module="index")
+TYPESCRIPT = Language(query_text("ecmascript", "typescript"), self_names=frozenset({"this"}),
+                      implicit_members=False, read_import=read_import, builtins=_BUILTINS,
+                      index_module="index")

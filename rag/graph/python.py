@@ -58,5 +58,5 @@ def _module_stem(path: str, module: str) -> str:
     return "/" + "/".join([p for p in folder.split("/") if p] + parts)
 
 
-PYTHON = Language(query_text("python"), frozenset({"self", "cls"}), False, read_import, _BUILTINS,
-                  index_module="__init__")
+PYTHON = Language(query_text("python"), self_names=frozenset({"self", "cls"}), implicit_members=False,
+                  read_import=read_import, builtins=_BUILTINS, index_module="__init__")

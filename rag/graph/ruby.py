@@ -10,4 +10,5 @@ _BUILTINS = frozenset({
     "proc", "loop", "format", "sprintf", "block_given?", "module_function", "define_method",
 })
 
-RUBY = Language(query_text("ruby"), frozenset({"self"}), True, builtins=_BUILTINS, constructor="new")
+RUBY = Language(query_text("ruby"), self_names=frozenset({"self"}), implicit_members=True,
+                builtins=_BUILTINS, constructor="new")

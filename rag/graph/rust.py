@@ -39,5 +39,5 @@ def _use(refs: References, node: Node | None, prefix: list[str]) -> Iterator[Ref
         yield refs.import_ref(node, parts[-1], "/".join(parts[:-1]), alias)
 
 
-RUST = Language(query_text("rust"), frozenset({"self", "Self"}), False, read_import, paths="module",
-                index_module="mod")
+RUST = Language(query_text("rust"), self_names=frozenset({"self", "Self"}), implicit_members=False,
+                read_import=read_import, paths="module", index_module="mod")
