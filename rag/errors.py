@@ -9,7 +9,8 @@ RagError                 anything the user can fix, shown without a traceback
 ├── ProviderError        an embedding/rerank provider cannot be set up or used
 ├── IndexingError        a source cannot be indexed
 │   └── SourceBusyError           another run holds the source's lock (a watcher waits for it)
-└── ChunkingError        a file cannot be chunked (recorded per file, never fatal)
+├── ChunkingError        a file cannot be chunked (recorded per file, never fatal)
+└── GraphError           a symbol names no definition or several, or a graph call's argument is bad
 """
 
 
@@ -51,6 +52,10 @@ class SourceBusyError(IndexingError):
 
 class ChunkingError(RagError):
     pass
+
+
+class GraphError(RagError):
+    """A symbol that names no definition or several, or a bad argument."""
 
 
 def first_line(exc: BaseException) -> str:

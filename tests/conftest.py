@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -182,6 +182,22 @@ def rag_db(template_db: str) -> Iterator[db.DatabaseTarget]:
     url = create_database(name, template=template_db)
     yield db.DatabaseTarget(url, "test")
     drop_database(name)
+
+
+@pytest.fixture(scope="module")
+def rag_dbs(template_db: str) -> Iterator[Callable[[], db.DatabaseTarget]]:
+    """Fresh databases with the schema installed, as many as a test module asks
+    for (``rag_dbs()``), dropped after the module."""
+    names: list[str] = []
+
+    def make() -> db.DatabaseTarget:
+        name = f"rag_test_{uuid.uuid4().hex[:12]}"
+        names.append(name)
+        return db.DatabaseTarget(create_database(name, template=template_db), "test")
+
+    yield make
+    for name in names:
+        drop_database(name)
 
 
 @pytest.fixture(autouse=True)

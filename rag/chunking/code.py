@@ -32,7 +32,8 @@ from rag.chunking.languages import CONTAINER_KINDS, Definition, find_definition,
 from rag.chunking.lines import Lines
 from rag.chunking.model import Chunk, count_tokens
 from rag.chunking.sections import Section
-from rag.chunking.symbols import CodeGraph, extract_graph
+from rag.graph.extract import extract_graph
+from rag.graph.model import CodeGraph
 
 # Pieces under max_tokens / 4 are "small": neighbours that are small merge
 # into one chunk; bigger definitions keep a chunk of their own.
@@ -59,7 +60,8 @@ def chunk_code_with_graph(
     text: str, path: str, language: str, *, max_tokens: int, overlap: int, graph: bool = True
 ) -> tuple[list[Chunk], CodeGraph | None]:
     """``chunk_code``'s chunks and, from the same syntax tree, the file's
-    definitions and references (None without a grammar)."""
+    definitions and references (None without a grammar): the chunker's one
+    call into the code graph (``rag.graph.extract``)."""
     if not text.strip():
         return [], None
     max_tokens = max(max_tokens, 1)

@@ -38,9 +38,9 @@ from rag.chunking.notebook import chunk_notebook
 from rag.chunking.rst import chunk_rst, looks_like_rst
 from rag.chunking.sections import Section
 from rag.chunking.sql import sql_sections
-from rag.chunking.symbols import CodeGraph
 from rag.chunking.text import chunk_text
 from rag.errors import ChunkingError
+from rag.graph.model import CodeGraph
 
 _BINARY_SNIFF_BYTES = 8192
 

@@ -1,14 +1,13 @@
-"""Helpers for the code graph tests: a fixture project indexed into a fresh database."""
+"""Helpers for the code graph tests: a fixture project indexed into a fresh database
+(``Graph``; the ``graph_of`` fixture that makes one is in conftest.py), and the
+references its files promise in comments (``expectations``)."""
 
-import shutil
-import uuid
-from collections.abc import Callable, Iterator
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
-from conftest import create_database, drop_database
 from psycopg.rows import dict_row
 
 from rag import db
@@ -59,21 +58,43 @@ class Graph:
         return [(ref["status"], ref["target"]) for ref in refs]
 
 
-@pytest.fixture(scope="module")
-def graph_of(template_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Graph]]:
-    """Copies a fixture project, indexes it into a fresh database: ``graph_of("python")``."""
-    created: list[str] = []
+# `ref NAME: BY -> TARGET @ PATH` in a comment at the end of a fixture's line: the
+# reference named NAME on that line resolves, by BY, to TARGET in PATH (in its own
+# file when "@ PATH" is left out). Several on one line are separated by ";".
+_EXPECTATION = re.compile(r"ref (\S+): (\w+) -> (\S+?)(?: @ (\S+))?\s*(?:;|\*/|$)")
+_COMMENT = re.compile(r"(?:#|//|/\*)\s*(ref \S+: .*)$")
 
-    def make(project: str) -> Graph:
-        name = f"rag_test_{uuid.uuid4().hex[:12]}"
-        target = db.DatabaseTarget(create_database(name, template=template_db), "test")
-        created.append(name)
-        root = tmp_path_factory.mktemp(project) / project
-        shutil.copytree(FIXTURES / project, root)
-        graph = Graph(target, root, project)
-        graph.index()
-        return graph
 
-    yield make
-    for name in created:
-        drop_database(name)
+@dataclass(frozen=True)
+class Expected:
+    """A reference a fixture file promises in a comment on its line (see ``_EXPECTATION``)."""
+
+    project: str
+    path: str
+    line: int
+    name: str
+    resolved_by: str
+    target: str
+    target_path: str
+
+    def __str__(self) -> str:
+        return f"{self.project}/{self.path}:{self.line}:{self.name}"
+
+    def check(self, graph: "Graph") -> None:
+        ref = graph.ref(self.path, self.name, self.line)
+        assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
+            "resolved", self.resolved_by, self.target, self.target_path)
+
+
+def expectations(project: str) -> list[Expected]:
+    """Every reference the files of ``fixtures/<project>`` promise, in path and line order."""
+    root = FIXTURES / project
+    found: list[Expected] = []
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        path = file.relative_to(root).as_posix()
+        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+            comment = _COMMENT.search(line)
+            for name, by, target, target_path in _EXPECTATION.findall(comment[1] if comment else ""):
+                found.append(Expected(project, path, number, name, by, target, target_path or path))
+    assert found, f"no expectations in fixtures/{project}"
+    return found

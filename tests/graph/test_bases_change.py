@@ -6,9 +6,7 @@ Mid's file changes."""
 from collections.abc import Callable
 
 import pytest
-from graphdb import Graph, graph_of
-
-__all__ = ["graph_of"]
+from graphdb import Graph
 
 PYTHON = {
     "tree/base.py": "class Base:\n    def greet(self):\n        return 1\n",

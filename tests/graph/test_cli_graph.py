@@ -4,12 +4,10 @@ import json
 from collections.abc import Callable
 
 import pytest
-from graphdb import Graph, graph_of
+from graphdb import Graph
 from typer.testing import CliRunner
 
 from rag.cli import app
-
-__all__ = ["graph_of"]
 
 runner = CliRunner()
 

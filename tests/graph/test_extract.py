@@ -1,18 +1,19 @@
 """Extraction alone (no database): definitions for every grammar, bad input, the stored payload."""
 
 import gc
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from graphdb import Graph, graph_of
+from graphdb import Graph
 
-from rag.chunking import symbols
+from rag import db
 from rag.chunking.code import chunk_code_with_graph
 from rag.chunking.dispatcher import chunk_bytes
-from rag.chunking.symbols import MAX_REFS_PER_FILE, CodeGraph
-
-__all__ = ["graph_of"]
+from rag.graph import extract
+from rag.graph.extract import MAX_REFS_PER_FILE
+from rag.graph.model import CodeGraph
 
 
 def graph(text: str, path: str, language: str) -> CodeGraph:
@@ -74,21 +75,17 @@ def test_the_dispatcher_carries_the_graph_and_documents_have_none() -> None:
 
 
 def test_a_name_defined_500_times_is_listed_with_a_cap_and_the_count(
-    graph_of: object, tmp_path: Path
+    rag_dbs: Callable[[], db.DatabaseTarget], tmp_path: Path
 ) -> None:
-    many = Path(__file__).parent / "fixtures" / "many"
-    many.mkdir(exist_ok=True)
-    try:
-        (many / "classes.py").write_text("".join(
-            f"class C{i}:\n    def __init__(self):\n        pass\n\n" for i in range(500)))
-        made: Graph = graph_of("many")  # type: ignore[operator]
-        rows = made.rows("SELECT fqn, total FROM rag.find_symbols('__init__')")
-        assert len(rows) == 50 and rows[0]["total"] == 500
-        assert len(made.rows("SELECT 1 FROM rag.find_symbols('__init__', max_rows => 600)")) == 500
-    finally:
-        for child in many.iterdir():
-            child.unlink()
-        many.rmdir()
+    many = tmp_path / "many"
+    many.mkdir()
+    (many / "classes.py").write_text("".join(
+        f"class C{i}:\n    def __init__(self):\n        pass\n\n" for i in range(500)))
+    made = Graph(rag_dbs(), many, "many")
+    made.index()
+    rows = made.rows("SELECT fqn, total FROM rag.find_symbols('__init__')")
+    assert len(rows) == 50 and rows[0]["total"] == 500
+    assert len(made.rows("SELECT 1 FROM rag.find_symbols('__init__', max_rows => 600)")) == 500
 
 
 def test_a_file_without_definitions_keeps_its_references() -> None:
@@ -128,13 +125,13 @@ def test_a_c_include_imports_everything_of_the_headers_stem(path: str, include: 
 
 def test_extraction_pauses_the_garbage_collector_and_leaves_it_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[bool] = []
-    real = symbols._definitions
+    real = extract.walk_definitions
 
     def watched(*args: Any) -> Any:
         seen.append(gc.isenabled())
         return real(*args)
 
-    monkeypatch.setattr(symbols, "_definitions", watched)
+    monkeypatch.setattr(extract, "walk_definitions", watched)
     graph("def f():\n    return g()\n", "a.py", "python")
     assert seen == [False] and gc.isenabled()
     gc.disable()

@@ -3,9 +3,7 @@
 from collections.abc import Callable
 
 import pytest
-from graphdb import Graph, graph_of
-
-__all__ = ["graph_of"]
+from graphdb import Expected, Graph, expectations
 
 JAVA = "src/main/java/com/"
 
@@ -20,26 +18,10 @@ def java(graph_of: Callable[[str], Graph]) -> Graph:
     return graph_of("java")
 
 
-@pytest.mark.parametrize(
-    ("path", "name", "line", "resolved_by", "target", "target_path"),
-    [
-        # c.sum() on the method's receiver (typed by its parameter)
-        ("shop/cart.go", "sum", None, "file", "Cart.sum", "shop/cart.go"),
-        # the same package is the same folder
-        ("shop/cart.go", "helper", None, "folder", "helper", "shop/order.go"),
-        ("shop/cart.go", "NewOrder", None, "folder", "NewOrder", "shop/order.go"),
-        # a composite literal constructs, and types its variable
-        ("shop/cart.go", "Cart", 19, "file", "Cart", "shop/cart.go"),
-        ("shop/cart.go", "Total", 20, "file", "Cart.Total", "shop/cart.go"),
-        # an aliased import of a package
-        ("shop/cart.go", "Format", None, "import", "Format", "util/format.go"),
-    ],
-)
-def test_go_references(go: Graph, path: str, name: str, line: int | None, resolved_by: str,
-                       target: str, target_path: str) -> None:
-    ref = go.ref(path, name, line)
-    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
-        "resolved", resolved_by, target, target_path)
+@pytest.mark.parametrize("expected", expectations("go"), ids=str)
+def test_go_references(go: Graph, expected: Expected) -> None:
+    """Each reference a fixture file promises in a comment on its line (graphdb.expectations)."""
+    expected.check(go)
 
 
 def test_go_calls_into_the_standard_library_stay_unresolved(go: Graph) -> None:
@@ -133,29 +115,10 @@ def test_go_types_satisfy_the_interfaces_whose_methods_they_have(graph_of: Calla
     assert made.names("callees", "drain") == {("Reader.Read", False)}
 
 
-@pytest.mark.parametrize(
-    ("path", "name", "line", "resolved_by", "target", "target_path"),
-    [
-        # imports, a static import, and a static call through the imported class
-        (JAVA + "shop/Cart.java", "Format", 3, "import", "Format", JAVA + "util/Format.java"),
-        (JAVA + "shop/Cart.java", "money", 14, "import", "Format.money", JAVA + "util/Format.java"),
-        # same package, extends and implements
-        (JAVA + "shop/Cart.java", "Base", None, "folder", "Base", JAVA + "shop/Base.java"),
-        (JAVA + "shop/Cart.java", "Priced", None, "folder", "Priced", JAVA + "shop/Priced.java"),
-        # a parameter's and a field's declared type
-        (JAVA + "shop/Cart.java", "price", 10, "folder", "Item.price", JAVA + "shop/Item.java"),
-        # super.price(): the superclass's, not the interface's
-        (JAVA + "shop/Cart.java", "price", 14, "class", "Base.price", JAVA + "shop/Base.java"),
-        # new Cart(), and a static call Cart.make() in the same package
-        (JAVA + "shop/Cart.java", "Cart", None, "file", "Cart", JAVA + "shop/Cart.java"),
-        (JAVA + "shop/Item.java", "make", None, "folder", "Cart.make", JAVA + "shop/Cart.java"),
-    ],
-)
-def test_java_references(java: Graph, path: str, name: str, line: int | None, resolved_by: str,
-                         target: str, target_path: str) -> None:
-    ref = java.ref(path, name, line)
-    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
-        "resolved", resolved_by, target, target_path)
+@pytest.mark.parametrize("expected", expectations("java"), ids=str)
+def test_java_references(java: Graph, expected: Expected) -> None:
+    """Each reference a fixture file promises in a comment on its line (graphdb.expectations)."""
+    expected.check(java)
 
 
 def test_java_implicit_this_and_types(java: Graph) -> None:

@@ -3,12 +3,10 @@
 from collections.abc import Callable, Iterator
 
 import pytest
-from graphdb import Graph, graph_of
-from test_mcp import Harness, loaded_config
+from graphdb import Graph
+from mcp_harness import Harness, loaded_config
 
 from rag.service import RagService
-
-__all__ = ["graph_of"]
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,7 @@ from collections.abc import Callable
 
 import psycopg
 import pytest
-from graphdb import Graph, graph_of
-
-__all__ = ["graph_of"]
+from graphdb import Expected, Graph, expectations
 
 
 @pytest.fixture(scope="module")
@@ -15,44 +13,10 @@ def shop(graph_of: Callable[[str], Graph]) -> Graph:
     return graph_of("python")
 
 
-@pytest.mark.parametrize(
-    ("path", "name", "line", "resolved_by", "target", "target_path"),
-    [
-        # import map: `from shop.models import Cart as ShoppingCart` (alias, constructor call)
-        ("shop/checkout.py", "ShoppingCart", 8, "import", "Cart", "shop/models.py"),
-        # relative import `from .models import Item`
-        ("shop/checkout.py", "Item", 9, "import", "Item", "shop/models.py"),
-        # method on a receiver typed by a constructor assignment
-        ("shop/checkout.py", "total", 10, "import", "Cart.total", "shop/models.py"),
-        # `from . import helpers` then helpers.tax(): a module alias
-        ("shop/checkout.py", "tax", None, "import", "tax", "shop/helpers.py"),
-        # `import util.format as fmt`; fmt.money()
-        ("shop/checkout.py", "money", None, "import", "money", "util/format.py"),
-        # same file wins over the same name in the folder
-        ("shop/checkout.py", "local_helper", None, "file", "local_helper", "shop/checkout.py"),
-        # self.price() in Base, and in Item (its own override)
-        ("shop/models.py", "price", 9, "file", "Base.price", "shop/models.py"),
-        ("shop/models.py", "price", 17, "file", "Item.price", "shop/models.py"),
-        # super().price() and self.describe() found in the base class
-        ("shop/models.py", "price", 14, "class", "Base.price", "shop/models.py"),
-        ("shop/models.py", "describe", None, "class", "Base.describe", "shop/models.py"),
-        # a parameter annotated with its type
-        ("shop/models.py", "cost", None, "file", "Item.cost", "shop/models.py"),
-        # same folder
-        ("shop/orders.py", "tax", None, "folder", "tax", "shop/helpers.py"),
-        ("util/broken.py", "summary", None, "folder", "summary", "util/report.py"),
-        # unknown receiver, one method of that name in the source
-        ("shop/orders.py", "submit", None, "name", "Order.submit", "util/report.py"),
-        # inheritance
-        ("shop/models.py", "Base", 12, "file", "Base", "shop/models.py"),
-    ],
-)
-def test_each_reference_kind_resolves(
-    shop: Graph, path: str, name: str, line: int | None, resolved_by: str, target: str, target_path: str
-) -> None:
-    ref = shop.ref(path, name, line)
-    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
-        "resolved", resolved_by, target, target_path)
+@pytest.mark.parametrize("expected", expectations("python"), ids=str)
+def test_each_reference_kind_resolves(shop: Graph, expected: Expected) -> None:
+    """Each reference a fixture file promises in a comment on its line (graphdb.expectations)."""
+    expected.check(shop)
 
 
 def test_ambiguity_in_the_folder_keeps_every_candidate(shop: Graph) -> None:
@@ -114,18 +78,6 @@ def test_calls_of_an_overridden_method_may_call_the_override(shop: Graph) -> Non
     assert shop.names("callers", "Base.price") == {("Base.describe", False), ("Item.price", False)}
     # callees are what a call names: Base.describe calls Base.price
     assert shop.names("callees", "Base.describe") == {("Base.price", False)}
-
-
-@pytest.mark.parametrize(("path", "line"), [
-    ("shop/models.py", 51),  # entry: Tagged, a class of the same file; entry.label()
-    ("shop/labels.py", 5),   # entry: Tagged, imported
-    ("shop/labels.py", 9),   # Tagged.label(...)
-    ("shop/models.py", 56),  # Tagged.label(self) in Loud, which overrides it
-])
-def test_a_typed_receivers_inherited_method_is_found_in_its_bases(shop: Graph, path: str, line: int) -> None:
-    ref = shop.ref(path, "label", line)
-    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
-        "resolved", "inherited", "Named.label", "shop/models.py")
 
 
 def test_calls_through_a_subclass_are_callers_of_the_inherited_method(shop: Graph) -> None:

@@ -7,9 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
-from graphdb import Graph, graph_of
-
-__all__ = ["graph_of"]
+from graphdb import Expected, Graph, expectations
 
 
 @contextmanager
@@ -40,39 +38,10 @@ def typescript(graph_of: Callable[[str], Graph]) -> Graph:
     return graph_of("reexport_ts")
 
 
-@pytest.mark.parametrize(
-    ("project", "path", "name", "line", "target", "target_path"),
-    [
-        # class Page(models.Model): pkg/models/__init__.py has `from .base import Model`
-        ("python", "app/views.py", "Model", 7, "Model", "pkg/models/base.py"),
-        # models.CharField(): `from .fields import *`
-        ("python", "app/views.py", "CharField", 9, "CharField", "pkg/models/fields.py"),
-        # `from pkg.models import Manager`: `from .query import QuerySet as Manager`
-        ("python", "app/views.py", "Manager", 2, "QuerySet", "pkg/models/query.py"),
-        ("python", "app/views.py", "Manager", 10, "QuerySet", "pkg/models/query.py"),
-        # Manager.all(): a member of the class re-exported under an alias
-        ("python", "app/views.py", "all", 13, "QuerySet.all", "pkg/models/query.py"),
-        # models.Model.check(): a member of a class the imported module re-exports
-        ("python", "app/views.py", "check", 16, "Model.check", "pkg/models/base.py"),
-        # `export * from "./cart"` in src/lib/index.ts
-        ("typescript", "src/app.ts", "Cart", 1, "Cart", "src/lib/cart.ts"),
-        ("typescript", "src/app.ts", "Cart", 5, "Cart", "src/lib/cart.ts"),
-        ("typescript", "src/app.ts", "total", 7, "Cart.total", "src/lib/cart.ts"),
-        # `export { money as formatMoney } from "./money"`
-        ("typescript", "src/app.ts", "formatMoney", 7, "money", "src/lib/money.ts"),
-        # units.cents(): `export * as units from "./pricing"`
-        ("typescript", "src/app.ts", "cents", 11, "cents", "src/lib/pricing.ts"),
-        # two hops: `export * from "./shapes"`, whose module has `export * from "./circle"`
-        ("typescript", "src/app.ts", "Circle", 15, "Circle", "src/lib/circle.ts"),
-    ],
-)
-def test_re_exports_resolve_to_the_definition(
-    request: pytest.FixtureRequest, project: str, path: str, name: str, line: int, target: str,
-    target_path: str,
-) -> None:
-    ref = request.getfixturevalue(project).ref(path, name, line)
-    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
-        "resolved", "import", target, target_path)
+@pytest.mark.parametrize("expected", expectations("reexport_py") + expectations("reexport_ts"), ids=str)
+def test_re_exports_resolve_to_the_definition(request: pytest.FixtureRequest, expected: Expected) -> None:
+    """Each reference the fixture files promise in a comment on its line (graphdb.expectations)."""
+    expected.check(request.getfixturevalue("python" if expected.project == "reexport_py" else "typescript"))
 
 
 def test_two_star_re_exports_of_one_name_stay_ambiguous(python: Graph) -> None:

@@ -3,9 +3,7 @@
 from collections.abc import Callable
 
 import pytest
-from graphdb import Graph, graph_of
-
-__all__ = ["graph_of"]
+from graphdb import Expected, Graph, expectations
 
 
 @pytest.fixture(scope="module")
@@ -13,40 +11,10 @@ def app(graph_of: Callable[[str], Graph]) -> Graph:
     return graph_of("typescript")
 
 
-@pytest.mark.parametrize(
-    ("path", "name", "line", "resolved_by", "target", "target_path"),
-    [
-        # import { Cart as ShoppingCart }: an alias, then `new ShoppingCart()`
-        ("src/checkout.ts", "ShoppingCart", 7, "import", "Cart", "src/models/cart.ts"),
-        ("src/checkout.ts", "Item", 8, "import", "Item", "src/models/cart.ts"),
-        # a default import of a named default export
-        ("src/checkout.ts", "makeCart", 9, "import", "makeCart", "src/models/cart.ts"),
-        # a receiver typed by its annotation, and by `new`
-        ("src/checkout.ts", "total", 10, "import", "Cart.total", "src/models/cart.ts"),
-        # import * as fmt; fmt.money() and const report = require(...); report.render()
-        ("src/checkout.ts", "money", None, "import", "money", "src/lib/format.ts"),
-        ("src/checkout.ts", "render", None, "import", "render", "src/lib/report.ts"),
-        # this.price(), super.price(), this.describe() from the base class
-        ("src/models/cart.ts", "price", 12, "file", "Base.price", "src/models/cart.ts"),
-        ("src/models/cart.ts", "price", 18, "class", "Base.price", "src/models/cart.ts"),
-        ("src/models/cart.ts", "describe", 24, "class", "Base.describe", "src/models/cart.ts"),
-        # a method the receiver's class inherits (cart: Cart, item: Item imported)
-        ("src/models/cart.ts", "describe", 53, "inherited", "Base.describe", "src/models/cart.ts"),
-        ("src/checkout.ts", "describe", 21, "inherited", "Base.describe", "src/models/cart.ts"),
-        # extends and implements
-        ("src/models/cart.ts", "Base", 16, "file", "Base", "src/models/cart.ts"),
-        ("src/models/cart.ts", "Priced", None, "file", "Priced", "src/models/cart.ts"),
-        # JSX: a named import used inside JSX, this.label()
-        ("src/widget.jsx", "money", 5, "import", "money", "src/lib/format.ts"),
-        ("src/widget.jsx", "label", None, "file", "Widget.label", "src/widget.jsx"),
-    ],
-)
-def test_each_reference_kind_resolves(
-    app: Graph, path: str, name: str, line: int | None, resolved_by: str, target: str, target_path: str
-) -> None:
-    ref = app.ref(path, name, line)
-    assert (ref["status"], ref["resolved_by"], ref["target"], ref["target_path"]) == (
-        "resolved", resolved_by, target, target_path)
+@pytest.mark.parametrize("expected", expectations("typescript"), ids=str)
+def test_each_reference_kind_resolves(app: Graph, expected: Expected) -> None:
+    """Each reference a fixture file promises in a comment on its line (graphdb.expectations)."""
+    expected.check(app)
 
 
 def test_the_same_use_twice_in_a_definition_is_one_reference(app: Graph) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from rag.errors import RagError
+from rag.errors import GraphError
 from rag.schemas import GraphRow, SymbolRow, SymbolsOutput, TraversalOutput
 
 EDGES = ("calls", "inherits", "imports", "contains")  # the relations of rag.traverse
@@ -23,10 +23,6 @@ RELATIONS: dict[str, tuple[str, str]] = {
     "subclasses": ("inherits", "in"),
     "superclasses": ("inherits", "out"),
 }
-
-
-class GraphError(RagError):
-    """A symbol that names no definition or several, or a bad argument."""
 
 
 def find_symbols(

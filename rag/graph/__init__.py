@@ -1,0 +1,9 @@
+"""The code graph: definitions and references read from the chunker's syntax tree
+(``extract``, with one module per language family and its tree-sitter queries in
+``queries/``), stored, resolved and walked in SQL (``sql/050_graph.sql``), and asked
+from Python through ``api``, whose names this package re-exports."""
+
+from rag.errors import GraphError
+from rag.graph.api import DIRECTIONS, EDGES, RELATIONS, find_symbols, named_relation, traverse
+
+__all__ = ["DIRECTIONS", "EDGES", "RELATIONS", "GraphError", "find_symbols", "named_relation", "traverse"]

@@ -1,0 +1,10 @@
+; Python: calls, imports, bases, and the types of variables (annotations, constructor calls).
+(call function: (identifier) @call.name)
+(call function: (attribute object: (_) @call.recv attribute: (identifier) @call.name))
+(import_statement) @import
+(import_from_statement) @import
+(class_definition superclasses: (argument_list [(identifier) (attribute)] @inherits))
+(typed_parameter (identifier) @typed.var type: (type [(identifier) (attribute)] @typed.type))
+(typed_default_parameter name: (identifier) @typed.var type: (type [(identifier) (attribute)] @typed.type))
+(assignment left: (identifier) @typed.var type: (type [(identifier) (attribute)] @typed.type))
+(assignment left: (identifier) @made.var right: (call function: [(identifier) (attribute)] @made.type))
