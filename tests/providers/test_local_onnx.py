@@ -42,7 +42,7 @@ def sample_texts() -> list[str]:
     """Texts of the kinds `make eval` embeds: its queries, code and Markdown of this repository."""
     from rag.chunking.dispatcher import chunk_file
 
-    queries = [json.loads(line)["query"] for line in (ROOT / "tests/eval/local_rag.jsonl").read_text().splitlines()
+    queries = [json.loads(line)["query"] for line in (ROOT / "eval/local_rag.jsonl").read_text().splitlines()
                if line.startswith("{")]
     chunks: list[str] = []
     for path in ("rag/search.py", "rag/providers/local.py", "README.md", "sql/README.md"):
