@@ -6,7 +6,7 @@ else the embedded server in a temporary ``RAG_HOME``. It starts when the first
 test needs a database, so pure tests run without one; those that take a
 database fixture are marked ``db`` (``pytest -m "not db"`` skips them). Each
 test gets its own database, cloned from a template that already has the schema
-installed.
+installed. Fixtures shared by several test modules live in ``plugins/``.
 """
 
 import gc
@@ -28,6 +28,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from rag import db, embedded
 from rag.chunking import markdown
 from rag.chunking.lines import Lines
+
+pytest_plugins = ["plugins.mcp"]
 
 TEMPLATE_DB = "rag_test_template"
 DATABASE_FIXTURES = {"template_db", "rag_db", "empty_db"}

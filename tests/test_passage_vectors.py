@@ -4,9 +4,8 @@ and the vector arm scores it by the nearest of its vectors (rag.vector_search)."
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from fakes import HashEmbedder
-from psycopg.rows import dict_row
+from helpers import rows
 
 from rag import db
 from rag.chunking.model import Chunk
@@ -17,11 +16,6 @@ from rag.indexer import index_source
 SETTINGS = ChunkSettings(max_tokens=256, overlap=0)
 PARAGRAPHS = [" ".join(f"{topic}{i}" for i in range(45)) for topic in ("cache", "queue", "retry")]
 GUIDE = "# Guide\n\n" + "\n\n".join(PARAGRAPHS) + "\n"
-
-
-def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, Any]]:
-    with psycopg.connect(target.url, row_factory=dict_row, autocommit=True) as conn:
-        return conn.execute(query.encode(), params or None).fetchall()
 
 
 def index(target: db.DatabaseTarget, root: Path, embedder: HashEmbedder) -> Any:

@@ -4,7 +4,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from graphdb import Graph, graph_of
-from test_mcp import Harness, loaded_config
+from plugins.mcp import Harness, loaded_config
 
 from rag.service import RagService
 
