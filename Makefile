@@ -53,30 +53,30 @@ demo: install
 bench: bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch
 
 bench-chunk: install
-	$(BIN)/python tests/bench/bench_chunk.py
+	$(BIN)/python bench/bench_chunk.py
 
 bench-index: install
-	$(BIN)/python tests/bench/bench_index.py $(BENCH_ARGS)
+	$(BIN)/python bench/bench_index.py $(BENCH_ARGS)
 
 bench-search: install
-	$(BIN)/python tests/bench/bench_search.py
+	$(BIN)/python bench/bench_search.py
 
 bench-graph: install
-	$(BIN)/python tests/bench/bench_graph.py
+	$(BIN)/python bench/bench_graph.py
 
 bench-mcp: install
-	$(BIN)/python tests/bench/bench_mcp.py
+	$(BIN)/python bench/bench_mcp.py
 
 # A new `rag search` process with the default model, next to importing torch.
 bench-cold: install
-	$(BIN)/python tests/bench/bench_cold.py
+	$(BIN)/python bench/bench_cold.py
 
 bench-watch: install
-	$(BIN)/python tests/bench/bench_watch.py
+	$(BIN)/python bench/bench_watch.py
 
 # Retrieval quality of every search mode on evaluation sets built at run time.
 eval: install
-	$(BIN)/python tests/eval/run_eval.py
+	$(BIN)/python eval/run_eval.py
 
 up:
 	docker compose up -d

@@ -1,8 +1,8 @@
 """Retrieval evaluation (``rag eval FILE``): how well each search mode finds known answers.
 
 Owns the evaluation file format, the relevance rule, the metrics, running the
-search modes over a file of cases, the seed-design baseline and the table that
-puts the modes side by side.
+search modes over a file of cases and the table that puts the modes side by
+side. The baselines ``make eval`` measures against live in ``eval/peers.py``.
 
 File format: JSON lines, one case per line; blank lines and lines starting
 with ``#`` are skipped::
@@ -40,14 +40,9 @@ Modes: ``bm25`` (keyword arm only), ``vector`` (vector arm only), ``hybrid``
 (both, fused, no reranker), ``hybrid+rerank`` (with the configured reranker).
 Modes that cannot run are skipped with a note: the rerank mode when the
 reranker is ``none``, vector and hybrid when the index has no vectors for the
-configured model. ``seed_baseline`` scores the seed design on a folder: fixed
-1000-character windows overlapping by 200, dense retrieval only, exact cosine
-in memory, the same relevance rule on the windows' line spans;
-``score_window_rankings`` scores any other ranking of those windows (the
-evaluation driver's keyword and fused baselines).
+configured model.
 """
 
-import bisect
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -57,16 +52,12 @@ from typing import Any
 
 import psycopg
 
-from rag.chunking.markdown import HEADER_SEPARATOR, markdown_sections
+from rag.chunking.markdown import HEADER_SEPARATOR
 from rag.chunking.model import count_tokens
 from rag.errors import RagError
-from rag.providers import Embedder
-from rag.providers.base import ProgressCallback
 from rag.search import Searcher, SearchRequest
-from rag.sources.scan import scan_source
 
 MODES = ("bm25", "vector", "hybrid", "hybrid+rerank")
-SEED_MODE = "seed-1000/200"
 CUTOFFS = (1, 5, 10)
 DEPTH = 10  # hits scored per query
 TOKEN_BUDGET = 1000  # tokens of results read for the size-neutral recall
@@ -307,113 +298,6 @@ def _ranked(searcher: Searcher, case: EvalCase, mode: str, source: str | None) -
         raise RagError(f"case {case.id}: {exc.diag.message_primary or exc}") from None
     return [(hit.path, {**hit.coordinates, "headerPaths": hit.header_paths or []}, count_tokens(hit.content))
             for hit in response.hits]
-
-
-# --- the seed design: fixed character windows, dense only -----------------------
-
-
-@dataclass(frozen=True)
-class Window:
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-
-
-def char_windows(text: str, path: str, size: int = 1000, overlap: int = 200) -> list[Window]:
-    """``text`` cut into ``size``-character windows starting every ``size - overlap`` characters;
-    blank windows are dropped."""
-    if size < 1 or not 0 <= overlap < size:
-        raise RagError("window size must be positive and overlap between 0 and size - 1")
-    newlines = [i for i, char in enumerate(text) if char == "\n"]
-    windows = []
-    for start in range(0, max(len(text) - overlap, 1), size - overlap):
-        piece = text[start:start + size]
-        if piece.strip():
-            first = bisect.bisect_left(newlines, start) + 1
-            last = bisect.bisect_left(newlines, start + len(piece) - 1) + 1
-            windows.append(Window(path, first, last, piece))
-    return windows
-
-
-def folder_windows(root: Path, size: int = 1000, overlap: int = 200) -> list[Window]:
-    """Windows of every file an index of ``root`` would hold (same selection rules), read as text."""
-    windows = []
-    for scanned in scan_source(root).files:
-        text = scanned.abs_path.read_bytes().decode("utf-8", errors="replace")
-        windows.extend(char_windows(text, scanned.path, size, overlap))
-    return windows
-
-
-def seed_baseline(
-    root: Path, cases: Sequence[EvalCase], embedder: Embedder, progress: ProgressCallback | None = None,
-) -> Metrics:
-    """Metrics of the seed design on the folder ``root``: 1000/200 windows ranked by cosine similarity."""
-    windows = folder_windows(root)
-    if not windows:
-        raise RagError(f"{root}: no indexable files for the baseline")
-    rankings = dense_window_rankings(windows, cases, embedder, progress)
-    return score_window_rankings(root, windows, cases, rankings)
-
-
-def dense_window_rankings(
-    windows: Sequence[Window], cases: Sequence[EvalCase], embedder: Embedder,
-    progress: ProgressCallback | None = None, depth: int = DEPTH,
-) -> list[list[int]]:
-    """For each case, the indexes of the ``depth`` windows most similar to its query (exact cosine)."""
-    import numpy as np  # only this path needs it; the CLI starts faster without
-
-    matrix = np.asarray(embedder.embed_documents([w.text for w in windows], progress), dtype=np.float32)
-    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    rankings = []
-    for case in cases:
-        similarity = matrix @ np.asarray(embedder.embed_query(case.query), dtype=np.float32)
-        rankings.append(np.argsort(-similarity, kind="stable")[:depth].tolist())
-    return rankings
-
-
-def score_window_rankings(
-    root: Path, windows: Sequence[Window], cases: Sequence[EvalCase], rankings: Sequence[Sequence[int]],
-) -> Metrics:
-    """Metrics of ranked windows (one list of window indexes per case) of the folder ``root``.
-
-    Windows carry only line spans, so a headerPath answer is judged by the lines
-    of its section (subsections included) in the Markdown file under ``root``.
-    """
-    sections = _SectionSpans(root)
-    scored = []
-    for case, ranking in zip(cases, rankings, strict=True):
-        hits = [(windows[i].path, {"startLine": windows[i].start_line, "endLine": windows[i].end_line})
-                for i in ranking[:DEPTH]]
-        answers = [sections.as_lines(a) for a in case.relevant]
-        tokens = [count_tokens(windows[i].text) for i in ranking[:DEPTH]]
-        scored.append((gains(hits, answers), len(answers), tokens))
-    return score(scored)
-
-
-class _SectionSpans:
-    """Line spans of Markdown sections by headerPath, each file parsed once."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.by_file: dict[str, list[tuple[str, int, int]]] = {}
-
-    def as_lines(self, answer: Answer) -> Answer:
-        """A headerPath answer as the span from its section's first line to its last subsection's last."""
-        if answer.header_path is None:
-            return answer
-        spans = [(start, end) for header_path, start, end in self._sections(answer.path)
-                 if is_relevant(answer.path, {"headerPath": header_path}, answer)]
-        if not spans:
-            return answer  # no such section: no window can match it
-        return Answer(answer.path, min(s for s, _ in spans), max(e for _, e in spans))
-
-    def _sections(self, path: str) -> list[tuple[str, int, int]]:
-        if path not in self.by_file:
-            file = self.root / path
-            text = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
-            self.by_file[path] = markdown_sections(text)
-        return self.by_file[path]
 
 
 # --- the table ------------------------------------------------------------------

@@ -118,7 +118,7 @@ COMMENT ON FUNCTION rag.query_terms(text) IS
 -- Snowball stems of their terms, each prefixed 'stem:', instead of the terms
 -- themselves, so "configuring" in a query finds "configured" in a guide.
 -- Code keeps its exact terms: stemming them cost the code sets more than it
--- gave the docs sets (tests/eval/README.md). With the prefix the two never
+-- gave the docs sets (eval/README.md). With the prefix the two never
 -- meet: they are scored as two fields (rag._field_idf below), so in a source
 -- of code alone every score is what it was. A query looks for both: its terms
 -- (code) and their stems (prose).
@@ -195,7 +195,7 @@ COMMENT ON FUNCTION rag._keyword_terms(text) IS
 -- chunk's. A hybrid search ranks its candidates by them as a third arm
 -- (rag._name_scores), so a query describing a definition ("Emits values
 -- within a range") ranks the chunk named for it ahead of chunks that merely
--- use its words (measured: tests/eval/README.md). Documents have no names:
+-- use its words (measured: eval/README.md). Documents have no names:
 -- their headerPath is in their context already.
 CREATE OR REPLACE FUNCTION rag._name_frequencies(
     context  text,

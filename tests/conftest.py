@@ -2,8 +2,11 @@
 
 Backend: ``RAG_TEST_DATABASE_URL`` (a server where we may create databases) if
 set, else a testcontainers pgvector container when a Docker engine answers,
-else the embedded server in a temporary ``RAG_HOME``. Each test gets its own
-database, cloned from a template that already has the schema installed.
+else the embedded server in a temporary ``RAG_HOME``. It starts when the first
+test needs a database, so pure tests run without one; those that take a
+database fixture are marked ``db`` (``pytest -m "not db"`` skips them). Each
+test gets its own database, cloned from a template that already has the schema
+installed. Fixtures shared by several test modules live in ``plugins/``.
 """
 
 import gc
@@ -27,7 +30,10 @@ from rag import db, embedded
 from rag.chunking import markdown
 from rag.chunking.lines import Lines
 
+pytest_plugins = ["plugins.mcp"]
+
 TEMPLATE_DB = "rag_test_template"
+DATABASE_FIXTURES = {"template_db", "rag_db", "empty_db"}
 
 
 @dataclass
@@ -123,8 +129,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_report_header() -> str:
-    b = backend()
-    return f"database backend: {b.name} ({b.version})"
+    configured = ("RAG_TEST_DATABASE_URL" if os.environ.get("RAG_TEST_DATABASE_URL")
+                  else "testcontainers if Docker answers, else embedded")
+    return f"database backend: {configured}, started by the first test that needs it"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _backend is not None:
+        terminalreporter.write_line(f"database backend: {_backend.name} ({_backend.version})")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks ``db`` every test that takes a database fixture, directly or through another fixture."""
+    for item in items:
+        if DATABASE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.db)
 
 
 def pytest_sessionfinish() -> None:

@@ -227,6 +227,7 @@ def test_a_database_error_is_one_line(keyword_only: Path, tmp_path: Path, rag_db
     assert "Traceback" not in result.stderr and "--debug" in last
 
 
+@pytest.mark.slow
 def test_a_run_with_nothing_changed_never_loads_the_chunkers(keyword_only: Path, tmp_path: Path) -> None:
     """The no-change re-index must start fast: tree-sitter is imported only to chunk a file."""
     folder = make_folder(tmp_path / "demo-project")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.db, pytest.mark.slow]  # embedded servers started by `rag` processes
+
 RAG = str(Path(sys.executable).parent / "rag")
 
 

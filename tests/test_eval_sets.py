@@ -1,20 +1,16 @@
-"""The evaluation-set builders' parsing and the peer baselines of ``make eval`` (tests/eval), on
+"""The evaluation-set builders' parsing and the peer baselines of ``make eval`` (eval/), on
 tiny inline fixtures: JSDoc stripping and spans (TypeScript, JavaScript), reST sections, window
 BM25, naive RRF and the margin over the best peer. Nothing is downloaded."""
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent / "eval"))
-
 from build_rst_docs import file_cases, leaf_sections, plain, titles
 from jsdoc import first_paragraph, strip_jsdoc
-from peers import BM25_MODE, RRF_MODE, bm25_rankings, rrf
+from peers import BM25_MODE, RRF_MODE, SEED_MODE, Window, bm25_rankings, rrf, score_window_rankings
 from run_eval import margin, summary
 
-from rag.evaluation import SEED_MODE, Answer, EvalCase, Metrics, Window, score_window_rankings
+from rag.evaluation import Answer, EvalCase, Metrics
 
 # --- JSDoc ----------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """rag.evaluation: the file format, the relevance rule, metric arithmetic against hand-computed
-values, the seed-design windows, the table, and one end-to-end run on a real database."""
+values, the seed-design windows (eval/peers.py), the table, and one end-to-end run on a real database."""
 
 import hashlib
 import json
@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from peers import char_windows, folder_windows, seed_baseline
 
 from rag import db
 from rag.config import ChunkSettings, SearchConfig, SourceSpec
@@ -17,15 +18,12 @@ from rag.evaluation import (
     EvalCase,
     Evaluation,
     Metrics,
-    char_windows,
     evaluate,
-    folder_windows,
     format_table,
     gains,
     is_relevant,
     load_cases,
     score,
-    seed_baseline,
 )
 from rag.indexer import index_source
 from rag.providers import NoneEmbedder

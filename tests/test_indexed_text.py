@@ -5,10 +5,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from fakes import HashEmbedder
-from psycopg.rows import dict_row
+from helpers import rows
 
 from rag import db
 from rag.chunking.dispatcher import chunk_bytes
@@ -26,11 +25,6 @@ GUIDE = "# Deployment\n\nIntro.\n\n## Kubernetes\n\nRun the chart with helm.\n"
 
 def chunks_of(path: str, text: str) -> list[Any]:
     return chunk_bytes(text.encode(), path, max_tokens=SETTINGS.max_tokens, overlap=SETTINGS.overlap).chunks
-
-
-def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, Any]]:
-    with psycopg.connect(target.url, row_factory=dict_row) as conn:
-        return conn.execute(query.encode(), params or None).fetchall()
 
 
 def index(target: db.DatabaseTarget, root: Path, embedder: Any, name: str = "proj") -> Any:

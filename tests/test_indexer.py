@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 from fakes import HashEmbedder
-from psycopg.rows import dict_row
+from helpers import rows
 
 from rag import db
 from rag.chunking.dispatcher import chunk_bytes
@@ -46,11 +46,6 @@ def run(target: db.DatabaseTarget, root: Path, embedder: Any = None, name: str =
     spec = SourceSpec(name, "local", str(root))
     with connect(target) as conn:
         return index_source(conn, spec, root, embedder or HashEmbedder(), SETTINGS, **kw)
-
-
-def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, Any]]:
-    with psycopg.connect(target.url, row_factory=dict_row) as conn:
-        return conn.execute(query.encode(), params or None).fetchall()
 
 
 @pytest.mark.usefixtures("sections_unmerged")
@@ -183,6 +178,7 @@ KILLED_RUN = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_kill_9_leaves_each_file_old_or_new_and_the_next_run_finishes(
     rag_db: db.DatabaseTarget, tmp_path: Path
 ) -> None:

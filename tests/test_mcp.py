@@ -2,7 +2,7 @@
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from fakes import HashEmbedder
 from mcp import Client
-from mcp_harness import Harness, loaded_config
+from plugins.mcp import GUIDE, STREAM_TS, Harness, loaded_config, make_project
 from typer.testing import CliRunner
 
 from rag import db
@@ -21,38 +21,6 @@ from rag.service import RagService
 
 TOOLS = {"search", "read_source", "list_sources", "status", "index", "remove_source", "find_symbol",
          "traverse_graph"}
-GUIDE = "# Guide\n\nIntro line.\n\n## Streams\n\nCombine the latest values.\nMore about streams.\n\n## Other\n\nTail.\n"
-STREAM_TS = (
-    "import { merge } from './merge';\n"
-    "\n"
-    "export function combineLatest(a: Stream, b: Stream): Stream {\n"
-    "  return merge(a, b);\n"
-    "}\n"
-    "\n"
-    "export const answer = 42;\n"
-)
-
-
-def make_project(root: Path) -> Path:
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "stream.ts").write_text(STREAM_TS)
-    (root / "docs").mkdir()
-    (root / "docs" / "guide.md").write_text(GUIDE)
-    return root
-
-
-@pytest.fixture
-def make_harness() -> Iterator[Callable[..., Harness]]:
-    """Harnesses whose database connections are closed after the test."""
-    made: list[Harness] = []
-
-    def make(config: dict[str, Any] | None = None, **kwargs: Any) -> Harness:
-        made.append(Harness(RagService(loaded=loaded_config(config), **kwargs)))
-        return made[-1]
-
-    yield make
-    for h in made:
-        h.service.close()
 
 
 @pytest.fixture

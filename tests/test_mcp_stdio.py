@@ -22,6 +22,8 @@ from typer.testing import CliRunner
 from rag import db
 from rag.cli import app
 
+pytestmark = pytest.mark.slow  # `rag mcp` subprocesses
+
 RAG = str(Path(sys.executable).parent / "rag")
 REAL_NPM_CACHE = os.environ.get("NPM_CONFIG_CACHE") or str(Path.home() / ".npm")  # before HOME is isolated
 INSPECTOR = os.environ.get("RAG_MCP_INSPECTOR_PACKAGE", "@modelcontextprotocol/inspector@0.21.1")
@@ -69,6 +71,7 @@ def test_stdio_session_with_the_sdk_client(indexed: Path, tmp_path: Path) -> Non
     anyio.run(session)
 
 
+@pytest.mark.db  # an embedded server of its own
 def test_the_server_survives_a_stop_of_the_embedded_database(tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """`rag db stop` while the server runs: the next call starts the embedded server again."""

@@ -3,20 +3,13 @@ scored by rag._name_scores and fused by a hybrid rag.search as a third arm."""
 
 import math
 from pathlib import Path
-from typing import Any
 
-import psycopg
 from fakes import HashEmbedder
-from psycopg.rows import dict_row
+from helpers import rows
 
 from rag import db
 from rag.config import ChunkSettings, SourceSpec
 from rag.indexer import index_source
-
-
-def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, Any]]:
-    with psycopg.connect(target.url, row_factory=dict_row, autocommit=True) as conn:
-        return conn.execute(query.encode(), params or None).fetchall()
 
 
 def project(target: db.DatabaseTarget, root: Path) -> HashEmbedder:

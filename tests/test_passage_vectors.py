@@ -1,27 +1,23 @@
 """Passage vectors: a document chunk is also embedded paragraph group by paragraph group,
 and the vector arm scores it by the nearest of its vectors (rag.vector_search)."""
 
+import json
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from fakes import HashEmbedder
-from psycopg.rows import dict_row
+from helpers import rows
 
 from rag import db
 from rag.chunking.model import Chunk
-from rag.chunking.passages import chunk_passages
+from rag.chunking.passages import DOCUMENT_SOURCE_TYPES, chunk_passages
 from rag.config import ChunkSettings, SourceSpec
 from rag.indexer import index_source
+from rag.schemas import SOURCE_TYPES
 
 SETTINGS = ChunkSettings(max_tokens=256, overlap=0)
 PARAGRAPHS = [" ".join(f"{topic}{i}" for i in range(45)) for topic in ("cache", "queue", "retry")]
 GUIDE = "# Guide\n\n" + "\n\n".join(PARAGRAPHS) + "\n"
-
-
-def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, Any]]:
-    with psycopg.connect(target.url, row_factory=dict_row, autocommit=True) as conn:
-        return conn.execute(query.encode(), params or None).fetchall()
 
 
 def index(target: db.DatabaseTarget, root: Path, embedder: HashEmbedder) -> Any:
@@ -119,3 +115,12 @@ def test_passages_go_with_their_chunk_and_gc_keeps_their_vectors_until_then(
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.passages") == [{"n": 0}]
     assert rows(rag_db, "SELECT rag.remove_source('proj') AS n") == [{"n": 1}]
     assert rows(rag_db, "SELECT rag.gc() AS n") == [{"n": 2 + 3}], "both chunks' and the passages' vectors"
+
+
+def test_document_source_types_are_those_rag_is_document_accepts(rag_db: db.DatabaseTarget) -> None:
+    """DOCUMENT_SOURCE_TYPES mirrors rag._is_document: the same chunks get passages and stems."""
+    assert DOCUMENT_SOURCE_TYPES.issubset(SOURCE_TYPES)
+    for source_type in [*SOURCE_TYPES, None]:
+        metadata = {} if source_type is None else {"sourceType": source_type}
+        [row] = rows(rag_db, "SELECT rag._is_document(%s::jsonb) AS document", json.dumps(metadata))
+        assert row["document"] == (source_type in DOCUMENT_SOURCE_TYPES), source_type

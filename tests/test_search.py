@@ -13,6 +13,7 @@ import bm25s
 import psycopg
 import pytest
 from fakes import HashEmbedder
+from helpers import rows
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
@@ -22,11 +23,6 @@ from rag.errors import ProviderError, RagError
 from rag.indexer import index_source
 from rag.providers.rerankers import NoReranker, RerankResult
 from rag.search import Searcher, SearchRequest
-
-
-def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, Any]]:
-    with psycopg.connect(target.url, row_factory=dict_row, autocommit=True) as conn:
-        return conn.execute(query.encode(), params or None).fetchall()
 
 
 def terms(target: db.DatabaseTarget, text: str) -> dict[str, int]:

@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 import pytest
 from fakes import HashEmbedder
-from test_mcp import GUIDE, STREAM_TS, make_project
+from plugins.mcp import GUIDE, STREAM_TS, make_project
 
 from rag import db
 from rag.config import ChunkSettings, SourceSpec

@@ -188,6 +188,7 @@ def test_an_ignore_file_change_replans_the_source_and_a_burst_is_one_run(service
         run.stop()
 
 
+@pytest.mark.slow
 def test_editor_artefacts_never_produce_errors(service: RagService, app: Path) -> None:
     url = os.environ["RAG_DATABASE_URL"]
     run = Running(service, [folder_source(app, "app")])
@@ -254,6 +255,7 @@ def test_a_deleted_folder_is_reported_and_the_others_kept_fresh(service: RagServ
         run.stop()
 
 
+@pytest.mark.slow
 def test_a_restarted_watcher_catches_up(service: RagService, app: Path) -> None:
     url = os.environ["RAG_DATABASE_URL"]
     run = Running(service, [folder_source(app, "app")])
@@ -270,6 +272,7 @@ def test_a_restarted_watcher_catches_up(service: RagService, app: Path) -> None:
         run.stop()
 
 
+@pytest.mark.slow
 def test_waits_quietly_for_a_concurrent_index_run(service: RagService, app: Path) -> None:
     url = os.environ["RAG_DATABASE_URL"]
     run = Running(service, [folder_source(app, "app")])
@@ -333,6 +336,7 @@ def test_stat_scan_when_events_cannot_be_had(service: RagService, app: Path,
     assert len([e for e in run.seen if e.event == "stat-scan"]) == 1
 
 
+@pytest.mark.slow
 def test_rag_watch_cli_json_lines_status_and_sigterm(tmp_path: Path, rag_db: db.DatabaseTarget, app: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = tmp_path / "rag.config.yaml"

@@ -17,7 +17,7 @@ section when that one is nested under it, so "# API" directly followed by
 
 Consecutive sections that fit the bound together are merged into one chunk,
 as the code chunker merges small definitions: a short section alone is too
-little text for the model or BM25 to place (measured: tests/eval/README.md).
+little text for the model or BM25 to place (measured: eval/README.md).
 The merged chunk's headerPath is the deepest path its sections share (the
 text before the first header, under none, does not count), and its
 ``sections`` metadata lists each one's headerPath and lines, so a section can

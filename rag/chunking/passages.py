@@ -7,7 +7,7 @@ blank lines into passages of at least ``MIN_PASSAGE_TOKENS`` (consecutive
 paragraphs joined until the group is that long), and the vector arm scores the
 chunk by the best of its own vector and its passages' (``rag.vector_search``).
 BM25 and what is shown still see the chunk whole. Measured in
-tests/eval/README.md ("Passage vectors"): too-small passages match by chance,
+eval/README.md ("Passage vectors"): too-small passages match by chance,
 too-large ones are the chunk again.
 
 Passages cover the content end to end (each ends just after a blank-line

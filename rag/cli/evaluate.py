@@ -22,7 +22,7 @@ def evaluate_retrieval(
 ) -> None:
     """Measure retrieval quality: Recall@1/5/10, MRR@10, nDCG@10 per search mode, side by side.
 
-    Example: rag eval tests/eval/local_rag.jsonl --source local-rag
+    Example: rag eval eval/local_rag.jsonl --source local-rag
     """
     from rag import evaluation
     from rag.search import Searcher

@@ -7,6 +7,7 @@ the same input gives the same chunks (and so the same content hashes).
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -96,6 +97,7 @@ def assert_chunk_properties(text: str, language: str, max_tokens: int, overlap: 
     assert [c.metadata for c in again] == [c.metadata for c in chunks]
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(mutated_sources(), bounds)
 def test_mutated_sources(source: tuple[str, str], bound: tuple[int, int]) -> None:

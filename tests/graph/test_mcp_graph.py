@@ -4,7 +4,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from graphdb import Graph
-from mcp_harness import Harness, loaded_config
+from plugins.mcp import Harness, loaded_config
 
 from rag.service import RagService
 

@@ -9,6 +9,9 @@ from contextlib import contextmanager
 import pytest
 from graphdb import Expected, Graph, expectations
 
+# Graphs come through request.getfixturevalue, which the automatic db marker cannot see.
+pytestmark = pytest.mark.db
+
 
 @contextmanager
 def edited(graph: Graph, path: str, change: Callable[[str], str | None]) -> Iterator[None]:

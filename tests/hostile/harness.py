@@ -18,8 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import psycopg
-from psycopg.rows import dict_row
+from helpers import rows
 
 from rag import db
 
@@ -56,8 +55,7 @@ class Rag:
         return Result(done.returncode, done.stdout, done.stderr)
 
     def rows(self, query: str, *params: Any) -> list[dict[str, Any]]:
-        with psycopg.connect(self.target.url, row_factory=dict_row) as conn:
-            return conn.execute(query.encode(), params or None).fetchall()
+        return rows(self.target, query, *params)
 
     def stored_paths(self, source: str) -> set[str]:
         return {r["path"] for r in self.rows(

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from harness import RAG, Rag, siblings
 
+pytestmark = pytest.mark.slow  # `rag` subprocesses
+
 KEY = "sk-hostile-0123456789abcdef"
 
 

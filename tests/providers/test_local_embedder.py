@@ -6,6 +6,8 @@ import pytest
 
 from rag.providers import LocalEmbedder, ProviderError
 
+pytestmark = pytest.mark.slow  # loads the bundled model
+
 
 @pytest.fixture(scope="module")
 def minilm():

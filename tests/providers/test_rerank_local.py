@@ -17,6 +17,8 @@ from rag.errors import ProviderError
 from rag.providers.onnx_runtime import OnnxCrossEncoder
 from rag.providers.rerank_local import LocalReranker
 
+pytestmark = pytest.mark.slow  # loads a cross-encoder model
+
 DOCUMENTS = [
     "def parse_json(path): return json.loads(Path(path).read_text())",
     "The quarterly sales figures rose in the northern region.",

@@ -229,6 +229,7 @@ _PATTERNS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @settings(max_examples=40, deadline=None, database=None)
 @given(

@@ -13,7 +13,7 @@ the best peer, then one summary line per set. The configuration is the repositor
 ``--force`` re-chunks every file, so a changed chunk size takes effect, while
 vectors of unchanged chunk texts are reused from the database.
 
-Usage: .venv/bin/python tests/eval/run_eval.py [--sets django-code,md-docs] [--config FILE] [--no-seed]
+Usage: .venv/bin/python eval/run_eval.py [--sets django-code,md-docs] [--config FILE] [--no-seed]
 """
 
 import argparse
@@ -31,22 +31,21 @@ import build_rst_docs
 import build_rxjs_code
 import numpy as np
 from common import ROOT, set_dir
-from peers import BM25_MODE, FUSION_DEPTH, RRF_MODE, bm25_rankings, rrf
+from peers import (
+    BM25_MODE,
+    FUSION_DEPTH,
+    RRF_MODE,
+    SEED_MODE,
+    bm25_rankings,
+    dense_window_rankings,
+    folder_windows,
+    rrf,
+    score_window_rankings,
+)
 
 from rag import db
 from rag.config import load_config
-from rag.evaluation import (
-    MODES,
-    SEED_MODE,
-    EvalCase,
-    Metrics,
-    dense_window_rankings,
-    evaluate,
-    folder_windows,
-    format_table,
-    load_cases,
-    score_window_rankings,
-)
+from rag.evaluation import MODES, EvalCase, Metrics, evaluate, format_table, load_cases
 from rag.providers import Embedder, configured_embedder
 from rag.providers.base import ProgressCallback
 from rag.providers.rerankers import configured_reranker

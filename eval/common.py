@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 EVAL_HOME = ROOT / ".bench" / "eval"
 SEED = 20240601  # fixed: the same queries are drawn on every machine
 

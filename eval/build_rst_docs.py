@@ -11,7 +11,7 @@ headerPath, so it is judged the same whether ``.rst`` files are chunked as
 plain text or by section. Change logs, licenses and author lists are indexed
 but give no cases. At most 300 cases are drawn with a fixed seed.
 
-Usage: .venv/bin/python tests/eval/build_rst_docs.py [--max-queries N]
+Usage: .venv/bin/python eval/build_rst_docs.py [--max-queries N]
 """
 
 import re
@@ -119,7 +119,7 @@ def build(max_queries: int = 300) -> Path:
             write_copy(copy, relative, text)
             cases.extend(found)
     header = (f"{NAME}: reST docs of {', '.join(f'{p} {v}' for p, v in PROJECTS)}; query = a section's title, "
-              "removed from the copy; answer = path + line span of the section's body (tests/eval/build_rst_docs.py)")
+              "removed from the copy; answer = path + line span of the section's body (eval/build_rst_docs.py)")
     return write_cases(NAME, drop_repeated_queries(cases), max_queries, header)
 
 

@@ -7,7 +7,7 @@ repeat the modules. JSDoc is removed and cases drawn as in ``jsdoc.py``: query
 = the comment's first paragraph, answer = path + line span of the definition
 in the copy. At most 300 cases are drawn with a fixed seed.
 
-Usage: .venv/bin/python tests/eval/build_lodash_code.py [--max-queries N]
+Usage: .venv/bin/python eval/build_lodash_code.py [--max-queries N]
 """
 
 from pathlib import Path
@@ -26,7 +26,7 @@ def sources(tree: Path) -> list[Path]:
 
 def build(max_queries: int = 300) -> Path:
     header = (f"{NAME}: lodash {LODASH} modules; query = first JSDoc paragraph, answer = the definition "
-              "in the copy without JSDoc (tests/eval/build_lodash_code.py)")
+              "in the copy without JSDoc (eval/build_lodash_code.py)")
     return build_set(NAME, fetch_npm("lodash", LODASH), sources, "javascript", header, max_queries)
 
 

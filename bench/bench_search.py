@@ -49,7 +49,7 @@ import psycopg
 from machine import speed_line
 from psycopg.types.json import Jsonb
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 HOME = ROOT / ".bench" / "home-search"
 GENERATOR = "4"  # bump when the corpus generator changes: stored corpora are rebuilt
 MODEL = "local:all-MiniLM-L6-v2@384"  # the local model's id: its query vectors hit our vectors

@@ -6,7 +6,7 @@ method, class or variable it documented becomes a case: query = the comment's
 first paragraph, answer = the definition's path and line span in the copy
 (see ``jsdoc.py``). At most 300 cases are drawn with a fixed seed.
 
-Usage: .venv/bin/python tests/eval/build_rxjs_code.py [--max-queries N]
+Usage: .venv/bin/python eval/build_rxjs_code.py [--max-queries N]
 """
 
 from pathlib import Path
@@ -24,7 +24,7 @@ def sources(tree: Path) -> list[Path]:
 
 def build(max_queries: int = 300) -> Path:
     header = (f"{NAME}: rxjs {RXJS} src/**/*.ts; query = first JSDoc paragraph, answer = the definition "
-              "in the copy without JSDoc (tests/eval/build_rxjs_code.py)")
+              "in the copy without JSDoc (eval/build_rxjs_code.py)")
     return build_set(NAME, fetch_npm("rxjs", RXJS), sources, "typescript", header, max_queries)
 
 

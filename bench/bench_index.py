@@ -32,7 +32,7 @@ from typing import Any
 
 from machine import speed_line
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / ".bench"
 DJANGO = "5.1.4"
 RAG = str(Path(sys.executable).parent / "rag")

@@ -1,12 +1,12 @@
 """Same vectors: the local model on ONNX Runtime against sentence-transformers on `make eval` texts.
 
 Samples the queries and chunks of eval sets already built under ``.bench/eval``
-(``tests/eval/run_eval.py`` builds them), embeds them with ``LocalEmbedder``
+(``eval/run_eval.py`` builds them), embeds them with ``LocalEmbedder``
 (ONNX Runtime) and with sentence-transformers' ``SentenceTransformer`` on the same
 bundled model, and prints per set the minimum, 0.1st percentile and median cosine
 (goal: minimum >= 0.999, issue 19). Uses its own RAG_HOME under .bench/.
 
-    .venv/bin/python tests/bench/bench_vectors.py [--sets md-docs,rst-docs] [--sample 300]
+    .venv/bin/python bench/bench_vectors.py [--sets md-docs,rst-docs] [--sample 300]
 """
 
 import argparse
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT / ".bench" / "eval"
 
 
@@ -29,7 +29,7 @@ def eval_texts(set_name: str, sample: int) -> tuple[list[str], list[str]]:
     folder = EVAL / set_name
     if not (folder / "cases.jsonl").is_file():
         sys.exit(f"{folder / 'cases.jsonl'} is missing; build the set first: "
-                 f"tests/eval/run_eval.py --sets {set_name} --no-seed")
+                 f"eval/run_eval.py --sets {set_name} --no-seed")
     rng = random.Random(set_name)
     queries = [json.loads(line)["query"] for line in (folder / "cases.jsonl").read_text().splitlines()
                if line.startswith("{")]

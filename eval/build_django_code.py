@@ -9,7 +9,7 @@ Removed lines are dropped and the spans recomputed; a body that held only its
 docstring gets ``pass`` on the docstring's first line. At most 300 cases are
 drawn with a fixed seed.
 
-Usage: .venv/bin/python tests/eval/build_django_code.py [--max-queries N]
+Usage: .venv/bin/python eval/build_django_code.py [--max-queries N]
 """
 
 import ast
@@ -123,7 +123,7 @@ def build(max_queries: int = 300) -> Path:
                           "relevant": [{"path": relative, "startLine": d.start, "endLine": d.end}]}
                          for d in definitions)
     header = (f"{NAME}: Django {DJANGO} {', '.join(PARTS)}; query = first docstring paragraph, "
-              "answer = the definition in the copy without docstrings (tests/eval/build_django_code.py)")
+              "answer = the definition in the copy without docstrings (eval/build_django_code.py)")
     return write_cases(NAME, drop_repeated_queries(cases), max_queries, header)
 
 

@@ -5,8 +5,8 @@ when present), unpacks it, and chunks every file with ``chunk_file`` the way
 the indexer does. Prints files, MB, seconds, files/s and MB/s (the median of
 ``--runs`` runs) and the same per sourceType. The goal is >= 5 MB/s per core.
 
-    .venv/bin/python tests/bench/bench_chunk.py                 # django 5.1.4
-    .venv/bin/python tests/bench/bench_chunk.py --package flask==3.1.0 --runs 5
+    .venv/bin/python bench/bench_chunk.py                 # django 5.1.4
+    .venv/bin/python bench/bench_chunk.py --package flask==3.1.0 --runs 5
 """
 
 import argparse
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rag.chunking.dispatcher import chunk_file
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".bench"
 GOAL_MB_PER_S = 5.0
 

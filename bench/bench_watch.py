@@ -14,7 +14,7 @@ vector must be stored too, so the figures include embedding.
 - idle CPU of the watcher over ``--idle`` s (goal ≤ 1% of a core), its resident memory
 - memory over ``--syncs`` syncs of one edited file: RSS after the first tenth and at the end
 
-    .venv/bin/python tests/bench/bench_watch.py [--files 2000] [--edits 20] [--idle 30] [--syncs 1000] [--model]
+    .venv/bin/python bench/bench_watch.py [--files 2000] [--edits 20] [--idle 30] [--syncs 1000] [--model]
 """
 
 import argparse
@@ -35,7 +35,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import speed_line
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -20,7 +20,7 @@ and p95 of the round trip as the client sees it. Goal: p95 ≤ 200 ms at 10k chu
 ``--compare-bin`` names the bin/ folder of another install (e.g. an older
 branch's .venv/bin): its first search and memory are measured too, in the same rounds.
 
-    .venv/bin/python tests/bench/bench_mcp.py [--runs 10] [--chunks 10000] [--searches 100]
+    .venv/bin/python bench/bench_mcp.py [--runs 10] [--chunks 10000] [--searches 100]
 """
 
 import argparse
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 HOME = ROOT / ".bench" / "home-mcp"
 MODEL = "local:all-MiniLM-L6-v2@384"

@@ -5,7 +5,7 @@ Corpora, fetched into .bench/ at bench time and indexed keyword-only into
 their own RAG_HOME: the requests 2.32.3 sdist (its src/ folder) with jedi as
 the reference, and the rxjs 7.8.1 npm package (its src/ folder, TypeScript)
 with the TypeScript 5.6.3 compiler's language service as the reference
-(tests/bench/ts_reference.js on node: `findReferences` for callers, the call
+(bench/ts_reference.js on node: `findReferences` for callers, the call
 hierarchy's outgoing calls for callees). A fixed random sample (seed 21) of up
 to 200 functions and methods per corpus (TypeScript constructors left out: the
 graph files `new X()` under the class); for each, the callers and callees the
@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / ".bench"
 PACKAGE, VERSION = "requests", "2.32.3"
 TS_PACKAGE, TS_VERSION = "rxjs", "7.8.1"

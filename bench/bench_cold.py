@@ -14,7 +14,7 @@ start (the ONNX export included), and the load average, since the machine is sha
 Last, in this process: a query's latency alone and while document batches keep
 every core busy in another thread (an MCP server indexing while it searches).
 
-    .venv/bin/python tests/bench/bench_cold.py [--runs 5]
+    .venv/bin/python bench/bench_cold.py [--runs 5]
 """
 
 import argparse
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from machine import speed_line
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 HOME = ROOT / ".bench" / "home-cold"
 RAG = str(Path(sys.executable).parent / "rag")
 WORDS = ("server", "vector", "search", "chunk", "index", "model", "query", "source", "file", "token",

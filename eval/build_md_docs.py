@@ -12,7 +12,7 @@ the rest of the section (its title included) is what search has to find.
 Change logs, licenses and author lists are indexed but give no cases. At most
 300 cases are drawn with a fixed seed.
 
-Usage: .venv/bin/python tests/eval/build_md_docs.py [--max-queries N]
+Usage: .venv/bin/python eval/build_md_docs.py [--max-queries N]
 """
 
 import re
@@ -166,7 +166,7 @@ def build(max_queries: int = 300) -> Path:
     cases = [c for c in cases if not any(c["query"] in text for text in texts)]
     header = (f"{NAME}: Markdown docs of {', '.join(f'{p} {v}' for p, v in PROJECTS)}; query = first "
               "sentence of a section, removed from the copy; answer = path + line span of the section "
-              "(tests/eval/build_md_docs.py)")
+              "(eval/build_md_docs.py)")
     return write_cases(NAME, drop_repeated_queries(cases), max_queries, header)
 
 

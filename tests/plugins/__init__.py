@@ -1,0 +1,1 @@
+"""Fixtures shared by several test modules: pytest plugins listed in tests/conftest.py."""
