@@ -118,16 +118,6 @@ def backend() -> Backend:
     return _backend
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests of the torch extra are skipped, saying so, where it is not installed (`make test-torch`)."""
-    if importlib.util.find_spec("sentence_transformers") is not None:
-        return
-    skip = pytest.mark.skip(reason="needs the torch extra (sentence-transformers); run: make test-torch")
-    for item in items:
-        if item.get_closest_marker("torch"):
-            item.add_marker(skip)
-
-
 def pytest_report_header() -> str:
     configured = ("RAG_TEST_DATABASE_URL" if os.environ.get("RAG_TEST_DATABASE_URL")
                   else "testcontainers if Docker answers, else embedded")
@@ -140,10 +130,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Marks ``db`` every test that takes a database fixture, directly or through another fixture."""
+    """Marks ``db`` every test that takes a database fixture, directly or through another fixture;
+    skips, saying so, the tests of the torch extra where it is not installed (`make test-torch`)."""
+    no_torch = importlib.util.find_spec("sentence_transformers") is None
+    skip = pytest.mark.skip(reason="needs the torch extra (sentence-transformers); run: make test-torch")
     for item in items:
         if DATABASE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.db)
+        if no_torch and item.get_closest_marker("torch"):
+            item.add_marker(skip)
 
 
 def pytest_sessionfinish() -> None:
