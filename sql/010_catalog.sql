@@ -194,7 +194,7 @@ BEGIN
             USING ERRCODE = 'lock_not_available';
     END IF;
     SELECT * INTO gone FROM rag._delete_chunks(source_id_, NULL);
-    PERFORM rag._forget_graph(source_id_, NULL);  -- sql/050_graph.sql
+    PERFORM rag._forget_graph(source_id_, NULL);  -- sql/050_graph_store.sql
     DELETE FROM rag.sources s WHERE s.id = source_id_;  -- files and runs' links go with it
     PERFORM rag._apply_keyword_stats(gone.chunk_delta, gone.term_delta, gone.terms, gone.df_deltas);
     RETURN -gone.chunk_delta;

@@ -102,7 +102,7 @@ BEGIN
     -- and a bulk load it left without the postings key is repaired, as are
     -- postings a database crash emptied; a graph it emptied is extracted again.
     PERFORM rag.ensure_keyword_data();
-    PERFORM rag.ensure_graph_data();  -- sql/050_graph.sql
+    PERFORM rag.ensure_graph_data();  -- sql/050_graph_store.sql
     PERFORM rag.ensure_postings_key();
     UPDATE rag.index_runs r SET status = 'interrupted', finished_at = coalesce(r.finished_at, now())
      WHERE r.source_id = run_source_id AND r.status = 'running';
@@ -489,7 +489,7 @@ BEGIN
            content = excluded.content, error = excluded.error, indexed_at = excluded.indexed_at;
 
     SELECT * INTO fresh FROM rag._add_chunks(target_source_id, file_batch);
-    PERFORM rag._replace_graph(target_source_id, file_batch, stored);  -- sql/050_graph.sql
+    PERFORM rag._replace_graph(target_source_id, file_batch, stored);  -- sql/050_graph_store.sql
     PERFORM rag._apply_keyword_stats(gone.chunk_delta + fresh.chunk_delta, gone.term_delta + fresh.term_delta,
                                      gone.terms || fresh.terms, gone.df_deltas || fresh.df_deltas);
     added := fresh.chunk_delta;
@@ -540,7 +540,7 @@ DECLARE
     gone record;
 BEGIN
     SELECT * INTO gone FROM rag._delete_chunks(target_source_id, paths);
-    PERFORM rag._forget_graph(target_source_id, paths);  -- sql/050_graph.sql
+    PERFORM rag._forget_graph(target_source_id, paths);  -- sql/050_graph_store.sql
     DELETE FROM rag.files f WHERE f.source_id = target_source_id AND f.path = ANY (paths);
     PERFORM rag._apply_keyword_stats(gone.chunk_delta, gone.term_delta, gone.terms, gone.df_deltas);
     RETURN -gone.chunk_delta;

@@ -15,7 +15,7 @@ folder; C++ ``using namespace ns;`` and ``using ns::f;`` add the fqns a bare
 name may mean. Ruby's ``require`` makes no reference. Containment is the fqn
 nesting of the symbols. Other languages get definitions only.
 
-Each reference carries what the SQL resolver (``sql/050_graph.sql``) needs
+Each reference carries what the SQL resolver (``sql/052_graph_resolve.sql``) needs
 to find its target without reading the file again: the file's import map is
 applied here, so a reference says which module stems and fqns the import
 points to (``targets``), which fqns to look for in its own file and folder
