@@ -44,10 +44,6 @@ COMMENT ON FUNCTION rag.status() IS
 
 -- ---------------------------------------------------------------------------
 -- list_sources
--- The return type grew (indexing, config) and so did the arguments (path_prefix):
--- CREATE OR REPLACE cannot change either, so the old signature goes first.
-DROP FUNCTION IF EXISTS rag.list_sources(text, text, integer);
-DROP FUNCTION IF EXISTS rag.list_sources(text, text, integer, text);  -- it grew commit_sha
 CREATE OR REPLACE FUNCTION rag.list_sources(
     name_prefix text DEFAULT NULL,
     source_type text DEFAULT NULL,

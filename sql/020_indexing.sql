@@ -147,16 +147,6 @@ COMMENT ON FUNCTION rag.source_vector_count(bigint) IS
 
 -- ---------------------------------------------------------------------------
 -- finish_run
--- It returned void before the source's chunk total: CREATE OR REPLACE cannot
--- change a return type, so that version goes first.
-DO $$
-BEGIN
-    IF (SELECT p.prorettype FROM pg_proc p
-        WHERE p.oid = to_regprocedure('rag.finish_run(bigint, text, jsonb, jsonb)')) = 'void'::regtype THEN
-        DROP FUNCTION rag.finish_run(bigint, text, jsonb, jsonb);
-    END IF;
-END
-$$;
 CREATE OR REPLACE FUNCTION rag.finish_run(
     run_id bigint,
     run_status text,
@@ -196,9 +186,6 @@ COMMENT ON FUNCTION rag.finish_run(bigint, text, jsonb, jsonb) IS
 
 -- ---------------------------------------------------------------------------
 -- plan_files
--- It took no scope before watch syncs planned a few paths: drop that version,
--- else a call with three arguments would be ambiguous.
-DROP FUNCTION IF EXISTS rag.plan_files(bigint, jsonb, boolean);
 CREATE OR REPLACE FUNCTION rag.plan_files(
     plan_source_id bigint,
     scanned jsonb,

@@ -170,14 +170,8 @@ FROM rag.chunks c
 JOIN rag.files f ON f.id = c.file_id
 JOIN rag.sources s ON s.id = c.source_id;
 
+-- ---------------------------------------------------------------------------
 -- search
-DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
-                                   double precision, integer, integer, text, double precision, double precision);
-DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
-                                   double precision, integer, integer, text, double precision, double precision, text);
-DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
-                                   double precision, integer, integer, text, double precision, double precision, text,
-                                   double precision);
 CREATE OR REPLACE FUNCTION rag.search(
     query           text,
     query_embedding vector DEFAULT NULL,

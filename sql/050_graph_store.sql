@@ -4,8 +4,6 @@
 
 -- ---------------------------------------------------------------------------
 -- _replace_graph: store the symbols and references of a replace_files batch
--- (stored_ids was added: CREATE OR REPLACE cannot add an argument)
-DROP FUNCTION IF EXISTS rag._replace_graph(bigint, jsonb);
 CREATE OR REPLACE FUNCTION rag._replace_graph(
     target_source_id bigint,
     file_batch jsonb,

@@ -399,8 +399,6 @@ COMMENT ON FUNCTION rag._name_matches(bigint, text[], bigint[]) IS
 
 -- ---------------------------------------------------------------------------
 -- _resolve_kinds: resolve pending references of some kinds
--- (qualified_ids was added: CREATE OR REPLACE cannot add an argument)
-DROP FUNCTION IF EXISTS rag._resolve_kinds(bigint, text[], bigint[], bigint[]);
 CREATE OR REPLACE FUNCTION rag._resolve_kinds(
     target_source_id bigint,
     ref_kinds text[],

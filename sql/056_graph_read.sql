@@ -129,8 +129,6 @@ COMMENT ON FUNCTION rag._owner_matches(text, text) IS
 
 -- ---------------------------------------------------------------------------
 -- _graph_edges: one step from a set of definitions
--- (dynamic was added: CREATE OR REPLACE cannot add an argument)
-DROP FUNCTION IF EXISTS rag._graph_edges(bigint[], text[], boolean);
 CREATE OR REPLACE FUNCTION rag._graph_edges(
     frontier bigint[],
     relations text[],
@@ -297,8 +295,6 @@ COMMENT ON FUNCTION rag._start_symbol(text, text[]) IS
 
 -- ---------------------------------------------------------------------------
 -- traverse
--- (dynamic was added: CREATE OR REPLACE cannot add an argument)
-DROP FUNCTION IF EXISTS rag.traverse(text, text[], text, integer, text[], integer);
 CREATE OR REPLACE FUNCTION rag.traverse(
     symbol text,
     relations text[] DEFAULT ARRAY['calls'],
@@ -468,17 +464,6 @@ COMMENT ON FUNCTION rag._is_module_import(text, text) IS
 
 -- ---------------------------------------------------------------------------
 -- graph_status
--- (dynamic, then modules were added: CREATE OR REPLACE cannot change the
--- columns, so a version without them is dropped, once)
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_proc p
-               WHERE p.oid = to_regprocedure('rag.graph_status(text[])')
-                 AND NOT ('modules' = ANY (p.proargnames))) THEN
-        DROP FUNCTION rag.graph_status(text[]);
-    END IF;
-END
-$$;
 CREATE OR REPLACE FUNCTION rag.graph_status(
     sources text[] DEFAULT NULL
 )
