@@ -17,3 +17,32 @@ BEGIN
     END IF;
 END
 $$;
+
+-- Since: the graph's shorthands take dynamic as rag.traverse does, which
+-- returns the source's name; _source_ids names its caller in its errors (one
+-- function for search and graph); read_chunk and read_file_range return one
+-- type.
+DROP FUNCTION IF EXISTS rag.callers(text, integer, text[], integer);
+DROP FUNCTION IF EXISTS rag.callees(text, integer, text[], integer);
+DROP FUNCTION IF EXISTS rag.subtypes(text, integer, text[], integer);
+DROP FUNCTION IF EXISTS rag.supertypes(text, integer, text[], integer);
+DROP FUNCTION IF EXISTS rag._source_ids(text[]);
+DROP FUNCTION IF EXISTS rag._graph_source_ids(text[]);
+DROP FUNCTION IF EXISTS rag.read_chunk(bigint, integer);
+DROP FUNCTION IF EXISTS rag.read_file_range(text, text, integer, integer, text, integer);
+
+ALTER TYPE rag.graph_row ADD ATTRIBUTE source text;  -- a traversal stays in its start's source
+
+-- A stretch of a stored file (or chunk) as read back.
+CREATE TYPE rag.excerpt AS (
+    source_name text,
+    path        text,
+    source_type text,
+    language    text,
+    start_line  integer,
+    end_line    integer,
+    total_lines integer,
+    content     text,
+    truncated   boolean,   -- cut at 2,000 lines or 200,000 characters
+    metadata    jsonb      -- the chunk's (read_chunk); NULL for a file range
+);

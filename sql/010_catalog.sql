@@ -47,7 +47,7 @@ COMMENT ON FUNCTION rag.status() IS
 CREATE OR REPLACE FUNCTION rag.list_sources(
     name_prefix text DEFAULT NULL,
     source_type text DEFAULT NULL,
-    max_rows    integer DEFAULT 50,
+    max_rows    integer DEFAULT 50,  -- NULL: no limit
     path_prefix text DEFAULT NULL
 )
 RETURNS TABLE (
@@ -72,8 +72,8 @@ BEGIN
         RAISE EXCEPTION 'list_sources: source_type must be local or git, not %', quote_literal(source_type)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF max_rows IS NULL OR max_rows < 1 THEN
-        RAISE EXCEPTION 'list_sources: max_rows must be at least 1, not %', coalesce(max_rows::text, 'NULL')
+    IF max_rows < 1 THEN
+        RAISE EXCEPTION 'list_sources: max_rows must be at least 1, not %', max_rows
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     RETURN QUERY

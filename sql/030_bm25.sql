@@ -2,9 +2,10 @@
 -- path filters (shared with the vector arm) applied inside it.
 
 -- ---------------------------------------------------------------------------
--- _source_ids: validated source filter
+-- _source_ids: validated source filter (NULL: all sources)
 CREATE OR REPLACE FUNCTION rag._source_ids(
-    source_names text[]
+    source_names text[],
+    caller       text    -- the function whose argument it is, named by the error
 )
 RETURNS bigint[]
 LANGUAGE plpgsql
@@ -21,7 +22,7 @@ BEGIN
     SELECT string_agg(quote_literal(n), ', ') INTO unknown
     FROM unnest(source_names) AS n WHERE NOT EXISTS (SELECT 1 FROM rag.sources s WHERE s.name = n);
     IF unknown IS NOT NULL THEN
-        RAISE EXCEPTION 'search: unknown source %; known: %', unknown,
+        RAISE EXCEPTION '%: unknown source %; known: %', caller, unknown,
             coalesce((SELECT string_agg(s.name, ', ' ORDER BY s.name) FROM rag.sources s), 'none')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -29,8 +30,8 @@ BEGIN
     RETURN ids;
 END
 $$;
-COMMENT ON FUNCTION rag._source_ids(text[]) IS
-    'Private: ids of the named sources; an unknown name is an error listing the known ones.';
+COMMENT ON FUNCTION rag._source_ids(text[], text) IS
+    'Private: ids of the named sources, NULL for all; an unknown name is an error of caller listing the known ones.';
 
 -- ---------------------------------------------------------------------------
 -- _file_ids: the per-file filters of a search, resolved once
@@ -136,7 +137,7 @@ SET search_path = pg_catalog, rag, public
 AS $$
 #variable_conflict use_column
 DECLARE
-    source_filter bigint[] := rag._source_ids(sources);
+    source_filter bigint[] := rag._source_ids(sources, 'search');
     file_filter   bigint[] := rag._file_ids(source_types, languages, path_prefix);
     filtered      boolean := sources IS NOT NULL OR source_types IS NOT NULL
                              OR languages IS NOT NULL OR path_prefix IS NOT NULL;
@@ -610,7 +611,7 @@ AS $$
         JOIN rag.postings p ON p.term = t.term
         JOIN rag.chunks c ON c.id = p.chunk_id
         CROSS JOIN corpus
-        WHERE (sources IS NULL OR c.source_id = ANY ((SELECT rag._source_ids(sources))::bigint[]))
+        WHERE (sources IS NULL OR c.source_id = ANY ((SELECT rag._source_ids(sources, 'search'))::bigint[]))
           AND (num_nulls(source_types, languages, path_prefix) = 3
                OR c.file_id = ANY ((SELECT rag._file_ids(source_types, languages, path_prefix))::bigint[]))
         GROUP BY p.chunk_id

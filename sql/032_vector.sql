@@ -63,7 +63,7 @@ SET search_path = pg_catalog, rag, public
 AS $$
 #variable_conflict use_column
 DECLARE
-    source_filter bigint[] := rag._source_ids(sources);
+    source_filter bigint[] := rag._source_ids(sources, 'search');
     file_filter   bigint[] := rag._file_ids(source_types, languages, path_prefix);
     dims          integer;
     filtered      boolean := sources IS NOT NULL OR source_types IS NOT NULL

@@ -381,12 +381,7 @@ BEGIN
     -- The graph's tables are unlogged (migration 0009): a database crash
     -- empties them, restarts their id sequences and removes the row of
     -- rag.graph_data_intact.
-    IF EXISTS (SELECT 1 FROM rag.graph_data_intact) THEN
-        RETURN false;
-    END IF;
-    -- One repair at a time; a session waiting here finds it done.
-    PERFORM pg_advisory_xact_lock(rag._bulk_lock_key());
-    IF EXISTS (SELECT 1 FROM rag.graph_data_intact) THEN
+    IF NOT rag._needs_repair('rag.graph_data_intact') THEN
         RETURN false;
     END IF;
     -- (empty after a crash: emptied here too when only the row went missing)

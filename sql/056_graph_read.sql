@@ -2,36 +2,6 @@
 -- graph_status and ref_status. Design notes: sql/GRAPH.md.
 
 -- ---------------------------------------------------------------------------
--- _source_ids: the ids of named sources (NULL: all)
-CREATE OR REPLACE FUNCTION rag._graph_source_ids(
-    sources text[]
-)
-RETURNS bigint[]
-LANGUAGE plpgsql
-STABLE
-SET search_path = pg_catalog, rag, public
-AS $$
-DECLARE
-    ids     bigint[];
-    missing text;
-BEGIN
-    IF sources IS NULL THEN
-        RETURN NULL;
-    END IF;
-    SELECT n INTO missing FROM unnest(sources) AS n
-    WHERE NOT EXISTS (SELECT 1 FROM rag.sources s WHERE s.name = n) LIMIT 1;
-    IF missing IS NOT NULL THEN
-        RAISE EXCEPTION 'sources: no source named %; see rag.list_sources()', quote_literal(missing)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT array_agg(s.id) INTO ids FROM rag.sources s WHERE s.name = ANY (sources);
-    RETURN ids;
-END
-$$;
-COMMENT ON FUNCTION rag._graph_source_ids(text[]) IS
-    'Private: ids of the named sources, NULL for all; fails naming a source that does not exist.';
-
--- ---------------------------------------------------------------------------
 -- find_symbols
 CREATE OR REPLACE FUNCTION rag.find_symbols(
     name_or_fqn text,
@@ -56,7 +26,7 @@ SET search_path = pg_catalog, rag, public
 AS $$
 #variable_conflict use_column
 DECLARE
-    source_ids  bigint[] := rag._graph_source_ids(sources);
+    source_ids  bigint[] := rag._source_ids(sources, 'find_symbols');
     wanted_path text;
     wanted      text := name_or_fqn;
 BEGIN
@@ -312,6 +282,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     start_id bigint;
+    start_source text;  -- every row's: resolution never leaves a source
     outgoing boolean;
     frontier bigint[];
     seen     jsonb;  -- definition id -> edge path
@@ -336,6 +307,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     start_id := rag._start_symbol(symbol, sources);
+    SELECT s.name INTO start_source FROM rag.symbols y JOIN rag.sources s ON s.id = y.source_id WHERE y.id = start_id;
     outgoing := direction = 'out';
     frontier := ARRAY[start_id];
     SELECT jsonb_build_object(s.id::text, jsonb_build_array(s.fqn)) INTO seen
@@ -360,7 +332,7 @@ BEGIN
         RETURN QUERY
         SELECT level, g.to_id, t.fqn, coalesce(t.kind, 'MODULE'), f.path,
                coalesce(t.start_line, g.ref_line), coalesce(t.end_line, g.ref_line), g.relation,
-               g.ref_line, g.ambiguous, ARRAY(SELECT jsonb_array_elements_text(g.edge_path))
+               g.ref_line, g.ambiguous, ARRAY(SELECT jsonb_array_elements_text(g.edge_path)), start_source
         FROM jsonb_to_recordset(step) AS g(to_id bigint, to_file bigint, relation text,
                                            ref_line integer, ambiguous boolean, edge_path jsonb)
         -- (lateral: index lookups, never a scan of all files or symbols)
@@ -379,7 +351,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.traverse(text, text[], text, integer, text[], integer, boolean) IS
-    'Definitions reached from symbol (name, fqn or path:fqn) over relations (calls, imports, inherits, contains), direction out (callees, supertypes, members) or in (callers, subtypes), breadth first up to max_depth, each once, with the path of fqns that led there; calls on receivers of unknown type (dynamic dispatch) only when dynamic.';
+    'Definitions reached from symbol (name, fqn or path:fqn) over relations (calls, imports, inherits, contains), direction out (callees, supertypes, members) or in (callers, subtypes), breadth first up to max_depth, each once, with the path of fqns that led there and the source; calls on receivers of unknown type (dynamic dispatch) only when dynamic.';
 
 -- ---------------------------------------------------------------------------
 -- callers, callees, subtypes, supertypes: rag.traverse with one relation
@@ -387,64 +359,68 @@ CREATE OR REPLACE FUNCTION rag.callers(
     symbol text,
     max_depth integer DEFAULT 1,
     sources text[] DEFAULT NULL,
-    max_rows integer DEFAULT 500
+    max_rows integer DEFAULT 500,
+    dynamic boolean DEFAULT false  -- as in rag.traverse
 )
 RETURNS SETOF rag.graph_row
 LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    SELECT * FROM rag.traverse(symbol, ARRAY['calls'], 'in', max_depth, sources, max_rows)
+    SELECT * FROM rag.traverse(symbol, ARRAY['calls'], 'in', max_depth, sources, max_rows, dynamic)
 $$;
-COMMENT ON FUNCTION rag.callers(text, integer, text[], integer) IS
+COMMENT ON FUNCTION rag.callers(text, integer, text[], integer, boolean) IS
     'Who calls symbol (name, fqn or path:fqn), up to max_depth calls away: rag.traverse over calls, inwards.';
 
 CREATE OR REPLACE FUNCTION rag.callees(
     symbol text,
     max_depth integer DEFAULT 1,
     sources text[] DEFAULT NULL,
-    max_rows integer DEFAULT 500
+    max_rows integer DEFAULT 500,
+    dynamic boolean DEFAULT false  -- as in rag.traverse
 )
 RETURNS SETOF rag.graph_row
 LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    SELECT * FROM rag.traverse(symbol, ARRAY['calls'], 'out', max_depth, sources, max_rows)
+    SELECT * FROM rag.traverse(symbol, ARRAY['calls'], 'out', max_depth, sources, max_rows, dynamic)
 $$;
-COMMENT ON FUNCTION rag.callees(text, integer, text[], integer) IS
+COMMENT ON FUNCTION rag.callees(text, integer, text[], integer, boolean) IS
     'What symbol calls, up to max_depth calls away: rag.traverse over calls, outwards.';
 
 CREATE OR REPLACE FUNCTION rag.subtypes(
     symbol text,
     max_depth integer DEFAULT 1,
     sources text[] DEFAULT NULL,
-    max_rows integer DEFAULT 500
+    max_rows integer DEFAULT 500,
+    dynamic boolean DEFAULT false  -- as in rag.traverse
 )
 RETURNS SETOF rag.graph_row
 LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    SELECT * FROM rag.traverse(symbol, ARRAY['inherits'], 'in', max_depth, sources, max_rows)
+    SELECT * FROM rag.traverse(symbol, ARRAY['inherits'], 'in', max_depth, sources, max_rows, dynamic)
 $$;
-COMMENT ON FUNCTION rag.subtypes(text, integer, text[], integer) IS
+COMMENT ON FUNCTION rag.subtypes(text, integer, text[], integer, boolean) IS
     'Classes and interfaces that extend or implement symbol, up to max_depth levels down.';
 
 CREATE OR REPLACE FUNCTION rag.supertypes(
     symbol text,
     max_depth integer DEFAULT 1,
     sources text[] DEFAULT NULL,
-    max_rows integer DEFAULT 500
+    max_rows integer DEFAULT 500,
+    dynamic boolean DEFAULT false  -- as in rag.traverse
 )
 RETURNS SETOF rag.graph_row
 LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    SELECT * FROM rag.traverse(symbol, ARRAY['inherits'], 'out', max_depth, sources, max_rows)
+    SELECT * FROM rag.traverse(symbol, ARRAY['inherits'], 'out', max_depth, sources, max_rows, dynamic)
 $$;
-COMMENT ON FUNCTION rag.supertypes(text, integer, text[], integer) IS
+COMMENT ON FUNCTION rag.supertypes(text, integer, text[], integer, boolean) IS
     'What symbol extends or implements, up to max_depth levels up.';
 
 -- ---------------------------------------------------------------------------
@@ -503,7 +479,7 @@ AS $$
         SELECT count(*) FILTER (WHERE z.candidates = 1) AS resolved,
                count(*) FILTER (WHERE z.candidates > 1) AS ambiguous
         FROM rag.ref_resolution z WHERE z.source_id = s.id) x
-    WHERE s.id = ANY (coalesce(rag._graph_source_ids(sources), ARRAY(SELECT id FROM rag.sources)))
+    WHERE s.id = ANY (coalesce(rag._source_ids(sources, 'graph_status'), ARRAY(SELECT id FROM rag.sources)))
     ORDER BY s.name
 $$;
 COMMENT ON FUNCTION rag.graph_status(text[]) IS
