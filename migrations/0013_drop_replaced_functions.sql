@@ -18,10 +18,10 @@ BEGIN
 END
 $$;
 
--- Since: the graph's shorthands take dynamic as rag.traverse does, which
--- returns the source's name; _source_ids names its caller in its errors (one
--- function for search and graph); read_chunk and read_file_range return one
--- type.
+-- Changed since (databases installed from a later commit have these): the
+-- graph's shorthands take dynamic as rag.traverse does, which returns the
+-- source's name; one _source_ids for search and graph, naming its caller in
+-- its errors; read_chunk and read_file_range return one type, rag.excerpt.
 DROP FUNCTION IF EXISTS rag.callers(text, integer, text[], integer);
 DROP FUNCTION IF EXISTS rag.callees(text, integer, text[], integer);
 DROP FUNCTION IF EXISTS rag.subtypes(text, integer, text[], integer);
