@@ -6,10 +6,12 @@ subclasses, superclasses) and turns an ambiguous or unknown symbol into a
 ``GraphError`` whose message lists the candidates.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 
+from rag import db, sqlapi
 from rag.errors import RagError
 from rag.schemas import GraphRow, SymbolRow, SymbolsOutput, TraversalOutput
 
@@ -37,8 +39,8 @@ def find_symbols(
     max_rows: int = 50,
 ) -> SymbolsOutput:
     """Definitions named ``name`` (a name, an fqn or ``path:fqn``), capped, with the count."""
-    rows = _call(conn, "SELECT * FROM rag.find_symbols(%s, %s, %s, %s)",
-                 name, sources or None, [k.upper() for k in kinds] if kinds else None, max_rows)
+    rows = _call(lambda: sqlapi.find_symbols(conn, name, sources or None,
+                                             [k.upper() for k in kinds] if kinds else None, max_rows))
     return SymbolsOutput(
         results=[SymbolRow.model_validate(row) for row in rows],
         total=rows[0]["total"] if rows else 0,
@@ -62,14 +64,8 @@ def traverse(
         raise GraphError(f"relation {relation!r}: choose one of {', '.join(EDGES)}")
     if direction not in DIRECTIONS:
         raise GraphError(f"direction {direction!r}: in (callers, subclasses) or out (callees, superclasses)")
-    # Resolution never leaves a source, so every row is in the start's source.
-    rows = _call(conn, "WITH start AS MATERIALIZED (SELECT src.name FROM rag.symbols s"
-                       " JOIN rag.sources src ON src.id = s.source_id"
-                       " WHERE s.id = rag._start_symbol(%s, %s))"
-                       " SELECT t.*, start.name AS source"
-                       " FROM start, rag.traverse(%s, %s, %s, %s, %s, %s, %s) t",
-                 symbol, sources or None, symbol, [relation], direction, depth, sources or None, max_rows,
-                 dynamic)
+    rows = _call(lambda: sqlapi.traverse(conn, symbol, [relation], direction, depth, sources or None,
+                                         max_rows, dynamic))
     return TraversalOutput(results=[GraphRow.model_validate(row) for row in rows])
 
 
@@ -80,8 +76,10 @@ def named_relation(name: str) -> tuple[str, str]:
     return RELATIONS[name]
 
 
-def _call(conn: psycopg.Connection[dict[str, Any]], query: str, *params: Any) -> list[dict[str, Any]]:
+def _call(work: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A ``rag.sqlapi`` call; its refusals (an unknown or ambiguous symbol, a bad argument)
+    become a ``GraphError`` with the message ``rag.db.rag_error`` gives them."""
     try:
-        return conn.execute(query.encode(), params).fetchall()
+        return work()
     except (psycopg.errors.InvalidParameterValue, psycopg.errors.NoDataFound) as exc:
-        raise GraphError(exc.diag.message_primary or str(exc)) from None
+        raise GraphError(str(db.rag_error(exc))) from None
