@@ -1,7 +1,7 @@
 """One index run of one source: scan → ask SQL what changed → chunk → embed what is missing → store.
 
 The decisions (which files changed, which content hashes lack a vector) and the
-atomic replacement of a file's chunks are SQL functions (``sql/020_indexing.sql``);
+atomic replacement of a file's chunks are SQL functions (``sql/020_runs.sql``, ``022_storing.sql``);
 this module moves data between them, the chunkers and the embedder. Files are
 stored in batches, each one transaction, so a run killed at any point leaves
 every file fully old or fully new and the next run finishes the job.

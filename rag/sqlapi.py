@@ -118,7 +118,7 @@ def ensure_heads_index(conn: Conn) -> None:
     conn.execute("SELECT rag.ensure_heads_index()")
 
 
-# -- an index run (sql/020_indexing.sql) ------------------------------------------
+# -- an index run (sql/020_runs.sql, 022_storing.sql) ------------------------------
 
 
 def upsert_source(conn: Conn, name: str, source_type: str, location: str, branch: str | None,
