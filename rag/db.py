@@ -12,17 +12,18 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
 
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
-from rag import embedded
+from rag import embedded, sqlapi
 from rag.config import DatabaseConfig
 from rag.errors import DatabaseError, SchemaMissingError, UnexpectedDatabaseError, first_line
 from rag.secrets import mask_connection
+from rag.sqlapi import Conn as Conn  # the connections of the package: rows come back as dicts
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
@@ -32,10 +33,6 @@ MIN_SERVER_VERSION = 150000
 INIT_LOCK_KEY = 0x7261672D696E6974
 
 log = logging.getLogger(__name__)
-
-# The connections of the package: rows come back as dicts (``dict_row``).
-Conn: TypeAlias = psycopg.Connection[dict[str, Any]]
-
 
 @dataclass(frozen=True)
 class DatabaseTarget:
@@ -106,7 +103,7 @@ def install_schema(target: DatabaseTarget) -> InstallReport:
             apply_sql_functions(conn)
             ensure_keyword_data(conn, vacuum=applied > 0)  # a migration may have rewritten the postings
             conn.execute(sql.SQL("COMMENT ON SCHEMA rag IS {}").format(sql.Literal(schema_stamp())))
-            row = conn.execute("SELECT * FROM rag.status()").fetchone()
+            row = sqlapi.status(conn)
         except psycopg.errors.InsufficientPrivilege as exc:
             raise DatabaseError(
                 f"{target.masked_url}: permission denied while installing the schema "
@@ -116,7 +113,6 @@ def install_schema(target: DatabaseTarget) -> InstallReport:
         finally:
             if not conn.closed:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (INIT_LOCK_KEY,))
-    assert row is not None
     return InstallReport(
         row["schema_version"], row["postgres_version"], row["pgvector_version"], applied
     )
@@ -145,20 +141,18 @@ def ensure_keyword_data(conn: Conn, *, vacuum: bool = False) -> None:
     read of a posting would also fetch its row (bm25 p95 at 100k chunks: 41 ms
     -> 0.9 s) until VACUUM; it runs here when the connection can run it.
     """
-    intact = conn.execute("SELECT EXISTS (SELECT 1 FROM rag.keyword_data_intact) AS intact").fetchone()
-    if intact is not None and not intact["intact"]:
+    if not sqlapi.keyword_data_intact(conn):
         # Said first: the rebuild reads every chunk (minutes for 100k of them).
         log.warning("rebuilding the keyword index, which a database crash emptied; "
                     "this tokenizes every chunk again and can take minutes on a large index")
-    row = conn.execute("SELECT rag.ensure_keyword_data() AS rebuilt").fetchone()
-    if vacuum or (row is not None and row["rebuilt"]):
+    rebuilt = sqlapi.ensure_keyword_data(conn)
+    if vacuum or rebuilt:
         vacuum_postings(conn)
 
 
 def ensure_graph_data(conn: Conn) -> None:
     """Have the code graph extracted again if a database crash emptied it (its tables are unlogged)."""
-    row = conn.execute("SELECT rag.ensure_graph_data() AS emptied").fetchone()
-    if row is not None and row["emptied"]:
+    if sqlapi.ensure_graph_data(conn):
         log.warning("the code graph was emptied by a database crash; each source's next `rag index` "
                     "reads its code files again to rebuild it")
 
@@ -237,15 +231,9 @@ def apply_sql_functions(conn: psycopg.Connection[Any]) -> None:
     with conn.transaction():
         for path in sorted(SQL_DIR.glob("*.sql")):
             try:
-                conn.execute(path.read_text(encoding="utf-8").encode())
+                conn.execute(path.read_bytes())  # (SQL read from a file, not a literal: bytes)
             except psycopg.Error as exc:
                 raise DatabaseError(f"{path.name}: {exc.diag.message_primary or exc}") from None
-
-
-def has_model(conn: Conn, model: str) -> bool:
-    """Whether any vector of embedding model ``model`` is stored (``rag.has_model``)."""
-    row = conn.execute("SELECT rag.has_model(%s) AS known", (model,)).fetchone()
-    return bool(row and row["known"])
 
 
 # What a query meets in a database where `rag init` has not run (no schema, no pgvector),

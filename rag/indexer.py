@@ -1,7 +1,7 @@
 """One index run of one source: scan → ask SQL what changed → chunk → embed what is missing → store.
 
 The decisions (which files changed, which content hashes lack a vector) and the
-atomic replacement of a file's chunks are SQL functions (``sql/020_indexing.sql``);
+atomic replacement of a file's chunks are SQL functions (``sql/020_runs.sql``, ``022_storing.sql``);
 this module moves data between them, the chunkers and the embedder. Files are
 stored in batches, each one transaction, so a run killed at any point leaves
 every file fully old or fully new and the next run finishes the job.
@@ -12,7 +12,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -25,7 +25,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from rag import db
+from rag import db, sqlapi
 from rag.config import ChunkSettings, SourceSpec
 from rag.errors import IndexingError, RagError, SourceBusyError
 from rag.providers import Embedder, vector_literal
@@ -177,17 +177,14 @@ def index_source(
     summary.errors.extend(scanned.problems())
     report.scanned(summary.files_found, summary.skipped)
 
-    source_id = _sql_value(
-        conn, "SELECT rag.upsert_source(%s, %s, %s, %s, %s)",
-        spec.name, spec.type, spec.location, spec.branch,
-        Jsonb({"include": list(spec.include), "exclude": list(spec.exclude)}),
-    )
+    source_id = sqlapi.upsert_source(conn, spec.name, spec.type, spec.location, spec.branch,
+                                     {"include": list(spec.include), "exclude": list(spec.exclude)})
     db.ensure_keyword_data(conn)  # (begin_run would too, but could not VACUUM after)
     db.ensure_graph_data(conn)  # (begin_run would too, silently)
     try:
-        summary.run_id = _sql_value(conn, "SELECT rag.begin_run(%s)", source_id)
+        summary.run_id = sqlapi.begin_run(conn, source_id)
     except psycopg.errors.LockNotAvailable as exc:
-        raise SourceBusyError(exc.diag.message_primary or str(exc)) from None
+        raise SourceBusyError(str(db.rag_error(exc))) from None
 
     status = "failed"
     try:
@@ -204,10 +201,8 @@ def index_source(
         summary.status = status
         summary.seconds = time.monotonic() - started
         if not conn.closed:
-            summary.chunks_total = _sql_value(
-                conn, "SELECT rag.finish_run(%s, %s, %s, %s)",
-                summary.run_id, status, Jsonb(summary.counts()), Jsonb(summary.errors + summary.warnings),
-            )
+            summary.chunks_total = sqlapi.finish_run(conn, summary.run_id, status, summary.counts(),
+                                                     summary.errors + summary.warnings)
     return summary
 
 
@@ -223,23 +218,20 @@ def _run(
     report: Reporter,
 ) -> None:
     by_path = {f.path: f for f in scanned.files}
-    plan = conn.execute(
-        "SELECT path, action, old_sha256 FROM rag.plan_files(%s, %s, %s, %s)",
-        (source_id, Jsonb([{"path": f.path, "size": f.size, "mtimeNs": f.mtime_ns}
-                           for f in scanned.files]), force, scope),
-    ).fetchall()
+    plan = sqlapi.plan_files(conn, source_id, [{"path": f.path, "size": f.size, "mtimeNs": f.mtime_ns}
+                                               for f in scanned.files], force, scope)
     todo = [(by_path[row["path"]], row["action"], row["old_sha256"])
             for row in plan if row["action"] in ("new", "changed")]
     deleted = [row["path"] for row in plan if row["action"] == "deleted"]
     summary.unchanged = sum(1 for row in plan if row["action"] == "unchanged")
     report.planned(len(todo), summary.unchanged, len(deleted))
 
-    bulk = len(todo) >= BULK_MIN_FILES and _sql_value(conn, "SELECT rag.begin_bulk_load()")
+    bulk = len(todo) >= BULK_MIN_FILES and sqlapi.begin_bulk_load(conn)
     try:
         touched = _store_changed(conn, source_id, todo, settings, force, summary, report)
     except BaseException:
         if bulk and not conn.closed:
-            conn.execute("SELECT rag.end_bulk_load()")
+            sqlapi.end_bulk_load(conn)
         raise
     # The code graph's references. A first index resolves them on a second
     # connection (nothing to delete first there, normally) once the postings
@@ -250,23 +242,21 @@ def _run(
     with ExitStack() as resolving:
         if bulk:
             with conn.transaction():  # (the terms counted before the key shows)
-                keyed = _sql_value(conn, "SELECT rag.add_postings_key()")
+                keyed = sqlapi.add_postings_key(conn)
                 if aside:
-                    resolving.enter_context(_meanwhile(conn, "SELECT rag.resolve_refs(%s)", source_id))
+                    resolving.enter_context(_meanwhile(conn, lambda own: sqlapi.resolve_refs(own, source_id)))
                 if keyed:
-                    conn.execute("SELECT rag.count_term_stats()")
-            conn.execute("SELECT rag.end_bulk_load()")  # (releases the load's lock)
+                    sqlapi.count_term_stats(conn)
+            sqlapi.end_bulk_load(conn)  # (releases the load's lock)
         if touched:
-            conn.execute("SELECT rag.touch_files(%s, %s)", (source_id, Jsonb(touched)))
+            sqlapi.touch_files(conn, source_id, touched)
         if deleted:
             summary.deleted = len(deleted)
-            summary.chunks_removed += _sql_value(
-                conn, "SELECT rag.delete_files(%s, %s)", source_id, deleted
-            )
+            summary.chunks_removed += sqlapi.delete_files(conn, source_id, deleted)
         if summary.chunks_added or summary.chunks_removed:
-            conn.execute("SELECT rag.ensure_heads_index()")
+            sqlapi.ensure_heads_index(conn)
         if not aside:
-            conn.execute("SELECT rag.resolve_refs(%s)", (source_id,))
+            sqlapi.resolve_refs(conn, source_id)
         if bulk:
             # All postings are new: until autovacuum comes, every index-only read
             # of one would fetch its row too (Django's first searches: p95 36 -> 23 ms).
@@ -415,15 +405,17 @@ def _conninfo(conn: db.Conn) -> str:
 
 
 @contextmanager
-def _meanwhile(conn: db.Conn, query: str, *params: Any) -> Iterator[None]:
-    """Runs ``query`` on a connection of its own while the block runs; at the end of
+def _meanwhile(
+    conn: db.Conn, work: Callable[[db.Conn], object]
+) -> Iterator[None]:
+    """Runs ``work`` on a connection of its own while the block runs; at the end of
     the block waits for it and raises its error (the block's own error wins)."""
 
     conninfo = _conninfo(conn)  # (read here: a connection is not shared between threads)
 
     def run() -> None:
-        with psycopg.connect(conninfo, autocommit=True) as own:
-            own.execute(query.encode(), params)
+        with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row) as own:
+            work(own)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-meanwhile") as pool:
         done = pool.submit(run)
@@ -454,16 +446,11 @@ def _store_batch(
     ]
     for attempt in range(DEADLOCK_RETRIES + 1):
         try:
-            row = conn.execute(
-                "SELECT added_chunks, removed_chunks FROM rag.replace_files(%s, %s)",
-                (source_id, Jsonb(files, dumps=_batch_json)),
-            ).fetchone()
-            break
+            return sqlapi.replace_files(conn, source_id, Jsonb(files, dumps=_batch_json))
         except psycopg.errors.DeadlockDetected:
             if attempt == DEADLOCK_RETRIES:
                 raise
-    assert row is not None
-    return row["added_chunks"], row["removed_chunks"]
+    raise AssertionError("unreachable")
 
 
 def _chunk_json(chunk: "Chunk") -> dict[str, Any]:
@@ -491,10 +478,8 @@ def _embed_missing(
     Identical text already embedded anywhere (another file, source or run) is
     reused; chunks left unembedded by a model switch or a killed run are caught up.
     """
-    missing = _sql_value(
-        conn, "SELECT rag.count_chunks_without_embedding(%s, %s)", source_id, embedder.model_id
-    )
-    stored_vectors = _sql_value(conn, "SELECT rag.source_vector_count(%s)", source_id)
+    missing = sqlapi.count_chunks_without_embedding(conn, source_id, embedder.model_id)
+    stored_vectors = sqlapi.source_vector_count(conn, source_id)
     summary.reused = stored_vectors - missing
     if not missing:
         return
@@ -502,20 +487,14 @@ def _embed_missing(
     deadline = PhaseDeadline("embedding", phase_timeout)
     while True:
         deadline.check()
-        rows = conn.execute(
-            "SELECT content_hash, content FROM rag.chunks_without_embedding(%s, %s, %s)",
-            (source_id, embedder.model_id, EMBED_BATCH),
-        ).fetchall()
+        rows = sqlapi.chunks_without_embedding(conn, source_id, embedder.model_id, EMBED_BATCH)
         if not rows:
             # Built once the first vectors are in (faster than growing it row by row).
-            conn.execute("SELECT rag.ensure_vector_index(%s)", (embedder.model_id,))
+            sqlapi.ensure_vector_index(conn, embedder.model_id)
             return
         vectors = embedder.embed_documents([r["content"] for r in rows], report.embedded)
-        conn.execute(
-            "SELECT rag.store_embeddings(%s, %s, %s, %s)",
-            (embedder.model_id, embedder.dimensions, [r["content_hash"] for r in rows],
-             list(_vector_literals(vectors))),
-        )
+        sqlapi.store_embeddings(conn, embedder.model_id, embedder.dimensions,
+                                [r["content_hash"] for r in rows], list(_vector_literals(vectors)))
         summary.embedded += len(rows)
 
 
@@ -529,13 +508,8 @@ def run_failure(exc: BaseException) -> str:
     if isinstance(exc, RagError):
         text = str(exc)
     elif isinstance(exc, psycopg.Error):
-        text = f"database: {exc.diag.message_primary or exc}"
+        text = str(db.rag_error(exc))
     else:
         text = f"{type(exc).__name__}: {exc}"
     return mask_connection(text.strip().splitlines()[0])
 
-
-def _sql_value(conn: db.Conn, query: str, *params: Any) -> Any:
-    row = conn.execute(query.encode(), params).fetchone()
-    assert row is not None
-    return next(iter(row.values()))

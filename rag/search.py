@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag import db
+from rag import db, sqlapi
 from rag.config import SearchConfig
 from rag.errors import ProviderError, RagError, first_line
 from rag.providers import Embedder, vector_literal
@@ -88,26 +88,19 @@ class Searcher:
         candidates = max(self.settings.retrieve_top_k, final_k)
         warnings: list[str] = []
         embedding = None if request.keyword_only else self._query_vector(query, request.sources, warnings)
-        rows = self.conn.execute(
-            "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
-            " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
-            " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s, %(names_weight)s)",
-            {
-                "query": query,
-                "embedding": embedding,
-                "top_k": candidates if use_reranker else final_k,
-                "sources": request.sources, "types": request.source_types,
-                "languages": request.languages, "prefix": request.path_prefix,
-                "bm25_weight": 0.0 if request.vector_only else self.settings.bm25_weight,
-                # No vector of this config's model: keywords alone, never a query vector another
-                # model stored for the same text (rag.search would pick one up when given none).
-                "vector_weight": 0.0 if embedding is None else self.settings.vector_weight,
-                "rrf_k": self.settings.rrf.k, "candidates": candidates,
-                "model": self.embedder.model_id if self.embedder.dimensions else None,
-                "k1": self.settings.bm25.k1, "b": self.settings.bm25.b, "fusion": self.settings.fusion,
-                "graph_weight": self.settings.graph_weight, "names_weight": self.settings.names_weight,
-            },
-        ).fetchall()
+        rows = sqlapi.search(
+            self.conn, query, embedding, candidates if use_reranker else final_k,
+            sources=request.sources, source_types=request.source_types,
+            languages=request.languages, path_prefix=request.path_prefix,
+            bm25_weight=0.0 if request.vector_only else self.settings.bm25_weight,
+            # No vector of this config's model: keywords alone, never a query vector another
+            # model stored for the same text (rag.search would pick one up when given none).
+            vector_weight=0.0 if embedding is None else self.settings.vector_weight,
+            rrf_k=self.settings.rrf.k, candidates=candidates,
+            model=self.embedder.model_id if self.embedder.dimensions else None,
+            k1=self.settings.bm25.k1, b=self.settings.bm25.b, fusion=self.settings.fusion,
+            graph_weight=self.settings.graph_weight, names_weight=self.settings.names_weight,
+        )
         hits = [_hit(row) for row in rows]
         self._add_absolute_paths(hits)
         response = SearchResponse(hits, len(hits), warnings)
@@ -119,8 +112,7 @@ class Searcher:
         names = sorted({h.source_name for h in hits})
         if not names:
             return
-        roots = {r["name"]: r["location"] for r in self.conn.execute(
-            "SELECT * FROM rag.local_roots(%s)", (names,)).fetchall()}
+        roots = sqlapi.local_roots(self.conn, names)
         for hit in hits:
             if hit.source_name in roots:
                 hit.abs_path = str(Path(roots[hit.source_name]) / hit.path)
@@ -132,27 +124,22 @@ class Searcher:
         if not self.embedder.dimensions:
             return None
         model = self.embedder.model_id
-        if not db.has_model(self.conn, model):
+        if not sqlapi.has_model(self.conn, model):
             warnings.append(f"no vectors of the embedding model {model} are stored, so this answer is "
                             "keyword-only; index again (rag index --all) to embed with it")
             return None
-        if sources and not _value(self.conn, "SELECT rag.sources_have_vectors(%s, %s)", (model, sources)):
+        if sources and not sqlapi.sources_have_vectors(self.conn, model, sources):
             warnings.append(f"the sources searched ({', '.join(sources)}) have no vectors of the embedding "
                             f"model {model}, so this answer is keyword-only; index them again to embed them")
             return None
-        stored = self.conn.execute(
-            "SELECT rag.stored_query_embedding(%s, %s)::text AS v", (self.embedder.model_id, query)
-        ).fetchone()
-        vector = stored["v"] if stored and stored["v"] else vector_literal(self.embedder.embed_query(query))
-        self.conn.execute(
-            "SELECT rag.remember_query_embedding(%s, %s, %s::vector)",
-            (self.embedder.model_id, query, vector),
-        )
+        vector = (sqlapi.stored_query_embedding(self.conn, model, query)
+                  or vector_literal(self.embedder.embed_query(query)))
+        sqlapi.remember_query_embedding(self.conn, model, query, vector)
         return vector
 
     def model_has_vectors(self) -> bool:
         """Whether the index holds vectors of this searcher's embedding model."""
-        return bool(self.embedder.dimensions) and db.has_model(self.conn, self.embedder.model_id)
+        return bool(self.embedder.dimensions) and sqlapi.has_model(self.conn, self.embedder.model_id)
 
     def _rerank(self, query: str, hits: list[SearchHit], top_k: int, warnings: list[str]) -> list[SearchHit]:
         try:
@@ -168,11 +155,6 @@ class Searcher:
             hit.rerank = result.score
             reranked.append(hit)
         return reranked
-
-
-def _value(conn: db.Conn, query: str, params: tuple[Any, ...]) -> Any:
-    row = conn.execute(query, params).fetchone()
-    return next(iter(row.values())) if row else None
 
 
 def _hit(row: dict[str, Any]) -> SearchHit:

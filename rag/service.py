@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from rag import __version__
+from rag import __version__, sqlapi
 from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
 from rag.errors import DatabaseError, ProviderError, RagError, first_line
 from rag.schemas import (
@@ -217,19 +217,17 @@ class RagService:
         """Connect and load the local models ahead of the first call (run on a background thread)."""
         # A search per arm also compiles the PL/pgSQL functions of this session and reads the
         # indexes' top pages, which costs the first real search a few hundred milliseconds.
-        warm_search = "SELECT count(*) FROM rag.search('warm up', %s::vector, 1, model => %s)"
         try:
-            self.with_db(lambda conn: conn.execute(warm_search, (None, None)))
+            self.with_db(lambda conn: sqlapi.warm_search(conn, None, None))
             if self.config.embeddings.provider == "local":
-                from rag import db
                 from rag.providers import vector_literal
 
                 embedder = self.embedder()
                 literal = vector_literal(embedder.embed_query("warm up"))
 
                 def vector_arm(conn: Conn) -> None:
-                    if db.has_model(conn, embedder.model_id):
-                        conn.execute(warm_search, (literal, embedder.model_id))
+                    if sqlapi.has_model(conn, embedder.model_id):
+                        sqlapi.warm_search(conn, literal, embedder.model_id)
 
                 self.with_db(vector_arm)
             if self.config.reranker.provider == "local":
@@ -313,8 +311,7 @@ class RagService:
             if path or start_line or end_line or header_path:
                 raise RagError("chunkId already names the lines to read; drop path, startLine, endLine and "
                                "headerPath (use context for lines around it)")
-            text = self.with_db(lambda conn: _read_back(conn, "SELECT * FROM rag.read_chunk(%s, %s)",
-                                                        (chunk_id, context)))
+            text = self.with_db(lambda conn: _source_text(sqlapi.read_chunk(conn, chunk_id, context)))
             text.chunk_id = chunk_id
             return text
         if not path:
@@ -325,9 +322,8 @@ class RagService:
         if start_line and end_line and end_line < start_line:
             raise RagError(f"endLine {end_line} is before startLine {start_line}")
         given = str(Path(path.strip()).expanduser()) if path.strip().startswith("~") else path
-        return self.with_db(lambda conn: _read_back(
-            conn, "SELECT * FROM rag.read_file_range(%s, %s, %s, %s, %s, %s)",
-            (source, given, start_line, end_line, header_path, context)))
+        return self.with_db(lambda conn: _source_text(sqlapi.read_file_range(
+            conn, source, given, start_line, end_line, header_path, context)))
 
     # -- the catalog --------------------------------------------------------
 
@@ -342,9 +338,8 @@ class RagService:
         prefix = path_prefix
         if prefix and prefix.startswith("~"):
             prefix = str(Path(prefix).expanduser())
-        rows = self.with_db(lambda conn: conn.execute(
-            "SELECT * FROM rag.list_sources(%s, %s, %s, %s)",
-            (name_prefix or None, source_type, limit or 2_147_483_647, prefix or None)).fetchall())
+        rows = self.with_db(lambda conn: sqlapi.list_sources(
+            conn, name_prefix or None, source_type, limit or None, prefix or None))
         return SourcesOutput(sources=[
             SourceInfo(id=r["id"], name=r["name"], type=r["type"], path=r["location"], branch=r["branch"],
                        file_count=r["files"], chunk_count=r["chunks"], last_indexed_at=r["last_indexed_at"],
@@ -356,22 +351,18 @@ class RagService:
         """Delete a source with its files and chunks (refused by SQL while it is being indexed);
         a git source's clone goes too."""
         was_git = any(s.name == name and s.type == "git" for s in self.indexed_sources(name))
-        row = self.with_db(lambda conn: conn.execute("SELECT rag.remove_source(%s) AS n", (name,)).fetchone(),
-                           retry=False)
-        assert row is not None
+        removed = self.with_db(lambda conn: sqlapi.remove_source(conn, name), retry=False)
         clone = self.clone_dir(name) if was_git else None
         if clone is not None and clone.is_dir():
             import shutil
 
             shutil.rmtree(clone)
-        return RemoveOutput(name=name, removed_chunks=int(row["n"]),
+        return RemoveOutput(name=name, removed_chunks=removed,
                             deleted_clone=str(clone) if clone is not None else None)
 
     def gc(self) -> GcOutput:
         """Delete embeddings no chunk uses any more."""
-        row = self.with_db(lambda conn: conn.execute("SELECT rag.gc() AS n").fetchone(), retry=False)
-        assert row is not None
-        return GcOutput(pruned_embeddings=int(row["n"]))
+        return GcOutput(pruned_embeddings=self.with_db(sqlapi.gc, retry=False))
 
     # -- code graph -----------------------------------------------------------
 
@@ -404,8 +395,7 @@ class RagService:
 
         def work(conn: Conn) -> None:
             database.connected = True
-            row = conn.execute("SELECT * FROM rag.status()").fetchone()
-            assert row is not None
+            row = sqlapi.status(conn)
             database.schema_version = row["schema_version"]
             database.postgres_version = row["postgres_version"]
             database.pgvector_version = row["pgvector_version"]
@@ -414,8 +404,8 @@ class RagService:
             indexing.last_indexed_at = row["last_indexed_at"]
             coverage.extend(Coverage(model=r["model"], embedded_chunks=r["embedded_chunks"],
                                      total_chunks=r["total_chunks"])
-                            for r in conn.execute("SELECT * FROM rag.embedding_coverage()").fetchall())
-            for run in conn.execute("SELECT * FROM rag.last_runs(1)").fetchall():
+                            for r in sqlapi.embedding_coverage(conn))
+            for run in sqlapi.last_runs(conn, 1):
                 counts = run["counts"] or {}
                 indexing.last_run = LastRun(
                     source=run["source_name"], status=run["status"], started_at=run["started_at"],
@@ -423,17 +413,17 @@ class RagService:
                     chunks_removed=counts.get("chunksRemoved", 0), errors=counts.get("errors", 0))
             indexing.active_runs = [
                 ActiveRun(source=r["source_name"], run_id=r["run_id"], started_at=r["started_at"])
-                for r in conn.execute("SELECT * FROM rag.active_runs()").fetchall()]
+                for r in sqlapi.active_runs(conn)]
             indexing.active = bool(indexing.active_runs)
             indexing.watched = [
                 WatchedBy(source=r["source_name"], pid=r["pid"], since=r["watching_since"],
                           last_sync_at=r["last_indexed_at"])
-                for r in conn.execute("SELECT * FROM rag.watched_sources()").fetchall()]
-            git_rows = conn.execute("SELECT * FROM rag.list_sources(NULL, 'git', 2147483647)").fetchall()
+                for r in sqlapi.watched_sources(conn)]
+            git_rows = sqlapi.list_sources(conn, source_type="git")
             git_sources.extend(GitCommit(name=r["name"], branch=r["branch"], commit_sha=r["commit_sha"])
                                for r in git_rows)
             graph.extend(GraphCounts.model_validate(r)
-                         for r in conn.execute("SELECT * FROM rag.graph_status()").fetchall())
+                         for r in sqlapi.graph_status(conn))
 
         try:
             self.with_db(work)
@@ -473,8 +463,7 @@ class RagService:
 
     def indexed_sources(self, name_prefix: str | None = None) -> list[SourceSpec]:
         """The sources in the database, as their last run took them (branch, include, exclude)."""
-        rows = self.with_db(lambda conn: conn.execute(
-            "SELECT * FROM rag.list_sources(%s, NULL, 2147483647)", (name_prefix,)).fetchall())
+        rows = self.with_db(lambda conn: sqlapi.list_sources(conn, name_prefix))
         return [catalog_source(r) for r in rows]
 
     def every_source(self) -> list[SourceSpec]:
@@ -500,8 +489,7 @@ class RagService:
                           spec.include or earlier.include, spec.exclude or earlier.exclude)
 
     def known_source_names(self) -> list[str]:
-        indexed = self.with_db(lambda conn: conn.execute(
-            "SELECT name FROM rag.list_sources(max_rows => 2147483647)").fetchall())
+        indexed = self.with_db(sqlapi.list_sources)
         return sorted({s.name for s in self.config.sources} | {r["name"] for r in indexed})
 
     def root(self, spec: SourceSpec, *, sync: bool) -> Path:
@@ -584,7 +572,7 @@ class RagService:
             summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
                                            force=force, reporter=reporter, paths=paths)
             if commit is not None:
-                conn.execute("SELECT rag.record_commit(%s, %s)", (spec.name, commit))
+                sqlapi.record_commit(conn, spec.name, commit)
         return IndexOutput(
             source=spec.name, location=spec.location + (f" ({spec.branch})" if spec.branch else ""),
             run_id=summary.run_id, status=summary.status, seconds=round(summary.seconds, 3),
@@ -678,9 +666,8 @@ def providers(config: RagConfig) -> Providers:
     return Providers(embeddings=embeddings, reranker=reranker)
 
 
-def _read_back(conn: Conn, query: str, params: tuple[Any, ...]) -> SourceText:
-    row = conn.execute(query, params).fetchone()
-    assert row is not None
+def _source_text(row: dict[str, Any]) -> SourceText:
+    """A ``rag.excerpt`` row (read_chunk, read_file_range)."""
     return SourceText(source_name=row["source_name"], path=row["path"], source_type=row["source_type"],
                       language=row["language"], start_line=row["start_line"], end_line=row["end_line"],
                       total_lines=row["total_lines"], content=row["content"], truncated=row["truncated"],

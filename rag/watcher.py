@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from rag import sqlapi
 from rag.config import SourceSpec
 from rag.errors import DatabaseError, RagError, SourceBusyError, first_line
 from rag.schemas import IndexOutput, WatchedSource, WatchEvent, WatchStatus
@@ -361,10 +362,8 @@ class _Presence:
             if self._conn is None or self._conn.closed:
                 self._conn, self._held = self._service.new_connection(), set()
             for name in names:
-                if name not in self._held:
-                    row = self._conn.execute("SELECT rag.watch_source(%s) AS held", (name,)).fetchone()
-                    if row and row["held"]:
-                        self._held.add(name)
+                if name not in self._held and sqlapi.watch_source(self._conn, name):
+                    self._held.add(name)
         except (psycopg.Error, RagError) as exc:
             log.debug("the watch presence connection failed: %s", first_line(exc))
             self.close()

@@ -44,14 +44,10 @@ COMMENT ON FUNCTION rag.status() IS
 
 -- ---------------------------------------------------------------------------
 -- list_sources
--- The return type grew (indexing, config) and so did the arguments (path_prefix):
--- CREATE OR REPLACE cannot change either, so the old signature goes first.
-DROP FUNCTION IF EXISTS rag.list_sources(text, text, integer);
-DROP FUNCTION IF EXISTS rag.list_sources(text, text, integer, text);  -- it grew commit_sha
 CREATE OR REPLACE FUNCTION rag.list_sources(
     name_prefix text DEFAULT NULL,
     source_type text DEFAULT NULL,
-    max_rows    integer DEFAULT 50,
+    max_rows    integer DEFAULT 50,  -- NULL: no limit
     path_prefix text DEFAULT NULL
 )
 RETURNS TABLE (
@@ -76,8 +72,8 @@ BEGIN
         RAISE EXCEPTION 'list_sources: source_type must be local or git, not %', quote_literal(source_type)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF max_rows IS NULL OR max_rows < 1 THEN
-        RAISE EXCEPTION 'list_sources: max_rows must be at least 1, not %', coalesce(max_rows::text, 'NULL')
+    IF max_rows < 1 THEN
+        RAISE EXCEPTION 'list_sources: max_rows must be at least 1, not %', max_rows
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     RETURN QUERY
@@ -194,7 +190,7 @@ BEGIN
             USING ERRCODE = 'lock_not_available';
     END IF;
     SELECT * INTO gone FROM rag._delete_chunks(source_id_, NULL);
-    PERFORM rag._forget_graph(source_id_, NULL);  -- sql/050_graph.sql
+    PERFORM rag._forget_graph(source_id_, NULL);  -- sql/050_graph_store.sql
     DELETE FROM rag.sources s WHERE s.id = source_id_;  -- files and runs' links go with it
     PERFORM rag._apply_keyword_stats(gone.chunk_delta, gone.term_delta, gone.terms, gone.df_deltas);
     RETURN -gone.chunk_delta;

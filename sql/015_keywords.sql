@@ -608,6 +608,33 @@ COMMENT ON FUNCTION rag.ensure_postings_key() IS
     'Rebuilds the postings key if a bulk load was killed before rag.end_bulk_load; true when it did.';
 
 -- ---------------------------------------------------------------------------
+-- _needs_repair: whether a database crash emptied unlogged data, locked for its repair
+CREATE OR REPLACE FUNCTION rag._needs_repair(
+    intact regclass  -- the one-row table a crash empties with the data (rag.keyword_data_intact, ...)
+)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    present boolean;
+BEGIN
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', intact) INTO present;
+    IF present THEN
+        RETURN false;
+    END IF;
+    -- One repair at a time; a session waiting here finds it done.
+    PERFORM pg_advisory_xact_lock(rag._bulk_lock_key());
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', intact) INTO present;
+    RETURN NOT present;
+END
+$$;
+COMMENT ON FUNCTION rag._needs_repair(regclass) IS
+    'Private: true when the row of intact is missing (a crash emptied its data), holding the repair lock '
+    'until the transaction ends; false, without waiting, when the data is intact.';
+
+-- ---------------------------------------------------------------------------
 -- ensure_keyword_data
 CREATE OR REPLACE FUNCTION rag.ensure_keyword_data()
 RETURNS boolean
@@ -618,12 +645,7 @@ AS $$
 BEGIN
     -- rag.postings is unlogged (migration 0004): a database crash empties it,
     -- and with it the row of rag.keyword_data_intact.
-    IF EXISTS (SELECT 1 FROM rag.keyword_data_intact) THEN
-        RETURN false;
-    END IF;
-    -- One rebuild at a time; a session waiting here finds it done.
-    PERFORM pg_advisory_xact_lock(rag._bulk_lock_key());
-    IF EXISTS (SELECT 1 FROM rag.keyword_data_intact) THEN
+    IF NOT rag._needs_repair('rag.keyword_data_intact') THEN
         RETURN false;
     END IF;
     -- As a first index loads them: rows first, then the key by one sort.

@@ -75,18 +75,7 @@ CREATE OR REPLACE FUNCTION rag.read_chunk(
     chunk_id bigint,
     context  integer DEFAULT 0
 )
-RETURNS TABLE (
-    source_name text,
-    path        text,
-    source_type text,
-    language    text,
-    start_line  integer,
-    end_line    integer,
-    total_lines integer,
-    content     text,
-    truncated   boolean,
-    metadata    jsonb
-)
+RETURNS SETOF rag.excerpt  -- (migration 0013)
 LANGUAGE plpgsql
 STABLE
 SET search_path = pg_catalog, rag, public
@@ -176,18 +165,7 @@ CREATE OR REPLACE FUNCTION rag.read_file_range(
     header_path text DEFAULT NULL,      -- instead of lines: a markdown section with its subsections
     context     integer DEFAULT 0
 )
-RETURNS TABLE (
-    source_name text,
-    path        text,
-    source_type text,
-    language    text,
-    start_line  integer,
-    end_line    integer,
-    total_lines integer,
-    content     text,
-    truncated   boolean,
-    metadata    jsonb
-)
+RETURNS SETOF rag.excerpt  -- (migration 0013)
 LANGUAGE plpgsql
 STABLE
 SET search_path = pg_catalog, rag, public

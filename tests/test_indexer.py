@@ -526,7 +526,7 @@ def test_what_runs_meanwhile_on_its_own_connection_fails_the_run(rag_db: db.Data
     from rag.indexer import _meanwhile
 
     with (connect(rag_db) as conn, pytest.raises(psycopg.errors.DivisionByZero),
-          _meanwhile(conn, "SELECT 1 / %s", 0)):
+          _meanwhile(conn, lambda own: own.execute("SELECT 1 / %s", (0,)))):
         conn.execute("SELECT 1")  # the block goes on meanwhile
 
 

@@ -11,7 +11,7 @@ import pytest
 from fakes import HashEmbedder
 from plugins.mcp import GUIDE, STREAM_TS, make_project
 
-from rag import db
+from rag import db, sqlapi
 from rag.config import ChunkSettings, SourceSpec
 from rag.indexer import index_source
 
@@ -205,7 +205,7 @@ def test_list_sources_refuses(conn: Conn, kwargs: dict[str, Any], message: str) 
 
 @pytest.mark.parametrize(("model", "known"), [("test@8", True), ("test@16", False), ("", False), (None, False)])
 def test_has_model(conn: Conn, model: str | None, known: bool) -> None:
-    assert db.has_model(conn, model) is known  # type: ignore[arg-type]
+    assert sqlapi.has_model(conn, model) is known  # type: ignore[arg-type]
 
 
 def test_stored_query_embedding(conn: Conn) -> None:

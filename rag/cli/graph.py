@@ -1,7 +1,7 @@
 """``rag graph …``: the code graph from the command line, over ``rag.graph``.
 
 Parses options and formats rows; finding and walking are SQL functions
-(``sql/050_graph.sql``) reached through ``rag.graph``.
+(``sql/05x_graph_*.sql``) reached through ``rag.graph``.
 """
 
 from __future__ import annotations

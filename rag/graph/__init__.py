@@ -1,6 +1,6 @@
 """The code graph: definitions and references read from the chunker's syntax tree
 (``extract``, with one module per language family and its tree-sitter queries in
-``queries/``), stored, resolved and walked in SQL (``sql/050_graph.sql``), and asked
+``queries/``), stored, resolved and walked in SQL (``sql/05x_graph_*.sql``), and asked
 from Python through ``api``, whose names this package re-exports."""
 
 from rag.errors import GraphError

@@ -1,15 +1,17 @@
 """The code graph as Python calls: ``rag.find_symbols`` and ``rag.traverse`` rows as typed models.
 
-Owns nothing the SQL functions do (``sql/050_graph.sql`` resolves, walks and
+Owns nothing the SQL functions do (``sql/05x_graph_*.sql`` resolves, walks and
 caps); it names the relations the way people ask for them (callers, callees,
 subclasses, superclasses) and turns an ambiguous or unknown symbol into a
 ``GraphError`` whose message lists the candidates.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 
+from rag import db, sqlapi
 from rag.errors import GraphError
 from rag.schemas import GraphRow, SymbolRow, SymbolsOutput, TraversalOutput
 
@@ -26,15 +28,15 @@ RELATIONS: dict[str, tuple[str, str]] = {
 
 
 def find_symbols(
-    conn: psycopg.Connection[dict[str, Any]],
+    conn: db.Conn,
     name: str,
     sources: list[str] | None = None,
     kinds: list[str] | None = None,
     max_rows: int = 50,
 ) -> SymbolsOutput:
     """Definitions named ``name`` (a name, an fqn or ``path:fqn``), capped, with the count."""
-    rows = _call(conn, "SELECT * FROM rag.find_symbols(%s, %s, %s, %s)",
-                 name, sources or None, [k.upper() for k in kinds] if kinds else None, max_rows)
+    rows = _call(lambda: sqlapi.find_symbols(conn, name, sources or None,
+                                             [k.upper() for k in kinds] if kinds else None, max_rows))
     return SymbolsOutput(
         results=[SymbolRow.model_validate(row) for row in rows],
         total=rows[0]["total"] if rows else 0,
@@ -42,7 +44,7 @@ def find_symbols(
 
 
 def traverse(
-    conn: psycopg.Connection[dict[str, Any]],
+    conn: db.Conn,
     symbol: str,
     relation: str,
     direction: str,
@@ -58,14 +60,8 @@ def traverse(
         raise GraphError(f"relation {relation!r}: choose one of {', '.join(EDGES)}")
     if direction not in DIRECTIONS:
         raise GraphError(f"direction {direction!r}: in (callers, subclasses) or out (callees, superclasses)")
-    # Resolution never leaves a source, so every row is in the start's source.
-    rows = _call(conn, "WITH start AS MATERIALIZED (SELECT src.name FROM rag.symbols s"
-                       " JOIN rag.sources src ON src.id = s.source_id"
-                       " WHERE s.id = rag._start_symbol(%s, %s))"
-                       " SELECT t.*, start.name AS source"
-                       " FROM start, rag.traverse(%s, %s, %s, %s, %s, %s, %s) t",
-                 symbol, sources or None, symbol, [relation], direction, depth, sources or None, max_rows,
-                 dynamic)
+    rows = _call(lambda: sqlapi.traverse(conn, symbol, [relation], direction, depth, sources or None,
+                                         max_rows, dynamic))
     return TraversalOutput(results=[GraphRow.model_validate(row) for row in rows])
 
 
@@ -76,8 +72,10 @@ def named_relation(name: str) -> tuple[str, str]:
     return RELATIONS[name]
 
 
-def _call(conn: psycopg.Connection[dict[str, Any]], query: str, *params: Any) -> list[dict[str, Any]]:
+def _call(work: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A ``rag.sqlapi`` call; its refusals (an unknown or ambiguous symbol, a bad argument)
+    become a ``GraphError`` with the message ``rag.db.rag_error`` gives them."""
     try:
-        return conn.execute(query.encode(), params).fetchall()
+        return work()
     except (psycopg.errors.InvalidParameterValue, psycopg.errors.NoDataFound) as exc:
-        raise GraphError(exc.diag.message_primary or str(exc)) from None
+        raise GraphError(str(db.rag_error(exc))) from None

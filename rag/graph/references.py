@@ -14,7 +14,7 @@ use: ``@import`` (handed whole to the language's ``read_import``),
 ``@implements``, ``@typed.var``/``@typed.type`` (a declared type) and
 ``@made.var``/``@made.type`` (a Capitalized constructor's result).
 
-Each reference carries what the SQL resolver (``sql/050_graph.sql``) needs
+Each reference carries what the SQL resolver (``sql/05x_graph_*.sql``) needs
 to find its target without reading the file again: the file's import map is
 applied here, so a reference says which module stems and fqns the import
 points to (``targets``), which fqns to look for in its own file and folder

@@ -1,0 +1,294 @@
+"""The one way from Python into SQL: a typed function per ``rag.*`` SQL function the package calls.
+
+Each function's query text is a ``LiteralString`` (PEP 675): only text written in this module
+reaches ``conn.execute``, and SQL built at run time would have to go through ``psycopg.sql``.
+Nothing outside this module names a ``rag.*`` function or reads a ``rag`` table. A limit of
+None is "no limit", as in the SQL functions.
+
+Errors are psycopg's, unchanged: callers tell a lost connection (the service reconnects), a
+source locked by another run or a deadlock (the indexer) from the rest, and the front doors turn
+what remains into the package's exceptions with ``rag.db.rag_error``, the one translation.
+Importing it costs nothing: psycopg is loaded by whoever opened the connection.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, LiteralString, TypeAlias
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+# The one alias of a connection returning dict rows (re-exported as rag.db.Conn).
+Conn: TypeAlias = "psycopg.Connection[dict[str, Any]]"
+
+Row = dict[str, Any]
+
+
+def _jsonb(value: Any) -> Jsonb:
+    from psycopg.types.json import Jsonb
+
+    return Jsonb(value)
+
+
+Params = tuple[Any, ...] | dict[str, Any] | None
+
+
+def _rows(conn: Conn, query: LiteralString, params: Params = None) -> list[Row]:
+    return conn.execute(query, params).fetchall()
+
+
+def _row(conn: Conn, query: LiteralString, params: tuple[Any, ...] | None = None) -> Row:
+    row = conn.execute(query, params).fetchone()
+    assert row is not None, "a rag.* function of one row returned none"
+    return row
+
+
+def _value(conn: Conn, query: LiteralString, params: tuple[Any, ...] | None = None) -> Any:
+    return next(iter(_row(conn, query, params).values()))
+
+
+# -- the catalog (sql/010_catalog.sql) ------------------------------------------
+
+
+def status(conn: Conn) -> Row:
+    """Schema, PostgreSQL and pgvector versions, counts of sources, files, chunks, embeddings."""
+    return _row(conn, "SELECT * FROM rag.status()")
+
+
+def list_sources(conn: Conn, name_prefix: str | None = None, source_type: str | None = None,
+                 max_rows: int | None = None, path_prefix: str | None = None) -> list[Row]:
+    """The indexed sources, by name; ``max_rows`` None: all of them."""
+    return _rows(conn, "SELECT * FROM rag.list_sources(%s, %s, %s, %s)",
+                 (name_prefix, source_type, max_rows, path_prefix))
+
+
+def local_roots(conn: Conn, names: list[str]) -> dict[str, str]:
+    """The folder of each named local source."""
+    return {r["name"]: r["location"] for r in _rows(conn, "SELECT * FROM rag.local_roots(%s)", (names,))}
+
+
+def sources_have_vectors(conn: Conn, model: str, sources: list[str]) -> bool:
+    return bool(_value(conn, "SELECT rag.sources_have_vectors(%s, %s)", (model, sources)))
+
+
+def has_model(conn: Conn, model: str) -> bool:
+    """Whether any vector of embedding model ``model`` is stored."""
+    return bool(_value(conn, "SELECT rag.has_model(%s)", (model,)))
+
+
+def record_commit(conn: Conn, source: str, commit: str) -> None:
+    conn.execute("SELECT rag.record_commit(%s, %s)", (source, commit))
+
+
+def remove_source(conn: Conn, name: str) -> int:
+    """Deletes a source with its files, chunks and graph: how many chunks went."""
+    return int(_value(conn, "SELECT rag.remove_source(%s)", (name,)))
+
+
+# -- keywords (sql/015_keywords.sql) -----------------------------------------------
+
+
+def keyword_data_intact(conn: Conn) -> bool:
+    """False after a database crash emptied the (unlogged) postings."""
+    return bool(_value(conn, "SELECT EXISTS (SELECT 1 FROM rag.keyword_data_intact)"))
+
+
+def ensure_keyword_data(conn: Conn) -> bool:
+    """Rebuilds the postings a crash emptied: whether it did."""
+    return bool(_value(conn, "SELECT rag.ensure_keyword_data()"))
+
+
+def begin_bulk_load(conn: Conn) -> bool:
+    return bool(_value(conn, "SELECT rag.begin_bulk_load()"))
+
+
+def end_bulk_load(conn: Conn) -> None:
+    conn.execute("SELECT rag.end_bulk_load()")
+
+
+def add_postings_key(conn: Conn) -> bool:
+    return bool(_value(conn, "SELECT rag.add_postings_key()"))
+
+
+def count_term_stats(conn: Conn) -> None:
+    conn.execute("SELECT rag.count_term_stats()")
+
+
+def ensure_heads_index(conn: Conn) -> None:
+    conn.execute("SELECT rag.ensure_heads_index()")
+
+
+# -- an index run (sql/020_runs.sql, 022_storing.sql) ------------------------------
+
+
+def upsert_source(conn: Conn, name: str, source_type: str, location: str, branch: str | None,
+                  config: dict[str, Any]) -> int:
+    """The source's id, created or updated."""
+    return int(_value(conn, "SELECT rag.upsert_source(%s, %s, %s, %s, %s)",
+                      (name, source_type, location, branch, _jsonb(config))))
+
+
+def begin_run(conn: Conn, source_id: int) -> int:
+    """A run's id, holding the source's index lock (``LockNotAvailable`` when another run has it)."""
+    return int(_value(conn, "SELECT rag.begin_run(%s)", (source_id,)))
+
+
+def finish_run(conn: Conn, run_id: int, run_status: str, counts: dict[str, Any],
+               errors: list[dict[str, Any]]) -> int:
+    """Records the run's outcome and releases the lock: the source's chunk total."""
+    return int(_value(conn, "SELECT rag.finish_run(%s, %s, %s, %s)",
+                      (run_id, run_status, _jsonb(counts), _jsonb(errors))))
+
+
+def plan_files(conn: Conn, source_id: int, scanned: list[dict[str, Any]], force: bool,
+               scope: list[str] | None) -> list[Row]:
+    """(path, action, old_sha256) of every scanned or stored file in scope."""
+    return _rows(conn, "SELECT path, action, old_sha256 FROM rag.plan_files(%s, %s, %s, %s)",
+                 (source_id, _jsonb(scanned), force, scope))
+
+
+def replace_files(conn: Conn, source_id: int, files: Jsonb) -> tuple[int, int]:
+    """Stores a batch of files with their chunks and graph: (added, removed) chunks."""
+    row = _row(conn, "SELECT added_chunks, removed_chunks FROM rag.replace_files(%s, %s)", (source_id, files))
+    return row["added_chunks"], row["removed_chunks"]
+
+
+def touch_files(conn: Conn, source_id: int, files: list[dict[str, Any]]) -> None:
+    conn.execute("SELECT rag.touch_files(%s, %s)", (source_id, _jsonb(files)))
+
+
+def delete_files(conn: Conn, source_id: int, paths: list[str]) -> int:
+    """Deletes files with their chunks: how many chunks went."""
+    return int(_value(conn, "SELECT rag.delete_files(%s, %s)", (source_id, paths)))
+
+
+def count_chunks_without_embedding(conn: Conn, source_id: int, model: str) -> int:
+    return int(_value(conn, "SELECT rag.count_chunks_without_embedding(%s, %s)", (source_id, model)))
+
+
+def source_vector_count(conn: Conn, source_id: int) -> int:
+    return int(_value(conn, "SELECT rag.source_vector_count(%s)", (source_id,)))
+
+
+def chunks_without_embedding(conn: Conn, source_id: int, model: str, max_rows: int) -> list[Row]:
+    """(content_hash, content) of texts of the source with no vector of ``model``."""
+    return _rows(conn, "SELECT content_hash, content FROM rag.chunks_without_embedding(%s, %s, %s)",
+                 (source_id, model, max_rows))
+
+
+def store_embeddings(conn: Conn, model: str, dimensions: int, hashes: list[str], vectors: list[str]) -> None:
+    """Stores vectors (pgvector text) by content hash."""
+    conn.execute("SELECT rag.store_embeddings(%s, %s, %s, %s)", (model, dimensions, hashes, vectors))
+
+
+def gc(conn: Conn) -> int:
+    """Deletes embeddings no chunk uses: how many."""
+    return int(_value(conn, "SELECT rag.gc()"))
+
+
+def embedding_coverage(conn: Conn) -> list[Row]:
+    return _rows(conn, "SELECT * FROM rag.embedding_coverage()")
+
+
+def last_runs(conn: Conn, max_rows: int) -> list[Row]:
+    return _rows(conn, "SELECT * FROM rag.last_runs(%s)", (max_rows,))
+
+
+def active_runs(conn: Conn) -> list[Row]:
+    return _rows(conn, "SELECT * FROM rag.active_runs()")
+
+
+def watched_sources(conn: Conn) -> list[Row]:
+    return _rows(conn, "SELECT * FROM rag.watched_sources()")
+
+
+def watch_source(conn: Conn, name: str) -> bool:
+    """Marks the source watched by this session: whether it holds the mark."""
+    return bool(_value(conn, "SELECT rag.watch_source(%s)", (name,)))
+
+
+# -- search (sql/030_bm25.sql, 032_vector.sql, 034_fusion.sql) ----------------------
+
+
+def ensure_vector_index(conn: Conn, model: str) -> None:
+    conn.execute("SELECT rag.ensure_vector_index(%s)", (model,))
+
+
+def stored_query_embedding(conn: Conn, model: str, query: str) -> str | None:
+    """A query text's stored embedding (pgvector text), if any."""
+    value = _value(conn, "SELECT rag.stored_query_embedding(%s, %s)::text", (model, query))
+    return str(value) if value else None
+
+
+def remember_query_embedding(conn: Conn, model: str, query: str, vector: str) -> None:
+    conn.execute("SELECT rag.remember_query_embedding(%s, %s, %s::vector)", (model, query, vector))
+
+
+def search(conn: Conn, query: str, embedding: str | None, top_k: int, *, sources: list[str] | None,
+           source_types: list[str] | None, languages: list[str] | None, path_prefix: str | None,
+           bm25_weight: float, vector_weight: float, rrf_k: int, candidates: int, model: str | None,
+           k1: float, b: float, fusion: str, graph_weight: float, names_weight: float) -> list[Row]:
+    """The hybrid search's hits, best first (``embedding`` as pgvector text)."""
+    return _rows(
+        conn,
+        "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
+        " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
+        " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s, %(names_weight)s)",
+        {"query": query, "embedding": embedding, "top_k": top_k, "sources": sources, "types": source_types,
+         "languages": languages, "prefix": path_prefix, "bm25_weight": bm25_weight,
+         "vector_weight": vector_weight, "rrf_k": rrf_k, "candidates": candidates, "model": model,
+         "k1": k1, "b": b, "fusion": fusion, "graph_weight": graph_weight, "names_weight": names_weight},
+    )
+
+
+def warm_search(conn: Conn, embedding: str | None, model: str | None) -> None:
+    """One search with rag.search's defaults, for its side effects: the session's functions
+    compiled, the indexes' top pages read."""
+    conn.execute("SELECT count(*) FROM rag.search('warm up', %s::vector, 1, model => %s)", (embedding, model))
+
+
+# -- read-back (sql/040_readback.sql) ------------------------------------------------
+
+
+def read_chunk(conn: Conn, chunk_id: int, context: int) -> Row:
+    """A chunk's stored lines with ``context`` lines around them (a ``rag.excerpt``)."""
+    return _row(conn, "SELECT * FROM rag.read_chunk(%s, %s)", (chunk_id, context))
+
+
+def read_file_range(conn: Conn, source: str | None, path: str, first_line: int | None, last_line: int | None,
+                    header_path: str | None, context: int) -> Row:
+    """Lines of an indexed file, or a markdown section (a ``rag.excerpt``)."""
+    return _row(conn, "SELECT * FROM rag.read_file_range(%s, %s, %s, %s, %s, %s)",
+                (source, path, first_line, last_line, header_path, context))
+
+
+# -- the code graph (sql/050-056) ------------------------------------------------------
+
+
+def ensure_graph_data(conn: Conn) -> bool:
+    """Has the code graph a crash emptied extracted again: whether it was emptied."""
+    return bool(_value(conn, "SELECT rag.ensure_graph_data()"))
+
+
+def resolve_refs(conn: Conn, source_id: int) -> int:
+    """Resolves the source's pending references: how many were resolved or found ambiguous."""
+    return int(_value(conn, "SELECT rag.resolve_refs(%s)", (source_id,)))
+
+
+def find_symbols(conn: Conn, name: str, sources: list[str] | None, kinds: list[str] | None,
+                 max_rows: int) -> list[Row]:
+    """Definitions named ``name`` (a name, an fqn or ``path:fqn``), each with the total matched."""
+    return _rows(conn, "SELECT * FROM rag.find_symbols(%s, %s, %s, %s)", (name, sources, kinds, max_rows))
+
+
+def traverse(conn: Conn, symbol: str, relations: list[str], direction: str, max_depth: int,
+             sources: list[str] | None, max_rows: int, dynamic: bool) -> list[Row]:
+    """``rag.graph_row``s reached from ``symbol``, breadth first, with the source's name."""
+    return _rows(conn, "SELECT * FROM rag.traverse(%s, %s, %s, %s, %s, %s, %s)",
+                 (symbol, relations, direction, max_depth, sources, max_rows, dynamic))
+
+
+def graph_status(conn: Conn, sources: list[str] | None = None) -> list[Row]:
+    """Per source: definitions, references and how they resolved."""
+    return _rows(conn, "SELECT * FROM rag.graph_status(%s)", (sources,))

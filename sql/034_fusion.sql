@@ -1,0 +1,368 @@
+-- Fusion: the BM25, vector and names arms merged by weighted reciprocal rank
+-- fusion, lifted by calls, and rag.search, the hybrid search over them.
+
+-- ---------------------------------------------------------------------------
+-- _call_lifts
+CREATE OR REPLACE FUNCTION rag._call_lifts(
+    ids     bigint[],
+    scores  double precision[],
+    leaders integer DEFAULT 20
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    lift     double precision
+)
+LANGUAGE sql
+STABLE
+-- Not inlined (SET): rag.search plans this only when a search is lifted.
+SET search_path = pg_catalog, rag, public
+AS $$
+    WITH spans AS (
+        SELECT u.id, u.score, c.file_id,
+               (c.metadata->>'startLine')::integer AS first_line, (c.metadata->>'endLine')::integer AS last_line
+        FROM unnest(ids, scores) AS u(id, score)
+        JOIN rag.chunks c ON c.id = u.id
+    ),
+    called AS (
+        -- The definitions the best candidates call (resolved references only).
+        SELECT DISTINCT l.id AS caller, l.score, t.file_id, t.start_line
+        FROM (SELECT * FROM spans ORDER BY score DESC, id LIMIT leaders) l
+        JOIN rag.refs r ON r.file_id = l.file_id AND r.kind = 'call' AND r.line BETWEEN l.first_line AND l.last_line
+        JOIN rag.ref_resolution rr ON rr.ref_id = r.id AND rr.target_id IS NOT NULL
+        JOIN rag.symbols t ON t.id = rr.target_id
+    ),
+    calls AS (
+        -- Candidates holding such a definition, each (caller, callee) pair once.
+        SELECT DISTINCT cd.caller, cd.score, sp.id AS callee
+        FROM called cd
+        JOIN spans sp ON sp.file_id = cd.file_id AND cd.start_line BETWEEN sp.first_line AND sp.last_line
+        WHERE sp.id <> cd.caller
+    )
+    SELECT callee, sum(score) FROM calls GROUP BY callee;
+$$;
+COMMENT ON FUNCTION rag._call_lifts(bigint[], double precision[], integer) IS
+    'For candidates (ids with their fused scores): each candidate holding a definition that one of the best `leaders` calls, with the sum of those callers'' scores (the code graph lift of rag.search).';
+
+-- ---------------------------------------------------------------------------
+-- search: its candidates and the rows it returns
+CREATE OR REPLACE FUNCTION rag._name_terms(
+    query text
+)
+RETURNS text[]
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+RETURN ARRAY(SELECT 'name:' || t FROM unnest(rag.query_terms(query)) AS t);
+COMMENT ON FUNCTION rag._name_terms(text) IS
+    'Private: the name: terms (rag._name_frequencies) of a query''s terms.';
+
+CREATE OR REPLACE FUNCTION rag._name_scores(
+    chunk_ids  bigint[],
+    name_terms text[],
+    k1         double precision,
+    b          double precision
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    score    double precision
+)
+LANGUAGE sql
+STABLE
+-- A standard body and no SET: inlined into rag.search's statement, not planned
+-- at every call (~0.4 ms).
+BEGIN ATOMIC
+    -- As bm25_search scores a chunk: an index probe per chunk and term.
+    SELECT p.chunk_id,
+           sum(rag._bm25_weight(p.tf, p.term_count, rag._field_idf(s.term, s.df, cs.chunks, rag._documents()), k1, b,
+                                cs.total_terms::double precision / greatest(cs.chunks, 1)))
+    FROM rag.corpus_stats cs
+    JOIN rag.term_stats s ON s.term = ANY (name_terms) AND s.df > 0
+    JOIN rag.postings p ON p.term = s.term AND p.chunk_id = ANY (chunk_ids)
+    GROUP BY p.chunk_id;
+END;
+COMMENT ON FUNCTION rag._name_scores(bigint[], text[], double precision, double precision) IS
+    'Private: the BM25 scores of these chunks'' names (path, fqn: rag._name_frequencies) for name: terms (rag._name_terms); chunks whose names hold none are left out.';
+
+CREATE OR REPLACE FUNCTION rag._fused_candidates(
+    query         text,
+    query_vector  vector,
+    model         text,
+    keyword_n     integer,
+    vector_n      integer,
+    sources       text[],
+    source_types  text[],
+    languages     text[],
+    path_prefix   text,
+    bm25_weight   double precision,
+    vector_weight double precision,
+    rrf_k         integer,
+    k1            double precision,
+    b             double precision,
+    fusion        text
+)
+RETURNS TABLE (
+    chunk_id     bigint,
+    bm25_score   double precision,
+    bm25_rank    integer,
+    vector_score double precision,
+    vector_rank  integer,
+    score        double precision
+)
+LANGUAGE plpgsql
+VOLATILE  -- the vector arm sets hnsw.* for its transaction
+SET search_path = pg_catalog, rag, public
+-- rag.search forces its hybrid statement to a generic plan, and that setting
+-- would reach the arms' statements too: there generic plans cost a filtered
+-- hybrid search up to 20% (a path filter's chunks read by a plan made for none).
+SET plan_cache_mode = auto
+AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH keyword AS (
+        SELECT k.chunk_id, k.score, k.rank
+        FROM rag.bm25_search(_fused_candidates.query, _fused_candidates.keyword_n,
+                             _fused_candidates.sources, _fused_candidates.source_types,
+                             _fused_candidates.languages, _fused_candidates.path_prefix,
+                             _fused_candidates.k1, _fused_candidates.b) k
+        WHERE _fused_candidates.bm25_weight > 0
+    ),
+    semantic AS (
+        SELECT v.chunk_id, v.score, v.rank
+        FROM rag.vector_search(_fused_candidates.query_vector, _fused_candidates.model,
+                               _fused_candidates.vector_n, _fused_candidates.sources,
+                               _fused_candidates.source_types, _fused_candidates.languages,
+                               _fused_candidates.path_prefix) v
+        WHERE _fused_candidates.query_vector IS NOT NULL
+          AND _fused_candidates.vector_weight > 0
+    )
+    SELECT coalesce(kw.chunk_id, se.chunk_id), kw.score, kw.rank, se.score, se.rank,
+           CASE _fused_candidates.fusion
+               WHEN 'rrf' THEN coalesce(_fused_candidates.bm25_weight / (_fused_candidates.rrf_k + kw.rank), 0)
+                             + coalesce(_fused_candidates.vector_weight / (_fused_candidates.rrf_k + se.rank), 0)
+               -- 'scores': BM25 as a share of the best candidate's; cosine similarity
+               -- spread over 0..1 between the worst and the best candidate.
+               ELSE coalesce(_fused_candidates.bm25_weight * kw.score
+                             / nullif((SELECT max(k.score) FROM keyword k), 0), 0)
+                  + CASE WHEN se.chunk_id IS NULL THEN 0
+                         ELSE _fused_candidates.vector_weight * coalesce(
+                             (se.score - (SELECT min(v.score) FROM semantic v))
+                             / nullif((SELECT max(v.score) - min(v.score) FROM semantic v), 0), 1)
+                    END
+           END
+    FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
+    -- A chunk replaced by an index run committing meanwhile must not take a slot.
+    WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id));
+END
+$$;
+COMMENT ON FUNCTION rag._fused_candidates(text, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, integer, double precision, double precision, text) IS
+    'rag.search''s candidates: the BM25 arm''s keyword_n and the vector arm''s vector_n best chunks (filters inside both) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered.';
+
+-- What rag.search returns of a chunk besides its scores.
+CREATE OR REPLACE VIEW rag._hit_rows AS
+SELECT c.id AS chunk_id, s.name AS source_name, f.path, c.metadata->>'sourceType' AS source_type,
+       c.metadata->>'language' AS language,
+       (c.metadata->>'startLine')::integer AS start_line, (c.metadata->>'endLine')::integer AS end_line,
+       c.metadata->>'fqn' AS fqn, c.metadata->>'headerPath' AS header_path,
+       (c.metadata->>'pageStart')::integer AS page_start, (c.metadata->>'pageEnd')::integer AS page_end,
+       c.content, c.metadata
+FROM rag.chunks c
+JOIN rag.files f ON f.id = c.file_id
+JOIN rag.sources s ON s.id = c.source_id;
+
+-- ---------------------------------------------------------------------------
+-- search
+CREATE OR REPLACE FUNCTION rag.search(
+    query           text,
+    query_embedding vector DEFAULT NULL,
+    top_k           integer DEFAULT 10,
+    sources         text[] DEFAULT NULL,
+    source_types    text[] DEFAULT NULL,
+    languages       text[] DEFAULT NULL,
+    path_prefix     text DEFAULT NULL,
+    bm25_weight     double precision DEFAULT 0.5,
+    vector_weight   double precision DEFAULT 0.5,
+    rrf_k           integer DEFAULT 10,
+    candidates      integer DEFAULT 50,
+    model           text DEFAULT NULL,
+    k1              double precision DEFAULT 1.2,
+    b               double precision DEFAULT 0.75,
+    fusion          text DEFAULT 'rrf',
+    graph_weight    double precision DEFAULT 0.1,
+    names_weight    double precision DEFAULT 0.4
+)
+RETURNS TABLE (
+    chunk_id     bigint,
+    source_name  text,
+    path         text,
+    source_type  text,
+    language     text,
+    start_line   integer,
+    end_line     integer,
+    fqn          text,
+    header_path  text,
+    page_start   integer,
+    page_end     integer,
+    content      text,
+    metadata     jsonb,
+    bm25_score   double precision,
+    bm25_rank    integer,
+    vector_score double precision,
+    vector_rank  integer,
+    score        double precision
+)
+LANGUAGE plpgsql
+VOLATILE  -- the vector arm sets hnsw.* for its transaction
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    query_vector vector := search.query_embedding;
+    vector_model text := search.model;
+    keyword_n    integer := search.candidates;  -- the keyword arm's candidates
+    hybrid       boolean;                        -- both arms run
+    name_terms   text[];                         -- the names arm's terms (hybrid)
+    plan_mode    text;                           -- plan_cache_mode to restore
+    lift_calls   boolean;                        -- the code graph lift applies
+BEGIN
+    IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
+        RAISE EXCEPTION 'search: query is empty; give some words to search for'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF top_k IS NULL OR top_k < 1 OR top_k > 1000 THEN
+        RAISE EXCEPTION 'search: top_k must be between 1 and 1000, not %', coalesce(top_k::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF candidates IS NULL OR candidates < top_k THEN
+        RAISE EXCEPTION 'search: candidates must be at least top_k (%), not %', top_k, coalesce(candidates::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF bm25_weight IS NULL OR vector_weight IS NULL OR bm25_weight < 0 OR vector_weight < 0 THEN
+        RAISE EXCEPTION 'search: bm25_weight and vector_weight must be 0 or more (got %, %)', bm25_weight, vector_weight
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF graph_weight IS NULL OR graph_weight < 0 THEN
+        RAISE EXCEPTION 'search: graph_weight must be 0 or more, not %', coalesce(graph_weight::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF names_weight IS NULL OR names_weight < 0 THEN
+        RAISE EXCEPTION 'search: names_weight must be 0 or more, not %', coalesce(names_weight::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fusion IS NULL OR fusion NOT IN ('rrf', 'scores') THEN
+        RAISE EXCEPTION 'search: fusion must be ''rrf'' or ''scores'', not %', coalesce(quote_literal(fusion), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF rrf_k IS NULL OR rrf_k < 1 THEN
+        RAISE EXCEPTION 'search: rrf_k must be at least 1, not %', coalesce(rrf_k::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF query_vector IS NULL THEN
+        -- No embedding given: the one a client stored for this very text, if any.
+        SELECT q.embedding, q.model INTO query_vector, vector_model
+        FROM rag.query_embeddings q
+        WHERE q.query_hash = md5(search.query) AND (search.model IS NULL OR q.model = search.model)
+          AND EXISTS (SELECT 1 FROM rag.embedding_models m WHERE m.model = q.model)
+        ORDER BY q.used_at DESC LIMIT 1;
+    ELSIF vector_model IS NULL THEN
+        SELECT m.model INTO vector_model FROM rag.embedding_models m
+        WHERE m.dimensions = vector_dims(query_vector)
+        ORDER BY (SELECT count(*) FROM rag.embeddings e WHERE e.model = m.model) DESC, m.model
+        LIMIT 1;
+        IF vector_model IS NULL THEN
+            RAISE EXCEPTION 'search: no stored embeddings have % dimensions like query_embedding; models: %',
+                vector_dims(query_vector),
+                coalesce((SELECT string_agg(format('%s (%s)', m.model, m.dimensions), ', ')
+                          FROM rag.embedding_models m), 'none')
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+
+    IF query_vector IS NULL OR search.vector_weight = 0 THEN
+        -- Keywords alone: fusion keeps their order, so the top_k of them (and
+        -- a few spare for chunks gone since: rag._fused_candidates) are the answer. An
+        -- exact top 15 costs far less than a top 50.
+        keyword_n := least(search.candidates, search.top_k + 5);
+    END IF;
+
+    -- Only a hybrid search has the names arm and is lifted (where calls were resolved).
+    hybrid := search.bm25_weight > 0 AND search.vector_weight > 0 AND query_vector IS NOT NULL;
+    lift_calls := hybrid AND search.graph_weight > 0;
+    IF lift_calls THEN
+        lift_calls := EXISTS (SELECT 1 FROM rag.ref_resolution r WHERE r.target_id IS NOT NULL);
+    END IF;
+    IF hybrid AND search.names_weight > 0 THEN
+        name_terms := rag._name_terms(search.query);
+    END IF;
+
+    IF NOT hybrid THEN
+        RETURN QUERY
+        WITH ranked AS (
+            -- Ranked before the join to chunks, so only top_k chunks are read.
+            SELECT fu.* FROM rag._fused_candidates(
+                search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
+                search.source_types, search.languages, search.path_prefix, search.bm25_weight,
+                search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion) fu
+            ORDER BY fu.score DESC, least(fu.bm25_rank, fu.vector_rank), fu.chunk_id
+            LIMIT search.top_k
+        )
+        SELECT h.*, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score
+        FROM ranked r JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
+        ORDER BY r.score DESC, least(r.bm25_rank, r.vector_rank), r.chunk_id
+        LIMIT search.top_k;  -- without it the planner expects more rows and hashes all files
+        RETURN;
+    END IF;
+
+    -- A hybrid search: its candidates ranked by their names too, and lifted where
+    -- calls were resolved. A statement of its own, planned once (generic plan).
+    plan_mode := current_setting('plan_cache_mode');
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+    RETURN QUERY
+    WITH fused AS (
+        SELECT * FROM rag._fused_candidates(
+            search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
+            search.source_types, search.languages, search.path_prefix, search.bm25_weight,
+            search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion)
+    ),
+    named AS (  -- the names arm (rag._name_scores)
+        SELECT n.chunk_id, n.score, row_number() OVER (ORDER BY n.score DESC, n.chunk_id)::integer AS rank
+        FROM rag._name_scores((SELECT array_agg(fu.chunk_id) FROM fused fu), name_terms, search.k1, search.b) n
+        WHERE name_terms IS NOT NULL
+    ),
+    scored AS (
+        SELECT fu.chunk_id, fu.bm25_score, fu.bm25_rank, fu.vector_score, fu.vector_rank,
+               fu.score
+               -- the names arm, fused as the other two are
+               + CASE search.fusion
+                     WHEN 'rrf' THEN coalesce(search.names_weight / (search.rrf_k + na.rank), 0)
+                     ELSE coalesce(search.names_weight * na.score / (SELECT max(n.score) FROM named n), 0)
+                 END AS score
+        FROM fused fu
+        LEFT JOIN named na ON na.chunk_id = fu.chunk_id
+    ),
+    lifts AS MATERIALIZED (
+        -- (materialized: inlined into the LEFT JOIN below, WHERE lift_calls
+        -- became a join filter, and the function ran anyway: ~0.2 ms a search)
+        SELECT l.chunk_id, l.lift
+        FROM rag._call_lifts((SELECT array_agg(sc.chunk_id ORDER BY sc.chunk_id) FROM scored sc),
+                             (SELECT array_agg(sc.score ORDER BY sc.chunk_id) FROM scored sc)) l
+        WHERE lift_calls
+    ),
+    ranked AS (
+        SELECT sc.chunk_id, sc.bm25_score, sc.bm25_rank, sc.vector_score, sc.vector_rank,
+               sc.score + search.graph_weight * coalesce(li.lift, 0) AS score
+        FROM scored sc
+        LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id
+        ORDER BY 6 DESC, least(sc.bm25_rank, sc.vector_rank), sc.chunk_id  -- 6: that score
+        LIMIT search.top_k
+    )
+    SELECT h.*, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score
+    FROM ranked r JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
+    ORDER BY r.score DESC, least(r.bm25_rank, r.vector_rank), r.chunk_id
+    LIMIT search.top_k;
+    PERFORM set_config('plan_cache_mode', plan_mode, true);
+END
+$$;
+COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision) IS
+    'Hybrid search: BM25 and vector arms (filters inside both), and a names arm (BM25 over code chunks'' paths and fqns) weighted names_weight, fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates (+ w_names * names bm25/best). A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';
