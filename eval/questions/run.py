@@ -41,7 +41,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 # The shared eval helpers move from tests/eval/ to eval/ in session 23; either place works.
-sys.path[:0] = [str(folder) for folder in (ROOT / "eval", ROOT / "tests" / "eval") if (folder / "common.py").exists()]
+sys.path[:0] = [str(d) for d in (ROOT / "eval", ROOT / "tests" / "eval") if (d / "common.py").exists()]
 
 import bm25s  # noqa: E402
 import scoring  # noqa: E402
@@ -64,7 +64,9 @@ OURS, FILES_BM25, WORDS = "ours", "files-bm25", "words-per-file"
 SYSTEMS = (OURS, BM25_MODE, SEED_MODE, RRF_MODE, FILES_BM25, WORDS)
 WORST = 10  # worst questions listed for ours
 
-Rankings = dict[str, list[list[scoring.Hit]]]  # system -> per question, its ranked hits
+Ranked = list[list[scoring.Hit]]  # per question, its ranked hits
+Rankings = dict[str, Ranked]  # by system
+Results = dict[str, dict[str, scoring.Scores]]  # system -> "all" or a category -> mean scores
 
 
 def fetch(project: dict[str, Any]) -> Path:
@@ -114,7 +116,7 @@ def baselines(tree: Path, queries: list[str], cache: Path, dense: bool) -> Ranki
     return ranked
 
 
-def ours(source: str, queries: list[str]) -> tuple[list[list[scoring.Hit]], set[str], dict[str, list[int]], int]:
+def ours(source: str, queries: list[str]) -> tuple[Ranked, set[str], dict[str, list[int]], int]:
     """Our ranking of each query, the indexed paths, the plain-text-window files (extension -> [files,
     chunks]) and the source's chunk count."""
     config = load_config(None).config
@@ -123,7 +125,8 @@ def ours(source: str, queries: list[str]) -> tuple[list[list[scoring.Hit]], set[
         searcher = Searcher(conn, config.search, embedder, configured_reranker(config.reranker))
         ranked = []
         for query in queries:
-            response = searcher.search(SearchRequest(query, top_k=scoring.DEPTH, sources=[source]))
+            # No source filter: the project is the index's only source, as for a user.
+            response = searcher.search(SearchRequest(query, top_k=scoring.DEPTH))
             ranked.append([(h.path, h.coordinates.get("startLine"), h.coordinates.get("endLine"))
                            for h in response.hits])
         rows = conn.execute(
@@ -151,7 +154,7 @@ def by_category(questions: Sequence[scoring.Question], scores: Sequence[scoring.
     return {name: scoring.mean(group) for name, group in groups.items()}
 
 
-def table(title: str, results: dict[str, dict[str, scoring.Scores]]) -> str:
+def table(title: str, results: Results) -> str:
     """One row per system: nDCG@10 / MRR@10 / R@10 of all questions, then of each category."""
     columns = ["all", *scoring.CATEGORIES]
     lines = [title, f"{'system':<16}" + "".join(f"{c + ' nDCG/MRR/R@10':>28}" for c in columns)]
@@ -179,8 +182,8 @@ def _where(path: str, start: int | None, end: int | None) -> str:
     return f"{path}:{start}-{end}" if start is not None else path
 
 
-def run_project(project: dict[str, Any], dense: bool) -> tuple[str, dict[str, dict[str, scoring.Scores]],
-                                                               list[tuple[float, str]], set[str]]:
+def run_project(project: dict[str, Any], dense: bool
+                )  -> tuple[str, Results, list[tuple[float, str]], set[str]]:
     name = project["name"]
     questions = scoring.load_questions(HERE / f"{name}.jsonl")
     queries = [q.query for q in questions]
@@ -196,14 +199,15 @@ def run_project(project: dict[str, Any], dense: bool) -> tuple[str, dict[str, di
             per_question[system] = [scoring.score_question(q, h, indexed)
                                     for q, h in zip(questions, rankings[system], strict=True)]
             results[system] = by_category(questions, per_question[system])
-    windows = ", ".join(f"{ext} {files} files / {n} chunks" for ext, (files, n) in sorted(text_windows.items()))
+    windows = ", ".join(f"{ext} {files} files / {n} chunks"
+                        for ext, (files, n) in sorted(text_windows.items()))
     title = (f"{name} {project['version']} ({project['registry']}): {chunks:,} chunks, {len(indexed)} files, "
              f"{len(questions)} questions; {time.monotonic() - started:.0f} s\n"
              f"plain-text windows: {windows or 'none'}")
     return table(title, results), results, worst(name, questions, per_question[OURS], ranked), indexed
 
 
-def overall(per_project: dict[str, dict[str, dict[str, scoring.Scores]]]) -> dict[str, dict[str, scoring.Scores]]:
+def overall(per_project: dict[str, Results]) -> Results:
     """Each system's figures averaged over the projects (each project weighs the same)."""
     systems = [s for s in SYSTEMS if all(s in results for results in per_project.values())]
     return {system: {group: scoring.mean([results[system][group] for results in per_project.values()])

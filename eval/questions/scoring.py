@@ -142,4 +142,4 @@ def mean(scores: Sequence[Scores]) -> Scores:
     n = len(scores)
     if not n:
         return Scores(math.nan, math.nan, math.nan)
-    return Scores(sum(s.ndcg for s in scores) / n, sum(s.mrr for s in scores) / n, sum(s.recall for s in scores) / n)
+    return Scores(*(sum(getattr(s, metric) for s in scores) / n for metric in ("ndcg", "mrr", "recall")))
