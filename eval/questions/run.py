@@ -129,17 +129,20 @@ def ours(source: str, queries: list[str]) -> tuple[Ranked, set[str], dict[str, l
             response = searcher.search(SearchRequest(query, top_k=scoring.DEPTH))
             ranked.append([(h.path, h.coordinates.get("startLine"), h.coordinates.get("endLine"))
                            for h in response.hits])
+        # Plain-text windows are chunk_text's languages; reST is sourceType text too, but by section.
         rows = conn.execute(
-            "SELECT f.path, f.source_type, count(c.id) AS chunks FROM rag.files f JOIN rag.sources s "
-            "ON s.id = f.source_id LEFT JOIN rag.chunks c ON c.file_id = f.id WHERE s.name = %s "
-            "GROUP BY f.path, f.source_type", (source,)).fetchall()
+            "SELECT f.path, count(c.id) AS chunks, count(c.id) FILTER (WHERE "
+            "c.metadata->>'sourceType' = 'text' AND c.metadata->>'language' IN ('text', 'csv', 'log')) "
+            "AS windows FROM rag.files f "
+            "JOIN rag.sources s ON s.id = f.source_id LEFT JOIN rag.chunks c ON c.file_id = f.id "
+            "WHERE s.name = %s GROUP BY f.path", (source,)).fetchall()
     windows: dict[str, list[int]] = {}
     for row in rows:
-        if row["source_type"] == "text":
+        if row["windows"]:
             extension = Path(row["path"]).suffix or Path(row["path"]).name
             counts = windows.setdefault(extension, [0, 0])
             counts[0] += 1
-            counts[1] += row["chunks"]
+            counts[1] += row["windows"]
     return ranked, {row["path"] for row in rows}, windows, sum(row["chunks"] for row in rows)
 
 
