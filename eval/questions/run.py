@@ -40,8 +40,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-# The shared eval helpers move from tests/eval/ to eval/ in session 23; either place works.
-sys.path[:0] = [str(d) for d in (ROOT / "eval", ROOT / "tests" / "eval") if (d / "common.py").exists()]
+sys.path.insert(0, str(ROOT / "eval"))  # the shared eval helpers
 
 import bm25s  # noqa: E402
 import scoring  # noqa: E402
