@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from rag import db
 from rag.config import SearchConfig
@@ -35,6 +36,8 @@ class SearchRequest:
     rerank: bool = True
     keyword_only: bool = False
     vector_only: bool = False
+    per_file: int | None = None  # default: search.perFile
+    include_tests: bool = False  # tests and fixtures at full weight
 
 
 @dataclass
@@ -93,7 +96,8 @@ class Searcher:
         rows = self.conn.execute(
             "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
             " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
-            " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s, %(names_weight)s)",
+            " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s, %(names_weight)s,"
+            " %(priors)s, %(per_file)s, %(include_tests)s)",
             {
                 "query": query,
                 "embedding": embedding,
@@ -108,6 +112,9 @@ class Searcher:
                 "model": self.embedder.model_id if self.embedder.dimensions else None,
                 "k1": self.settings.bm25.k1, "b": self.settings.bm25.b, "fusion": self.settings.fusion,
                 "graph_weight": self.settings.graph_weight, "names_weight": self.settings.names_weight,
+                "priors": Jsonb(self.settings.priors) if self.settings.priors else None,
+                "per_file": request.per_file or self.settings.per_file,
+                "include_tests": request.include_tests,
             },
         ).fetchall()
         hits = [_hit(row) for row in rows]

@@ -977,6 +977,9 @@ DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[]
 DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
                                    double precision, integer, integer, text, double precision, double precision, text,
                                    double precision);
+DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
+                                   double precision, integer, integer, text, double precision, double precision, text,
+                                   double precision, double precision);
 CREATE OR REPLACE FUNCTION rag.search(
     query           text,
     query_embedding vector DEFAULT NULL,
@@ -994,7 +997,10 @@ CREATE OR REPLACE FUNCTION rag.search(
     b               double precision DEFAULT 0.75,
     fusion          text DEFAULT 'rrf',
     graph_weight    double precision DEFAULT 0.1,
-    names_weight    double precision DEFAULT 0.4
+    names_weight    double precision DEFAULT 0.4,
+    priors          jsonb DEFAULT NULL,
+    per_file        integer DEFAULT 2,
+    include_tests   boolean DEFAULT false
 )
 RETURNS TABLE (
     chunk_id     bigint,
@@ -1029,6 +1035,7 @@ DECLARE
     name_terms   text[];                         -- the names arm's terms (hybrid)
     plan_mode    text;                           -- plan_cache_mode to restore
     lift_calls   boolean;                        -- the code graph lift applies
+    factors      jsonb := rag.ranking_priors(search.priors);  -- the ranking step's (sql/036_ranking.sql)
 BEGIN
     IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
         RAISE EXCEPTION 'search: query is empty; give some words to search for'
@@ -1062,6 +1069,10 @@ BEGIN
         RAISE EXCEPTION 'search: rrf_k must be at least 1, not %', coalesce(rrf_k::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF per_file IS NULL OR per_file < 1 THEN
+        RAISE EXCEPTION 'search: per_file must be at least 1, not %', coalesce(per_file::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
 
     IF query_vector IS NULL THEN
         -- No embedding given: the one a client stored for this very text, if any.
@@ -1085,10 +1096,11 @@ BEGIN
     END IF;
 
     IF query_vector IS NULL OR search.vector_weight = 0 THEN
-        -- Keywords alone: fusion keeps their order, so the top_k of them (and
-        -- a few spare for chunks gone since: rag._fused_candidates) are the answer. An
-        -- exact top 15 costs far less than a top 50.
-        keyword_n := least(search.candidates, search.top_k + 5);
+        -- Keywords alone: fusion keeps their order, so the ranking step needs
+        -- only the top_k of them, and as many again for the chunks it demotes
+        -- (and a few spare for chunks gone since: rag._fused_candidates). An
+        -- exact top 30 costs far less than a top 50.
+        keyword_n := least(search.candidates, 2 * search.top_k + 10);
     END IF;
 
     -- Only a hybrid search has the names arm and is lifted (where calls were resolved).
@@ -1103,18 +1115,25 @@ BEGIN
 
     IF NOT hybrid THEN
         RETURN QUERY
-        WITH ranked AS (
-            -- Ranked before the join to chunks, so only top_k chunks are read.
+        WITH fused AS MATERIALIZED (
             SELECT fu.* FROM rag._fused_candidates(
                 search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
                 search.source_types, search.languages, search.path_prefix, search.bm25_weight,
                 search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion) fu
-            ORDER BY fu.score DESC, least(fu.bm25_rank, fu.vector_rank), fu.chunk_id
-            LIMIT search.top_k
+        ),
+        ranked AS (
+            -- Ranked before the join to chunks, so only top_k chunks are read.
+            SELECT r.chunk_id, r.score FROM rag._ranked(
+                (SELECT array_agg(fu.chunk_id ORDER BY fu.chunk_id) FROM fused fu),
+                (SELECT array_agg(fu.score ORDER BY fu.chunk_id) FROM fused fu),
+                search.query, factors, search.include_tests, search.per_file,
+                rag._source_ids(search.sources),
+                rag._file_ids(search.source_types, search.languages, search.path_prefix), search.top_k) r
         )
-        SELECT h.*, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score
+        SELECT h.*, fu.bm25_score, fu.bm25_rank, fu.vector_score, fu.vector_rank, r.score
         FROM ranked r JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
-        ORDER BY r.score DESC, least(r.bm25_rank, r.vector_rank), r.chunk_id
+        LEFT JOIN fused fu ON fu.chunk_id = r.chunk_id
+        ORDER BY r.score DESC, least(fu.bm25_rank, fu.vector_rank), r.chunk_id
         LIMIT search.top_k;  -- without it the planner expects more rows and hashes all files
         RETURN;
     END IF;
@@ -1154,20 +1173,27 @@ BEGIN
                              (SELECT array_agg(sc.score ORDER BY sc.chunk_id) FROM scored sc)) l
         WHERE lift_calls
     ),
-    ranked AS (
+    lifted AS MATERIALIZED (
         SELECT sc.chunk_id, sc.bm25_score, sc.bm25_rank, sc.vector_score, sc.vector_rank,
                sc.score + search.graph_weight * coalesce(li.lift, 0) AS score
         FROM scored sc
         LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id
-        ORDER BY 6 DESC, least(sc.bm25_rank, sc.vector_rank), sc.chunk_id  -- 6: that score
-        LIMIT search.top_k
+    ),
+    ranked AS (  -- the ranking step (rag._ranked)
+        SELECT r.chunk_id, r.score FROM rag._ranked(
+            (SELECT array_agg(l.chunk_id ORDER BY l.chunk_id) FROM lifted l),
+            (SELECT array_agg(l.score ORDER BY l.chunk_id) FROM lifted l),
+            search.query, factors, search.include_tests, search.per_file,
+            rag._source_ids(search.sources),
+            rag._file_ids(search.source_types, search.languages, search.path_prefix), search.top_k) r
     )
-    SELECT h.*, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score
+    SELECT h.*, l.bm25_score, l.bm25_rank, l.vector_score, l.vector_rank, r.score
     FROM ranked r JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
-    ORDER BY r.score DESC, least(r.bm25_rank, r.vector_rank), r.chunk_id
+    LEFT JOIN lifted l ON l.chunk_id = r.chunk_id
+    ORDER BY r.score DESC, least(l.bm25_rank, l.vector_rank), r.chunk_id
     LIMIT search.top_k;
     PERFORM set_config('plan_cache_mode', plan_mode, true);
 END
 $$;
-COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision) IS
-    'Hybrid search: BM25 and vector arms (filters inside both), and a names arm (BM25 over code chunks'' paths and fqns) weighted names_weight, fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates (+ w_names * names bm25/best). A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';
+COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision, jsonb, integer, boolean) IS
+    'Hybrid search: BM25 and vector arms (filters inside both), and a names arm (BM25 over code chunks'' paths and fqns) weighted names_weight, fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates (+ w_names * names bm25/best). A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate. Last, the ranking step (rag._ranked): definitions the query names first, path-class priors (rag.ranking_priors, overridden by priors; tests at full weight with include_tests), at most per_file chunks of a file before a decay. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';
