@@ -33,12 +33,8 @@ DECLARE
         'compat', 0.7,      -- compat shims: _compat.py, compat/
         'reexport', 0.6,    -- an __init__.py / index.ts chunk of imports and exports only
         'stub', 0.6,        -- type stubs: .pyi, .d.ts
-        -- boosts: a share of the best fused score added to a chunk's own
-        'definition', 1.0,  -- the chunk defining what the whole query names (rag._named_definitions)
-        'mention', 0.0,     -- the chunk defining an identifier written inside a sentence
-        -- evidence: multipliers 1 + factor x share
-        'path', 0.0,        -- share of the query's terms in the chunk's file path
-        'coherence', 0.0,   -- a file's best chunk: + factor x the other candidates of its file (scores added)
+        -- a share of the best fused score added to the chunk defining what the query names
+        'definition', 1.0,
         -- diversity: a file's chunks after its first per_file are multiplied by decay per extra chunk
         'decay', 0.5);
     unknown text;
@@ -69,7 +65,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.ranking_priors(jsonb) IS
-    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub), definition boosts (definition, mention: shares of the best fused score) and the per-file decay; an unknown key or a negative value is an error.';
+    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub), the definition boost (a share of the best fused score) and the per-file decay; an unknown key or a negative value is an error.';
 
 -- ---------------------------------------------------------------------------
 -- path_class: what a file is by its path
@@ -119,63 +115,48 @@ COMMENT ON FUNCTION rag._reexports_only(text, text) IS
     'Private: whether a chunk of a package''s front file (__init__.py, index.ts/js, mod.rs) holds only imports, re-exports and comments (the reexport prior).';
 
 -- ---------------------------------------------------------------------------
--- _query_names: the definitions a query names
+-- _query_names: the definition a query names
 CREATE OR REPLACE FUNCTION rag._query_names(
     query text
 )
 RETURNS TABLE (
-    module text,      -- a module stem the definition must be in (rag.code_modules), or NULL
-    fqn    text,      -- the fqn (Cart.total) or name looked for
-    whole  boolean    -- the whole query names it; else an identifier written in a sentence
+    module text,  -- a module stem the definition must be in (rag.code_modules), or NULL
+    fqn    text   -- the fqn (Cart.total) or name looked for
 )
 LANGUAGE sql
 IMMUTABLE
 PARALLEL SAFE
 BEGIN ATOMIC
     -- A query that is one identifier, possibly qualified (a.b, A::B, pkg/mod.Name,
-    -- path:fqn, a trailing ()), names a definition; inside a sentence only
-    -- identifiers that cannot be plain words do (combineLatest, QuerySet,
-    -- get_user, Cart.total). Every split of a dotted name into module and fqn
-    -- is a reading: django.db.models.QuerySet is the fqn QuerySet in the
-    -- module django/db/models.
+    -- path:fqn, a trailing ()), names a definition. Every split of a dotted
+    -- name into module and fqn is a reading: django.db.models.QuerySet is the
+    -- fqn QuerySet in the module django/db/models, or the fqn models.QuerySet
+    -- in django/db, ... (Identifiers inside a sentence were tried too, and
+    -- lost: tests/eval/README.md.)
     WITH shaped AS (
-        SELECT regexp_replace(replace(btrim(query), '::', '.'), '\(\)$', '') AS q
-    ),
-    identifiers AS (
-        SELECT s.q AS ident, true AS whole
-        FROM shaped s
-        WHERE s.q ~ '^[[:alpha:]_$][[:alnum:]_$]*([./#:][[:alpha:]_$][[:alnum:]_$]*)*$'
-        UNION
-        SELECT DISTINCT regexp_replace(replace(m[1], '::', '.'), '\(\)$', ''), false
-        FROM shaped s,
-             regexp_matches(s.q, '([[:alpha:]_$][[:alnum:]_$]*(?:(?:\.|::)[[:alpha:]_$][[:alnum:]_$]*)*(?:\(\))?)', 'g') AS m
-        WHERE s.q !~ '^[[:alpha:]_$][[:alnum:]_$]*([./#:][[:alpha:]_$][[:alnum:]_$]*)*$'
-          AND (m[1] ~ '[[:lower:]][[:upper:]]|[[:upper:]][[:lower:]]+[[:upper:]]|[[:alnum:]]_[[:alnum:]]|\(\)$'
-               OR m[1] ~ '[[:alnum:]](\.|::)[[:alpha:]_$]')
-          AND m[1] !~ '\.[[:lower:]]{2,4}$'  -- file names (setup.py, index.ts) name no definition
+        SELECT regexp_replace(replace(btrim(query), '::', '.'), '\(\)$', '') AS ident
     ),
     split AS (
         -- path:fqn and pkg/mod.fqn name their module; # is Ruby's and JSDoc's method separator
-        SELECT i.whole,
-               CASE WHEN i.ident ~ '[:/]' THEN regexp_replace(split_part(i.ident, ':', 1), '^(.*/[^.]*)\..*$', '\1') END
+        SELECT CASE WHEN s.ident ~ '[:/]' THEN regexp_replace(split_part(s.ident, ':', 1), '^(.*/[^.]*)\..*$', '\1') END
                    AS path_module,
-               replace(CASE WHEN position(':' IN i.ident) > 0 THEN substr(i.ident, position(':' IN i.ident) + 1)
-                            WHEN i.ident ~ '/' THEN substring(i.ident FROM '^.*/[^.]*\.(.*)$')
-                            ELSE i.ident END, '#', '.') AS dotted
-        FROM identifiers i
+               replace(CASE WHEN position(':' IN s.ident) > 0 THEN substr(s.ident, position(':' IN s.ident) + 1)
+                            WHEN s.ident ~ '/' THEN substring(s.ident FROM '^.*/[^.]*\.(.*)$')
+                            ELSE s.ident END, '#', '.') AS dotted
+        FROM shaped s
+        WHERE s.ident ~ '^[[:alpha:]_$][[:alnum:]_$]*([./#:][[:alpha:]_$][[:alnum:]_$]*)*$'
     )
     SELECT DISTINCT
            coalesce(regexp_replace(s.path_module, '\.[[:alnum:]]+$', ''),
                     nullif(array_to_string((string_to_array(s.dotted, '.'))[1:k], '/'), '')),
-           array_to_string((string_to_array(s.dotted, '.'))[k + 1:], '.'),
-           s.whole
+           array_to_string((string_to_array(s.dotted, '.'))[k + 1:], '.')
     FROM split s
     CROSS JOIN LATERAL generate_series(0, CASE WHEN s.path_module IS NULL
                                                THEN cardinality(string_to_array(s.dotted, '.')) - 1 ELSE 0 END) AS k
     WHERE s.dotted IS NOT NULL AND s.dotted <> '';
 END;
 COMMENT ON FUNCTION rag._query_names(text) IS
-    'Private: the definitions a search query names, as (module stem or NULL, fqn, whole query): the query itself when it is one identifier (qualified names a.b, A::B, pkg/mod.Name, path:fqn included), else the identifiers in it that cannot be plain words (camelCase, snake_case, dotted, name()).';
+    'Private: the definition a search query names when it is one identifier (qualified names a.b, A::B, pkg/mod.Name, path:fqn and name() included), as its readings (module stem or NULL, fqn).';
 
 -- ---------------------------------------------------------------------------
 -- _named_definitions: the chunks defining what a query names
@@ -188,7 +169,6 @@ CREATE OR REPLACE FUNCTION rag._named_definitions(
 )
 RETURNS TABLE (
     chunk_id bigint,
-    whole    boolean,   -- the whole query names it
     exact    boolean    -- by its fqn or name as written; else as the tail of its fqn, or in another case
 )
 LANGUAGE sql
@@ -196,7 +176,7 @@ STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
     WITH wanted AS MATERIALIZED (
-        SELECT n.module, n.fqn, n.whole, (regexp_match(n.fqn, '([^.]*)$'))[1] AS name
+        SELECT n.module, n.fqn, (regexp_match(n.fqn, '([^.]*)$'))[1] AS name
         FROM rag._query_names(query) n
     ),
     searched AS (
@@ -205,7 +185,7 @@ AS $$
     matched AS (
         -- By name through the (source_id, name) index: the fqn itself, or as the
         -- tail of a longer fqn (Cart.total in shop.Cart.total); in the named module when one is.
-        SELECT s.file_id, s.start_line, w.whole, s.fqn = w.fqn AS exact
+        SELECT s.file_id, s.start_line, s.fqn = w.fqn AS exact
         FROM wanted w
         JOIN searched src ON true
         JOIN rag.symbols s ON s.source_id = src.id AND s.name = w.name
@@ -216,22 +196,22 @@ AS $$
                   WHERE m.source_id = s.source_id AND m.stem = w.module AND m.file_id = s.file_id))
         UNION ALL
         -- In another case (client for Client): only among the candidates' files.
-        SELECT s.file_id, s.start_line, w.whole, false
+        SELECT s.file_id, s.start_line, false
         FROM wanted w
         JOIN rag.symbols s ON s.file_id = ANY (candidate_files) AND lower(s.name) = lower(w.name)
         WHERE s.name <> w.name AND w.module IS NULL AND lower(s.fqn) = lower(w.fqn) AND s.kind <> 'IMPL'
     ),
     best AS (
-        SELECT m.file_id, m.start_line, bool_or(m.whole) AS whole, bool_or(m.exact) AS exact
+        SELECT m.file_id, m.start_line, bool_or(m.exact) AS exact
         FROM matched m
         WHERE file_filter IS NULL OR m.file_id = ANY (file_filter)
         GROUP BY m.file_id, m.start_line
-        ORDER BY bool_or(m.whole) DESC, bool_or(m.exact) DESC, m.file_id = ANY (candidate_files) DESC,
+        ORDER BY bool_or(m.exact) DESC, m.file_id = ANY (candidate_files) DESC,
                  m.file_id, m.start_line
         LIMIT max_rows
     )
     -- The chunk holding the definition's first line (its header, where a long one is split).
-    SELECT DISTINCT ON (c.id) c.id, b.whole, b.exact
+    SELECT DISTINCT ON (c.id) c.id, b.exact
     FROM best b
     CROSS JOIN LATERAL (
         SELECT c.id FROM rag.chunks c
@@ -239,7 +219,7 @@ AS $$
           AND (c.metadata->>'startLine')::integer <= b.start_line AND (c.metadata->>'endLine')::integer >= b.start_line
         ORDER BY c.ordinal
         LIMIT 1) c
-    ORDER BY c.id, b.whole DESC, b.exact DESC
+    ORDER BY c.id, b.exact DESC
 $$;
 COMMENT ON FUNCTION rag._named_definitions(text, bigint[], bigint[], bigint[], integer) IS
     'Private: the chunks holding the first line of definitions the query names (rag._query_names), within the search''s filters, at most max_rows: by fqn, as the tail of a longer fqn, or (among the candidates'' files only) in another case.';
@@ -268,28 +248,24 @@ AS $$
     WITH candidates AS (
         SELECT u.id, u.score FROM unnest(ids, scores) AS u(id, score)
     ),
-    asked AS (
-        SELECT rag.query_terms(query) AS terms
-    ),
     defined AS (
-        SELECT d.chunk_id, d.whole, d.exact
+        SELECT d.chunk_id, d.exact
         FROM rag._named_definitions(
             query, source_filter, file_filter,
             (SELECT array_agg(DISTINCT c.file_id) FROM candidates k JOIN rag.chunks c ON c.id = k.id)) d
-        WHERE (priors->>'definition')::double precision > 0 OR (priors->>'mention')::double precision > 0
+        WHERE (priors->>'definition')::double precision > 0
     ),
     pooled AS (
         -- The candidates and the definitions named, which the arms may have missed.
         SELECT coalesce(k.id, d.chunk_id) AS id, coalesce(k.score, 0) AS score,
                CASE WHEN d.chunk_id IS NULL THEN 0
-                    WHEN d.whole THEN (priors->>'definition')::double precision * CASE WHEN d.exact THEN 1 ELSE 0.8 END
-                    ELSE (priors->>'mention')::double precision
+                    ELSE (priors->>'definition')::double precision * CASE WHEN d.exact THEN 1 ELSE 0.8 END
                END AS strength
         FROM candidates k
         FULL JOIN defined d ON d.chunk_id = k.id
     ),
     classed AS (
-        SELECT p.id, c.file_id, f.path, p.score, p.strength,
+        SELECT p.id, c.file_id, p.score, p.strength,
                CASE WHEN rag._reexports_only(f.path, c.content) THEN 'reexport' ELSE rag.path_class(f.path) END AS class
         FROM pooled p
         JOIN rag.chunks c ON c.id = p.id
@@ -301,31 +277,19 @@ AS $$
                * CASE WHEN cl.class IS NULL THEN 1
                       -- tests at full weight when asked for, or when the query is about tests
                       WHEN cl.class IN ('test', 'fixture')
-                           AND (include_tests OR (SELECT a.terms && ARRAY['test', 'tests', 'testing', 'spec', 'fixture', 'fixtures'] FROM asked a))
+                           AND (include_tests OR rag.query_terms(query) && ARRAY['test', 'tests', 'testing', 'spec', 'specs',
+                                                                                  'fixture', 'fixtures'])
                           THEN 1
                       ELSE (priors->>cl.class)::double precision
-                 END
-               * (1 + (priors->>'path')::double precision * (
-                      SELECT count(*) FILTER (WHERE t = ANY (ARRAY(SELECT pt.term FROM rag.term_frequencies(cl.path) pt)))::double precision
-                             / greatest(count(*), 1)
-                      FROM asked a, unnest(a.terms) AS t
-                      WHERE (priors->>'path')::double precision > 0)) AS score
+                 END AS score
         FROM classed cl
-    ),
-    coherent AS (
-        SELECT w.id, w.file_id,
-               w.score + CASE WHEN row_number() OVER (PARTITION BY w.file_id ORDER BY w.score DESC, w.id) = 1
-                              THEN (priors->>'coherence')::double precision
-                                   * (sum(w.score) OVER (PARTITION BY w.file_id) - w.score)
-                              ELSE 0 END AS score
-        FROM weighed w
     ),
     spread AS (
         SELECT w.id, w.score
                * power((priors->>'decay')::double precision,
                        greatest(0, row_number() OVER (PARTITION BY w.file_id ORDER BY w.score DESC, w.id) - per_file))
                    AS score
-        FROM coherent w
+        FROM weighed w
     )
     SELECT s.id, s.score FROM spread s ORDER BY s.score DESC, s.id LIMIT top_k
 $$;

@@ -161,19 +161,21 @@ def test_reexport_files(rag_db: db.DatabaseTarget, path: str, content: str, expe
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        ("ShoppingCart", [(None, "ShoppingCart", True)]),
-        ("Cart.total", [(None, "Cart.total", True), ("Cart", "total", True)]),
-        ("A::B", [(None, "A.B", True), ("A", "B", True)]),
-        ("pkg/mod.Name", [("pkg/mod", "Name", True)]),
-        ("shop/cart.py:Cart.total", [("shop/cart", "Cart.total", True)]),
-        ("how does combineLatest emit values", [(None, "combineLatest", False)]),
-        ("where is get_user called from setup.py", [(None, "get_user", False)]),
+        ("ShoppingCart", [(None, "ShoppingCart")]),
+        ("Cart.total", [(None, "Cart.total"), ("Cart", "total")]),
+        ("A::B", [(None, "A.B"), ("A", "B")]),
+        ("django.db.models.QuerySet", [(None, "django.db.models.QuerySet"), ("django", "db.models.QuerySet"),
+                                       ("django/db", "models.QuerySet"), ("django/db/models", "QuerySet")]),
+        ("pkg/mod.Name", [("pkg/mod", "Name")]),
+        ("shop/cart.py:Cart.total", [("shop/cart", "Cart.total")]),
+        ("total()", [(None, "total")]),
+        ("how does combineLatest emit values", []),
         ("where is the server started", []),
     ],
 )
 def test_query_names(rag_db: db.DatabaseTarget, query: str, expected: list[tuple[Any, ...]]) -> None:
-    found = rows(rag_db, "SELECT module, fqn, whole FROM rag._query_names(%s) ORDER BY module NULLS FIRST", query)
-    assert [(r["module"], r["fqn"], r["whole"]) for r in found] == expected
+    found = rows(rag_db, "SELECT module, fqn FROM rag._query_names(%s) ORDER BY module NULLS FIRST", query)
+    assert [(r["module"], r["fqn"]) for r in found] == expected
 
 
 def test_a_sql_definition_question(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
