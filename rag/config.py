@@ -110,7 +110,7 @@ class SearchConfig(_Section):
     final_top_k: int = Field(default=10, gt=0, le=100)
     # The ranking step's factors over their defaults (rag.ranking_priors), e.g. {test: 0.5, example: 0.7}.
     priors: dict[str, float] = {}
-    per_file: int = Field(default=2, ge=1)  # chunks of one file before the rest of it decays
+    per_file: int = Field(default=3, ge=1)  # chunks of one file before the rest of it decays
     rrf: RrfConfig = RrfConfig()
     bm25: Bm25Config = Bm25Config()
 

@@ -197,7 +197,7 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
             description="Only files under this path, relative to the source root, e.g. src/api/.")] = None,
         perFile: Annotated[int | None, Field(
             ge=1, le=100, description="Chunks of one file before the rest of it ranks lower (default: "
-                                      "search.perFile, 2); raise it to see more of one file.")] = None,
+                                      "search.perFile, 3); raise it to see more of one file.")] = None,
         includeTests: Annotated[bool, Field(
             description="Rank tests and fixtures at full weight (by default they rank below the code "
                         "they test).")] = False,

@@ -999,7 +999,7 @@ CREATE OR REPLACE FUNCTION rag.search(
     graph_weight    double precision DEFAULT 0.1,
     names_weight    double precision DEFAULT 0.4,
     priors          jsonb DEFAULT NULL,
-    per_file        integer DEFAULT 2,
+    per_file        integer DEFAULT 3,
     include_tests   boolean DEFAULT false
 )
 RETURNS TABLE (
@@ -1036,6 +1036,15 @@ DECLARE
     plan_mode    text;                           -- plan_cache_mode to restore
     lift_calls   boolean;                        -- the code graph lift applies
     factors      jsonb := rag.ranking_priors(search.priors);  -- the ranking step's (sql/036_ranking.sql)
+    -- the fused candidates, for the ranking step (rag._ranked)
+    cand_ids           bigint[];
+    cand_scores        double precision[];
+    cand_bm25_scores   double precision[];
+    cand_bm25_ranks    integer[];
+    cand_vector_scores double precision[];
+    cand_vector_ranks  integer[];
+    source_filter      bigint[];   -- the filters, resolved for a query naming a definition
+    file_filter        bigint[];
 BEGIN
     IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
         RAISE EXCEPTION 'search: query is empty; give some words to search for'
@@ -1114,85 +1123,71 @@ BEGIN
     END IF;
 
     IF NOT hybrid THEN
-        RETURN QUERY
-        WITH fused AS MATERIALIZED (
-            SELECT fu.* FROM rag._fused_candidates(
-                search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
-                search.source_types, search.languages, search.path_prefix, search.bm25_weight,
-                search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion) fu
-        ),
-        ranked AS (
-            -- Ranked before the join to chunks, so only top_k chunks are read.
-            SELECT r.chunk_id, r.score FROM rag._ranked(
-                (SELECT array_agg(fu.chunk_id ORDER BY fu.chunk_id) FROM fused fu),
-                (SELECT array_agg(fu.score ORDER BY fu.chunk_id) FROM fused fu),
-                search.query, factors, search.include_tests, search.per_file,
-                rag._source_ids(search.sources),
-                rag._file_ids(search.source_types, search.languages, search.path_prefix), search.top_k) r
-        )
-        SELECT h.*, fu.bm25_score, fu.bm25_rank, fu.vector_score, fu.vector_rank, r.score
-        FROM ranked r JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
-        LEFT JOIN fused fu ON fu.chunk_id = r.chunk_id
-        ORDER BY r.score DESC, least(fu.bm25_rank, fu.vector_rank), r.chunk_id
-        LIMIT search.top_k;  -- without it the planner expects more rows and hashes all files
-        RETURN;
-    END IF;
-
-    -- A hybrid search: its candidates ranked by their names too, and lifted where
-    -- calls were resolved. A statement of its own, planned once (generic plan).
-    plan_mode := current_setting('plan_cache_mode');
-    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
-    RETURN QUERY
-    WITH fused AS (
-        SELECT * FROM rag._fused_candidates(
+        SELECT array_agg(fu.chunk_id), array_agg(fu.score), array_agg(fu.bm25_score), array_agg(fu.bm25_rank),
+               array_agg(fu.vector_score), array_agg(fu.vector_rank)
+          INTO cand_ids, cand_scores, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks
+        FROM rag._fused_candidates(
             search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
             search.source_types, search.languages, search.path_prefix, search.bm25_weight,
-            search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion)
-    ),
-    named AS (  -- the names arm (rag._name_scores)
-        SELECT n.chunk_id, n.score, row_number() OVER (ORDER BY n.score DESC, n.chunk_id)::integer AS rank
-        FROM rag._name_scores((SELECT array_agg(fu.chunk_id) FROM fused fu), name_terms, search.k1, search.b) n
-        WHERE name_terms IS NOT NULL
-    ),
-    scored AS (
-        SELECT fu.chunk_id, fu.bm25_score, fu.bm25_rank, fu.vector_score, fu.vector_rank,
-               fu.score
-               -- the names arm, fused as the other two are
-               + CASE search.fusion
-                     WHEN 'rrf' THEN coalesce(search.names_weight / (search.rrf_k + na.rank), 0)
-                     ELSE coalesce(search.names_weight * na.score / (SELECT max(n.score) FROM named n), 0)
-                 END AS score
-        FROM fused fu
-        LEFT JOIN named na ON na.chunk_id = fu.chunk_id
-    ),
-    lifts AS MATERIALIZED (
-        -- (materialized: inlined into the LEFT JOIN below, WHERE lift_calls
-        -- became a join filter, and the function ran anyway: ~0.2 ms a search)
-        SELECT l.chunk_id, l.lift
-        FROM rag._call_lifts((SELECT array_agg(sc.chunk_id ORDER BY sc.chunk_id) FROM scored sc),
-                             (SELECT array_agg(sc.score ORDER BY sc.chunk_id) FROM scored sc)) l
-        WHERE lift_calls
-    ),
-    lifted AS MATERIALIZED (
-        SELECT sc.chunk_id, sc.bm25_score, sc.bm25_rank, sc.vector_score, sc.vector_rank,
-               sc.score + search.graph_weight * coalesce(li.lift, 0) AS score
+            search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion) fu;
+    ELSE
+        -- A hybrid search: its candidates ranked by their names too, and lifted where
+        -- calls were resolved. A statement of its own, planned once (generic plan).
+        plan_mode := current_setting('plan_cache_mode');
+        PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+        WITH fused AS (
+            SELECT * FROM rag._fused_candidates(
+                search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
+                search.source_types, search.languages, search.path_prefix, search.bm25_weight,
+                search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion)
+        ),
+        named AS (  -- the names arm (rag._name_scores)
+            SELECT n.chunk_id, n.score, row_number() OVER (ORDER BY n.score DESC, n.chunk_id)::integer AS rank
+            FROM rag._name_scores((SELECT array_agg(fu.chunk_id) FROM fused fu), name_terms, search.k1, search.b) n
+            WHERE name_terms IS NOT NULL
+        ),
+        scored AS (
+            SELECT fu.chunk_id, fu.bm25_score, fu.bm25_rank, fu.vector_score, fu.vector_rank,
+                   fu.score
+                   -- the names arm, fused as the other two are
+                   + CASE search.fusion
+                         WHEN 'rrf' THEN coalesce(search.names_weight / (search.rrf_k + na.rank), 0)
+                         ELSE coalesce(search.names_weight * na.score / (SELECT max(n.score) FROM named n), 0)
+                     END AS score
+            FROM fused fu
+            LEFT JOIN named na ON na.chunk_id = fu.chunk_id
+        ),
+        lifts AS MATERIALIZED (
+            -- (materialized: inlined into the LEFT JOIN below, WHERE lift_calls
+            -- became a join filter, and the function ran anyway: ~0.2 ms a search)
+            SELECT l.chunk_id, l.lift
+            FROM rag._call_lifts((SELECT array_agg(sc.chunk_id ORDER BY sc.chunk_id) FROM scored sc),
+                                 (SELECT array_agg(sc.score ORDER BY sc.chunk_id) FROM scored sc)) l
+            WHERE lift_calls
+        )
+        SELECT array_agg(sc.chunk_id), array_agg(sc.score + search.graph_weight * coalesce(li.lift, 0)),
+               array_agg(sc.bm25_score), array_agg(sc.bm25_rank), array_agg(sc.vector_score), array_agg(sc.vector_rank)
+          INTO cand_ids, cand_scores, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks
         FROM scored sc
-        LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id
-    ),
-    ranked AS (  -- the ranking step (rag._ranked)
-        SELECT r.chunk_id, r.score FROM rag._ranked(
-            (SELECT array_agg(l.chunk_id ORDER BY l.chunk_id) FROM lifted l),
-            (SELECT array_agg(l.score ORDER BY l.chunk_id) FROM lifted l),
-            search.query, factors, search.include_tests, search.per_file,
-            rag._source_ids(search.sources),
-            rag._file_ids(search.source_types, search.languages, search.path_prefix), search.top_k) r
-    )
-    SELECT h.*, l.bm25_score, l.bm25_rank, l.vector_score, l.vector_rank, r.score
-    FROM ranked r JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
-    LEFT JOIN lifted l ON l.chunk_id = r.chunk_id
-    ORDER BY r.score DESC, least(l.bm25_rank, l.vector_rank), r.chunk_id
-    LIMIT search.top_k;
-    PERFORM set_config('plan_cache_mode', plan_mode, true);
+        LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id;
+        PERFORM set_config('plan_cache_mode', plan_mode, true);
+    END IF;
+
+    -- The ranking step over the candidates (sql/036_ranking.sql), given as
+    -- values so that rag._ranked is inlined: planned here once, not at every call.
+    IF rag._identifier_shaped(search.query) THEN
+        source_filter := rag._source_ids(search.sources);
+        file_filter := rag._file_ids(search.source_types, search.languages, search.path_prefix);
+    END IF;
+    RETURN QUERY
+    SELECT h.*, u.bm25_score, u.bm25_rank, u.vector_score, u.vector_rank, r.score
+    FROM rag._ranked(cand_ids, cand_scores, search.query, factors, search.include_tests, search.per_file,
+                     source_filter, file_filter, search.top_k) r
+    JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
+    LEFT JOIN unnest(cand_ids, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks)
+              AS u(chunk_id, bm25_score, bm25_rank, vector_score, vector_rank) ON u.chunk_id = r.chunk_id
+    ORDER BY r.score DESC, least(u.bm25_rank, u.vector_rank), r.chunk_id
+    LIMIT search.top_k;  -- without it the planner expects more rows and hashes all files
 END
 $$;
 COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision, jsonb, integer, boolean) IS

@@ -9,7 +9,7 @@
 -- tests/eval/README.md ("Ranking that knows code").
 --
 --   score = (fused + definition strength x best fused) x path-class prior
---           x per_file decay ^ (chunks of its file ranked above it - per_file + 1, if positive)
+--           x decay ^ (chunks of its file ranked above it + 1 - per_file, if positive)
 
 -- ---------------------------------------------------------------------------
 -- ranking_priors: every factor of the ranking step, defaults and overrides
@@ -34,9 +34,9 @@ DECLARE
         'reexport', 0.6,    -- an __init__.py / index.ts chunk of imports and exports only
         'stub', 0.6,        -- type stubs: .pyi, .d.ts
         -- a share of the best fused score added to the chunk defining what the query names
-        'definition', 1.0,
+        'definition', 2.0,
         -- diversity: a file's chunks after its first per_file are multiplied by decay per extra chunk
-        'decay', 0.5);
+        'decay', 0.8);
     unknown text;
     bad     text;
 BEGIN
@@ -115,6 +115,20 @@ COMMENT ON FUNCTION rag._reexports_only(text, text) IS
     'Private: whether a chunk of a package''s front file (__init__.py, index.ts/js, mod.rs) holds only imports, re-exports and comments (the reexport prior).';
 
 -- ---------------------------------------------------------------------------
+-- _identifier_shaped: a query that is one identifier
+CREATE OR REPLACE FUNCTION rag._identifier_shaped(
+    query text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+RETURN regexp_replace(replace(btrim(query), '::', '.'), '\(\)$', '')
+       ~ '^[[:alpha:]_$][[:alnum:]_$]*([./#:][[:alpha:]_$][[:alnum:]_$]*)*$';
+COMMENT ON FUNCTION rag._identifier_shaped(text) IS
+    'Private: whether a search query is one identifier, possibly qualified (a.b, A::B, pkg/mod.Name, path:fqn, name()): a query naming a definition.';
+
+-- ---------------------------------------------------------------------------
 -- _query_names: the definition a query names
 CREATE OR REPLACE FUNCTION rag._query_names(
     query text
@@ -144,7 +158,7 @@ BEGIN ATOMIC
                             WHEN s.ident ~ '/' THEN substring(s.ident FROM '^.*/[^.]*\.(.*)$')
                             ELSE s.ident END, '#', '.') AS dotted
         FROM shaped s
-        WHERE s.ident ~ '^[[:alpha:]_$][[:alnum:]_$]*([./#:][[:alpha:]_$][[:alnum:]_$]*)*$'
+        WHERE rag._identifier_shaped(query)
     )
     SELECT DISTINCT
            coalesce(regexp_replace(s.path_module, '\.[[:alnum:]]+$', ''),
@@ -173,6 +187,7 @@ RETURNS TABLE (
 )
 LANGUAGE sql
 STABLE
+ROWS 20
 SET search_path = pg_catalog, rag, public
 AS $$
     WITH wanted AS MATERIALIZED (
@@ -243,28 +258,30 @@ RETURNS TABLE (
 )
 LANGUAGE sql
 STABLE
-SET search_path = pg_catalog, rag, public
-AS $$
-    WITH candidates AS (
+-- A standard body and no SET: inlined into rag.search's statement, planned
+-- with it (planned at every call, it cost ~10 ms).
+BEGIN ATOMIC
+    WITH candidates AS MATERIALIZED (
         SELECT u.id, u.score FROM unnest(ids, scores) AS u(id, score)
     ),
     defined AS (
+        -- (a one-time filter: the function runs only for a query shaped as a name)
         SELECT d.chunk_id, d.exact
         FROM rag._named_definitions(
             query, source_filter, file_filter,
             (SELECT array_agg(DISTINCT c.file_id) FROM candidates k JOIN rag.chunks c ON c.id = k.id)) d
-        WHERE (priors->>'definition')::double precision > 0
+        WHERE (priors->>'definition')::double precision > 0 AND rag._identifier_shaped(query)
     ),
     pooled AS (
         -- The candidates and the definitions named, which the arms may have missed.
-        SELECT coalesce(k.id, d.chunk_id) AS id, coalesce(k.score, 0) AS score,
-               CASE WHEN d.chunk_id IS NULL THEN 0
-                    ELSE (priors->>'definition')::double precision * CASE WHEN d.exact THEN 1 ELSE 0.8 END
-               END AS strength
-        FROM candidates k
-        FULL JOIN defined d ON d.chunk_id = k.id
+        SELECT p.id, max(p.score) AS score, max(p.strength) AS strength
+        FROM (SELECT k.id, k.score, 0::double precision AS strength FROM candidates k
+              UNION ALL
+              SELECT d.chunk_id, 0, (priors->>'definition')::double precision * CASE WHEN d.exact THEN 1 ELSE 0.8 END
+              FROM defined d) p
+        GROUP BY p.id
     ),
-    classed AS (
+    classed AS MATERIALIZED (  -- (each chunk's class computed once, not at every use)
         SELECT p.id, c.file_id, p.score, p.strength,
                CASE WHEN rag._reexports_only(f.path, c.content) THEN 'reexport' ELSE rag.path_class(f.path) END AS class
         FROM pooled p
@@ -291,7 +308,7 @@ AS $$
                    AS score
         FROM weighed w
     )
-    SELECT s.id, s.score FROM spread s ORDER BY s.score DESC, s.id LIMIT top_k
-$$;
+    SELECT s.id, s.score FROM spread s ORDER BY s.score DESC, s.id LIMIT top_k;
+END;
 COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], text, jsonb, boolean, integer, bigint[], bigint[], integer) IS
     'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), and a decay per chunk of a file beyond per_file; the top_k with their final scores.';

@@ -68,8 +68,8 @@ def test_a_symbol_query_puts_its_definition_first(rag_db: db.DatabaseTarget, sho
         assert (found[0]["path"], found[0]["fqn"]) == ("shop/cart.py", "ShoppingCart"), query
     plain = {r["chunk_id"]: r["score"] for r in search(rag_db, shop, "ShoppingCart", priors="'{\"definition\": 0}'")}
     boosted = search(rag_db, shop, "ShoppingCart")
-    # The definition gains the best fused score (here its own: no other candidate outranks it unboosted).
-    assert boosted[0]["score"] == pytest.approx(plain[boosted[0]["chunk_id"]] + max(plain.values()))
+    # The definition gains twice the best fused score (the best here: nothing outranks it unboosted).
+    assert boosted[0]["score"] == pytest.approx(plain[boosted[0]["chunk_id"]] + 2 * max(plain.values()))
     assert all(plain[r["chunk_id"]] == r["score"] for r in boosted[1:]), "nothing else is boosted"
     method = search(rag_db, shop, "ShoppingCart.add_3")
     assert method[0]["fqn"] == "ShoppingCart.add_3"
@@ -108,13 +108,13 @@ def test_one_file_does_not_fill_the_top_k(rag_db: db.DatabaseTarget, shop: HashE
 
     free = search(rag_db, shop, "add item append", per_file=100)
     assert cart_chunks(free) == 4, "the arms alone: one file fills the top 4"
-    assert cart_chunks(search(rag_db, shop, "add item append", priors="'{\"decay\": 0}'")) == 2
-    # Each chunk of a file after its first per_file (2) is worth decay (0.5) times the one before.
+    assert cart_chunks(search(rag_db, shop, "add item append", priors="'{\"decay\": 0}'")) == 3
+    # Each chunk of a file after its first per_file (3) is worth decay (0.8) times the one before.
     decayed = {r["chunk_id"]: r["score"] for r in search(rag_db, shop, "add item append")}
     in_cart = [r for r in free if r["path"] == "shop/cart.py"]
     assert [decayed[r["chunk_id"]] for r in in_cart] == pytest.approx(
-        [r["score"] * 0.5 ** max(0, i - 1) for i, r in enumerate(in_cart)])
-    assert cart_chunks(search(rag_db, shop, "add item append", per_file=3, priors="'{\"decay\": 0}'")) == 3
+        [r["score"] * 0.8 ** max(0, i - 2) for i, r in enumerate(in_cart)])
+    assert cart_chunks(search(rag_db, shop, "add item append", per_file=2, priors="'{\"decay\": 0}'")) == 2
 
 
 @pytest.mark.parametrize(
