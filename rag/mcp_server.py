@@ -203,10 +203,11 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
                         "they test).")] = False,
     ) -> SearchOutput:
         """Hybrid search (BM25 keywords + vector similarity, fused by reciprocal rank, reranked if a
-        reranker is configured) over the indexed code and docs. Each result has its source, path,
-        lines (startLine/endLine), coordinates (fqn of a code fragment, headerPath of a markdown
-        section, pages of a PDF), a 500-character snippet and the scores of each arm. Read the full
-        text with read_source(chunkId)."""
+        reranker is configured) over the indexed code and docs. A query naming a definition
+        (Cart.total) gets it first; tests rank below the code they test unless includeTests. Each
+        result has its source, path, lines (startLine/endLine), coordinates (fqn of a code fragment,
+        headerPath of a markdown section, pages of a PDF), a 500-character snippet and the scores of
+        each arm. Read the full text with read_source(chunkId)."""
         from rag.search import SearchRequest
 
         with _tool_errors():
