@@ -1043,8 +1043,7 @@ DECLARE
     cand_bm25_ranks    integer[];
     cand_vector_scores double precision[];
     cand_vector_ranks  integer[];
-    source_filter      bigint[];   -- the filters, resolved for a query naming a definition
-    file_filter        bigint[];
+    source_filter      bigint[];   -- the sources searched, resolved for a query naming a definition
 BEGIN
     IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
         RAISE EXCEPTION 'search: query is empty; give some words to search for'
@@ -1174,20 +1173,22 @@ BEGIN
     END IF;
 
     -- The ranking step over the candidates (sql/036_ranking.sql), given as
-    -- values so that rag._ranked is inlined: planned here once, not at every call.
+    -- values so that rag._ranked is inlined, and planned once (generic plan).
     IF rag._identifier_shaped(search.query) THEN
         source_filter := rag._source_ids(search.sources);
-        file_filter := rag._file_ids(search.source_types, search.languages, search.path_prefix);
     END IF;
+    plan_mode := current_setting('plan_cache_mode');
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
     RETURN QUERY
     SELECT h.*, u.bm25_score, u.bm25_rank, u.vector_score, u.vector_rank, r.score
     FROM rag._ranked(cand_ids, cand_scores, search.query, factors, search.include_tests, search.per_file,
-                     source_filter, file_filter, search.top_k) r
+                     source_filter, search.source_types, search.languages, search.path_prefix, search.top_k) r
     JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
     LEFT JOIN unnest(cand_ids, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks)
               AS u(chunk_id, bm25_score, bm25_rank, vector_score, vector_rank) ON u.chunk_id = r.chunk_id
     ORDER BY r.score DESC, least(u.bm25_rank, u.vector_rank), r.chunk_id
     LIMIT search.top_k;  -- without it the planner expects more rows and hashes all files
+    PERFORM set_config('plan_cache_mode', plan_mode, true);
 END
 $$;
 COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision, jsonb, integer, boolean) IS

@@ -103,14 +103,14 @@ RETURNS boolean
 LANGUAGE sql
 IMMUTABLE
 PARALLEL SAFE
--- Only __init__.py, index.js/ts and mod.rs chunks are read line by line.
+-- One expression, so that it is inlined: a line that is none of these
+-- (a negative lookahead at a line start, newline-sensitive) is real code.
 RETURN path ~ '(^|/)(__init__\.py|index\.[cm]?[jt]sx?|mod\.rs)$'
-    AND content ~ '(^|\n)\s*(import|from|export|pub\s+use|use)\s'
-    AND NOT EXISTS (
-        SELECT 1 FROM regexp_split_to_table(content, '\n') AS l
-        WHERE l !~ ('^\s*($|#|//|/?\*|"""|''''''|import\s|from\s+\S+\s+import\s|export\s+(\*|\{|type\s+\{|default\s+from\s)'
-                    '|export\s+[^=]*\sfrom\s|\}\s*from\s|\)$|__all__|["'']?[[:alnum:]_$]+["'']?\s*(as\s+[[:alnum:]_$]+)?\s*,?\s*[\]\)\}]?;?$'
-                    '|pub\s+(use|mod)\s|use\s|mod\s|module\.exports\s*=\s*require\()'));
+    AND content ~ '(^|\n)[ \t]*(import|from|export|pub[ \t]+use|use)[ \t]'
+    AND content !~ ('(?n)^(?![ \t]*($|#|//|/?\*|"""|''''''|import[ \t]|from[ \t]+[^ \t]+[ \t]+import[ \t]'
+                    '|export[ \t]+(\*|\{|type[ \t]+\{)|export[ \t]+[^=]*[ \t]from[ \t]|\}[ \t]*from[ \t]|\)[ \t]*;?[ \t]*$'
+                    '|__all__|["'']?[[:alnum:]_$]+["'']?[ \t]*(as[ \t]+[[:alnum:]_$]+)?[ \t]*,?[ \t]*[]\)}]?;?[ \t]*$'
+                    '|pub[ \t]+(use|mod)[ \t]|use[ \t]|mod[ \t]|module\.exports[ \t]*=[ \t]*require\())');
 COMMENT ON FUNCTION rag._reexports_only(text, text) IS
     'Private: whether a chunk of a package''s front file (__init__.py, index.ts/js, mod.rs) holds only imports, re-exports and comments (the reexport prior).';
 
@@ -177,7 +177,9 @@ COMMENT ON FUNCTION rag._query_names(text) IS
 CREATE OR REPLACE FUNCTION rag._named_definitions(
     query           text,
     source_filter   bigint[],   -- rag._source_ids of the search, NULL: every source
-    file_filter     bigint[],   -- rag._file_ids of the search, NULL: every file
+    source_types    text[],     -- the search's per-file filters (NULL: none), checked on the few files matched
+    languages       text[],
+    path_prefix     text,
     candidate_files bigint[],   -- the files of the fused candidates
     max_rows        integer DEFAULT 20
 )
@@ -189,6 +191,9 @@ LANGUAGE sql
 STABLE
 ROWS 20
 SET search_path = pg_catalog, rag, public
+-- rag.search plans its last statement generic, a setting that would reach
+-- this one too: planned blind to candidate_files, it read every symbol (~12 ms).
+SET plan_cache_mode = auto
 AS $$
     WITH wanted AS MATERIALIZED (
         SELECT n.module, n.fqn, (regexp_match(n.fqn, '([^.]*)$'))[1] AS name
@@ -219,7 +224,10 @@ AS $$
     best AS (
         SELECT m.file_id, m.start_line, bool_or(m.exact) AS exact
         FROM matched m
-        WHERE file_filter IS NULL OR m.file_id = ANY (file_filter)
+        JOIN rag.files f ON f.id = m.file_id
+        WHERE (source_types IS NULL OR f.source_type = ANY (source_types))
+          AND (languages IS NULL OR f.language = ANY (languages))
+          AND (path_prefix IS NULL OR starts_with(f.path, path_prefix))
         GROUP BY m.file_id, m.start_line
         ORDER BY bool_or(m.exact) DESC, m.file_id = ANY (candidate_files) DESC,
                  m.file_id, m.start_line
@@ -236,7 +244,7 @@ AS $$
         LIMIT 1) c
     ORDER BY c.id, b.exact DESC
 $$;
-COMMENT ON FUNCTION rag._named_definitions(text, bigint[], bigint[], bigint[], integer) IS
+COMMENT ON FUNCTION rag._named_definitions(text, bigint[], text[], text[], text, bigint[], integer) IS
     'Private: the chunks holding the first line of definitions the query names (rag._query_names), within the search''s filters, at most max_rows: by fqn, as the tail of a longer fqn, or (among the candidates'' files only) in another case.';
 
 -- ---------------------------------------------------------------------------
@@ -248,8 +256,10 @@ CREATE OR REPLACE FUNCTION rag._ranked(
     priors        jsonb,               -- rag.ranking_priors(overrides)
     include_tests boolean,
     per_file      integer,
-    source_filter bigint[],
-    file_filter   bigint[],
+    source_filter bigint[],            -- rag._source_ids of the search
+    source_types  text[],              -- and its other filters
+    languages     text[],
+    path_prefix   text,
     top_k         integer
 )
 RETURNS TABLE (
@@ -264,11 +274,15 @@ BEGIN ATOMIC
     WITH candidates AS MATERIALIZED (
         SELECT u.id, u.score FROM unnest(ids, scores) AS u(id, score)
     ),
+    full_tests AS MATERIALIZED (  -- tests at full weight: asked for, or the query is about tests
+        SELECT include_tests OR rag.query_terms(query) && ARRAY['test', 'tests', 'testing', 'spec', 'specs',
+                                                                'fixture', 'fixtures'] AS yes
+    ),
     defined AS (
         -- (a one-time filter: the function runs only for a query shaped as a name)
         SELECT d.chunk_id, d.exact
         FROM rag._named_definitions(
-            query, source_filter, file_filter,
+            query, source_filter, source_types, languages, path_prefix,
             (SELECT array_agg(DISTINCT c.file_id) FROM candidates k JOIN rag.chunks c ON c.id = k.id)) d
         WHERE (priors->>'definition')::double precision > 0 AND rag._identifier_shaped(query)
     ),
@@ -292,11 +306,7 @@ BEGIN ATOMIC
         SELECT cl.id, cl.file_id,
                (cl.score + cl.strength * (SELECT coalesce(max(k.score), 1) FROM candidates k))
                * CASE WHEN cl.class IS NULL THEN 1
-                      -- tests at full weight when asked for, or when the query is about tests
-                      WHEN cl.class IN ('test', 'fixture')
-                           AND (include_tests OR rag.query_terms(query) && ARRAY['test', 'tests', 'testing', 'spec', 'specs',
-                                                                                  'fixture', 'fixtures'])
-                          THEN 1
+                      WHEN cl.class IN ('test', 'fixture') AND (SELECT t.yes FROM full_tests t) THEN 1
                       ELSE (priors->>cl.class)::double precision
                  END AS score
         FROM classed cl
@@ -310,5 +320,5 @@ BEGIN ATOMIC
     )
     SELECT s.id, s.score FROM spread s ORDER BY s.score DESC, s.id LIMIT top_k;
 END;
-COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], text, jsonb, boolean, integer, bigint[], bigint[], integer) IS
+COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], text, jsonb, boolean, integer, bigint[], text[], text[], text, integer) IS
     'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), and a decay per chunk of a file beyond per_file; the top_k with their final scores.';
