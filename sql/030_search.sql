@@ -1111,7 +1111,8 @@ BEGIN
         keyword_n := least(search.candidates, 2 * search.top_k + 10);
     END IF;
 
-    -- Only a hybrid search has the names arm and is lifted (where calls were resolved).
+    -- Only a hybrid search has the names arm and is lifted (where calls were resolved);
+    -- otherwise both are empty, and fusion keeps the keyword order.
     hybrid := search.bm25_weight > 0 AND search.vector_weight > 0 AND query_vector IS NOT NULL;
     lift_calls := hybrid AND search.graph_weight > 0;
     IF lift_calls THEN
@@ -1121,64 +1122,52 @@ BEGIN
         name_terms := rag._name_terms(search.query);
     END IF;
 
-    IF NOT hybrid THEN
-        SELECT array_agg(fu.chunk_id), array_agg(fu.score), array_agg(fu.bm25_score), array_agg(fu.bm25_rank),
-               array_agg(fu.vector_score), array_agg(fu.vector_rank)
-          INTO cand_ids, cand_scores, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks
-        FROM rag._fused_candidates(
+    -- The candidates, ranked by their names too and lifted where calls were
+    -- resolved when the search is hybrid. A statement of its own, planned once
+    -- (generic plan).
+    plan_mode := current_setting('plan_cache_mode');
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+    WITH fused AS (
+        SELECT * FROM rag._fused_candidates(
             search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
             search.source_types, search.languages, search.path_prefix, search.bm25_weight,
-            search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion) fu;
-    ELSE
-        -- A hybrid search: its candidates ranked by their names too, and lifted where
-        -- calls were resolved. A statement of its own, planned once (generic plan).
-        plan_mode := current_setting('plan_cache_mode');
-        PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
-        WITH fused AS (
-            SELECT * FROM rag._fused_candidates(
-                search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
-                search.source_types, search.languages, search.path_prefix, search.bm25_weight,
-                search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion)
-        ),
-        named AS (  -- the names arm (rag._name_scores)
-            SELECT n.chunk_id, n.score, row_number() OVER (ORDER BY n.score DESC, n.chunk_id)::integer AS rank
-            FROM rag._name_scores((SELECT array_agg(fu.chunk_id) FROM fused fu), name_terms, search.k1, search.b) n
-            WHERE name_terms IS NOT NULL
-        ),
-        scored AS (
-            SELECT fu.chunk_id, fu.bm25_score, fu.bm25_rank, fu.vector_score, fu.vector_rank,
-                   fu.score
-                   -- the names arm, fused as the other two are
-                   + CASE search.fusion
-                         WHEN 'rrf' THEN coalesce(search.names_weight / (search.rrf_k + na.rank), 0)
-                         ELSE coalesce(search.names_weight * na.score / (SELECT max(n.score) FROM named n), 0)
-                     END AS score
-            FROM fused fu
-            LEFT JOIN named na ON na.chunk_id = fu.chunk_id
-        ),
-        lifts AS MATERIALIZED (
-            -- (materialized: inlined into the LEFT JOIN below, WHERE lift_calls
-            -- became a join filter, and the function ran anyway: ~0.2 ms a search)
-            SELECT l.chunk_id, l.lift
-            FROM rag._call_lifts((SELECT array_agg(sc.chunk_id ORDER BY sc.chunk_id) FROM scored sc),
-                                 (SELECT array_agg(sc.score ORDER BY sc.chunk_id) FROM scored sc)) l
-            WHERE lift_calls
-        )
-        SELECT array_agg(sc.chunk_id), array_agg(sc.score + search.graph_weight * coalesce(li.lift, 0)),
-               array_agg(sc.bm25_score), array_agg(sc.bm25_rank), array_agg(sc.vector_score), array_agg(sc.vector_rank)
-          INTO cand_ids, cand_scores, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks
-        FROM scored sc
-        LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id;
-        PERFORM set_config('plan_cache_mode', plan_mode, true);
-    END IF;
+            search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion)
+    ),
+    named AS (  -- the names arm (rag._name_scores)
+        SELECT n.chunk_id, n.score, row_number() OVER (ORDER BY n.score DESC, n.chunk_id)::integer AS rank
+        FROM rag._name_scores((SELECT array_agg(fu.chunk_id) FROM fused fu), name_terms, search.k1, search.b) n
+        WHERE name_terms IS NOT NULL
+    ),
+    scored AS (
+        SELECT fu.chunk_id, fu.bm25_score, fu.bm25_rank, fu.vector_score, fu.vector_rank,
+               fu.score
+               -- the names arm, fused as the other two are
+               + CASE search.fusion
+                     WHEN 'rrf' THEN coalesce(search.names_weight / (search.rrf_k + na.rank), 0)
+                     ELSE coalesce(search.names_weight * na.score / (SELECT max(n.score) FROM named n), 0)
+                 END AS score
+        FROM fused fu
+        LEFT JOIN named na ON na.chunk_id = fu.chunk_id
+    ),
+    lifts AS MATERIALIZED (
+        -- (materialized: inlined into the LEFT JOIN below, WHERE lift_calls
+        -- became a join filter, and the function ran anyway: ~0.2 ms a search)
+        SELECT l.chunk_id, l.lift
+        FROM rag._call_lifts((SELECT array_agg(sc.chunk_id ORDER BY sc.chunk_id) FROM scored sc),
+                             (SELECT array_agg(sc.score ORDER BY sc.chunk_id) FROM scored sc)) l
+        WHERE lift_calls
+    )
+    SELECT array_agg(sc.chunk_id), array_agg(sc.score + search.graph_weight * coalesce(li.lift, 0)),
+           array_agg(sc.bm25_score), array_agg(sc.bm25_rank), array_agg(sc.vector_score), array_agg(sc.vector_rank)
+      INTO cand_ids, cand_scores, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks
+    FROM scored sc
+    LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id;
 
     -- The ranking step over the candidates (sql/036_ranking.sql), given as
-    -- values so that rag._ranked is inlined, and planned once (generic plan).
+    -- values so that rag._ranked is inlined, and planned once too.
     IF rag._identifier_shaped(search.query) THEN
         source_filter := rag._source_ids(search.sources);
     END IF;
-    plan_mode := current_setting('plan_cache_mode');
-    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
     RETURN QUERY
     SELECT h.*, u.bm25_score, u.bm25_rank, u.vector_score, u.vector_rank, r.score
     FROM rag._ranked(cand_ids, cand_scores, search.query, factors, search.include_tests, search.per_file,
