@@ -21,7 +21,16 @@ $$;
 -- Changed since (databases installed from a later commit have these): the
 -- graph's shorthands take dynamic as rag.traverse does, which returns the
 -- source's name; one _source_ids for search and graph, naming its caller in
--- its errors; read_chunk and read_file_range return one type, rag.excerpt.
+-- its errors; read_chunk and read_file_range return one type, rag.excerpt;
+-- search takes the ranking step's priors, per_file and include_tests.
+DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
+                                   double precision, integer, integer, text, double precision, double precision, text);
+DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
+                                   double precision, integer, integer, text, double precision, double precision, text,
+                                   double precision);
+DROP FUNCTION IF EXISTS rag.search(text, vector, integer, text[], text[], text[], text, double precision,
+                                   double precision, integer, integer, text, double precision, double precision, text,
+                                   double precision, double precision);
 DROP FUNCTION IF EXISTS rag.callers(text, integer, text[], integer);
 DROP FUNCTION IF EXISTS rag.callees(text, integer, text[], integer);
 DROP FUNCTION IF EXISTS rag.subtypes(text, integer, text[], integer);

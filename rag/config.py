@@ -108,6 +108,9 @@ class SearchConfig(_Section):
     names_weight: float = Field(default=0.4, ge=0)
     retrieve_top_k: int = Field(default=50, gt=0, le=1000)
     final_top_k: int = Field(default=10, gt=0, le=100)
+    # The ranking step's factors over their defaults (rag.ranking_priors), e.g. {test: 0.5, example: 0.7}.
+    priors: dict[str, float] = {}
+    per_file: int = Field(default=3, ge=1)  # chunks of one file before the rest of it decays
     rrf: RrfConfig = RrfConfig()
     bm25: Bm25Config = Bm25Config()
 

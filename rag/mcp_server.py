@@ -199,18 +199,25 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
             description="Only these languages, e.g. python, typescript, markdown.")] = None,
         pathPrefix: Annotated[str | None, Field(
             description="Only files under this path, relative to the source root, e.g. src/api/.")] = None,
+        perFile: Annotated[int | None, Field(
+            ge=1, le=100, description="Chunks of one file before the rest of it ranks lower (default: "
+                                      "search.perFile, 3); raise it to see more of one file.")] = None,
+        includeTests: Annotated[bool, Field(
+            description="Rank tests and fixtures at full weight (by default they rank below the code "
+                        "they test).")] = False,
     ) -> SearchOutput:
         """Hybrid search (BM25 keywords + vector similarity, fused by reciprocal rank, reranked if a
-        reranker is configured) over the indexed code and docs. Each result has its source, path,
-        lines (startLine/endLine), coordinates (fqn of a code fragment, headerPath of a markdown
-        section, pages of a PDF), a 500-character snippet and the scores of each arm. Read the full
-        text with read_source(chunkId)."""
+        reranker is configured) over the indexed code and docs. A query naming a definition
+        (Cart.total) gets it first; tests rank below the code they test unless includeTests. Each
+        result has its source, path, lines (startLine/endLine), coordinates (fqn of a code fragment,
+        headerPath of a markdown section, pages of a PDF), a 500-character snippet and the scores of
+        each arm. Read the full text with read_source(chunkId)."""
         from rag.search import SearchRequest
 
         with _tool_errors():
             return _service(ctx).search(SearchRequest(
                 query, topK, _listed(source), _listed(cast(Any, sourceType)), _listed(language),
-                pathPrefix or None))
+                pathPrefix or None, per_file=perFile, include_tests=includeTests))
 
     @server.tool(title="Read indexed text", annotations=READ_ONLY)
     def read_source(

@@ -33,6 +33,8 @@ class SearchRequest:
     rerank: bool = True
     keyword_only: bool = False
     vector_only: bool = False
+    per_file: int | None = None  # default: search.perFile
+    include_tests: bool = False  # tests and fixtures at full weight
 
 
 @dataclass
@@ -100,6 +102,8 @@ class Searcher:
             model=self.embedder.model_id if self.embedder.dimensions else None,
             k1=self.settings.bm25.k1, b=self.settings.bm25.b, fusion=self.settings.fusion,
             graph_weight=self.settings.graph_weight, names_weight=self.settings.names_weight,
+            priors=self.settings.priors or None,
+            per_file=request.per_file or self.settings.per_file, include_tests=request.include_tests,
         )
         hits = [_hit(row) for row in rows]
         self._add_absolute_paths(hits)

@@ -228,17 +228,20 @@ def remember_query_embedding(conn: Conn, model: str, query: str, vector: str) ->
 def search(conn: Conn, query: str, embedding: str | None, top_k: int, *, sources: list[str] | None,
            source_types: list[str] | None, languages: list[str] | None, path_prefix: str | None,
            bm25_weight: float, vector_weight: float, rrf_k: int, candidates: int, model: str | None,
-           k1: float, b: float, fusion: str, graph_weight: float, names_weight: float) -> list[Row]:
+           k1: float, b: float, fusion: str, graph_weight: float, names_weight: float,
+           priors: dict[str, float] | None, per_file: int, include_tests: bool) -> list[Row]:
     """The hybrid search's hits, best first (``embedding`` as pgvector text)."""
     return _rows(
         conn,
         "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
         " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
-        " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s, %(names_weight)s)",
+        " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s, %(names_weight)s,"
+        " %(priors)s, %(per_file)s, %(include_tests)s)",
         {"query": query, "embedding": embedding, "top_k": top_k, "sources": sources, "types": source_types,
          "languages": languages, "prefix": path_prefix, "bm25_weight": bm25_weight,
          "vector_weight": vector_weight, "rrf_k": rrf_k, "candidates": candidates, "model": model,
-         "k1": k1, "b": b, "fusion": fusion, "graph_weight": graph_weight, "names_weight": names_weight},
+         "k1": k1, "b": b, "fusion": fusion, "graph_weight": graph_weight, "names_weight": names_weight,
+         "priors": _jsonb(priors) if priors else None, "per_file": per_file, "include_tests": include_tests},
     )
 
 

@@ -189,7 +189,10 @@ CREATE OR REPLACE FUNCTION rag.search(
     b               double precision DEFAULT 0.75,
     fusion          text DEFAULT 'rrf',
     graph_weight    double precision DEFAULT 0.1,
-    names_weight    double precision DEFAULT 0.4
+    names_weight    double precision DEFAULT 0.4,
+    priors          jsonb DEFAULT NULL,
+    per_file        integer DEFAULT 3,
+    include_tests   boolean DEFAULT false
 )
 RETURNS TABLE (
     chunk_id     bigint,
@@ -224,6 +227,15 @@ DECLARE
     name_terms   text[];                         -- the names arm's terms (hybrid)
     plan_mode    text;                           -- plan_cache_mode to restore
     lift_calls   boolean;                        -- the code graph lift applies
+    factors      jsonb := rag.ranking_priors(search.priors);  -- the ranking step's (sql/036_ranking.sql)
+    -- the fused candidates, for the ranking step (rag._ranked)
+    cand_ids           bigint[];
+    cand_scores        double precision[];
+    cand_bm25_scores   double precision[];
+    cand_bm25_ranks    integer[];
+    cand_vector_scores double precision[];
+    cand_vector_ranks  integer[];
+    source_filter      bigint[];   -- the sources searched, resolved for a query naming a definition
 BEGIN
     IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
         RAISE EXCEPTION 'search: query is empty; give some words to search for'
@@ -257,6 +269,10 @@ BEGIN
         RAISE EXCEPTION 'search: rrf_k must be at least 1, not %', coalesce(rrf_k::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF per_file IS NULL OR per_file < 1 THEN
+        RAISE EXCEPTION 'search: per_file must be at least 1, not %', coalesce(per_file::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
 
     IF query_vector IS NULL THEN
         -- No embedding given: the one a client stored for this very text, if any.
@@ -280,13 +296,15 @@ BEGIN
     END IF;
 
     IF query_vector IS NULL OR search.vector_weight = 0 THEN
-        -- Keywords alone: fusion keeps their order, so the top_k of them (and
-        -- a few spare for chunks gone since: rag._fused_candidates) are the answer. An
-        -- exact top 15 costs far less than a top 50.
-        keyword_n := least(search.candidates, search.top_k + 5);
+        -- Keywords alone: fusion keeps their order, so the ranking step needs
+        -- only the top_k of them, and as many again for the chunks it demotes
+        -- (and a few spare for chunks gone since: rag._fused_candidates). An
+        -- exact top 30 costs far less than a top 50.
+        keyword_n := least(search.candidates, 2 * search.top_k + 10);
     END IF;
 
-    -- Only a hybrid search has the names arm and is lifted (where calls were resolved).
+    -- Only a hybrid search has the names arm and is lifted (where calls were resolved);
+    -- otherwise both are empty, and fusion keeps the keyword order.
     hybrid := search.bm25_weight > 0 AND search.vector_weight > 0 AND query_vector IS NOT NULL;
     lift_calls := hybrid AND search.graph_weight > 0;
     IF lift_calls THEN
@@ -296,29 +314,11 @@ BEGIN
         name_terms := rag._name_terms(search.query);
     END IF;
 
-    IF NOT hybrid THEN
-        RETURN QUERY
-        WITH ranked AS (
-            -- Ranked before the join to chunks, so only top_k chunks are read.
-            SELECT fu.* FROM rag._fused_candidates(
-                search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
-                search.source_types, search.languages, search.path_prefix, search.bm25_weight,
-                search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion) fu
-            ORDER BY fu.score DESC, least(fu.bm25_rank, fu.vector_rank), fu.chunk_id
-            LIMIT search.top_k
-        )
-        SELECT h.*, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score
-        FROM ranked r JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
-        ORDER BY r.score DESC, least(r.bm25_rank, r.vector_rank), r.chunk_id
-        LIMIT search.top_k;  -- without it the planner expects more rows and hashes all files
-        RETURN;
-    END IF;
-
-    -- A hybrid search: its candidates ranked by their names too, and lifted where
-    -- calls were resolved. A statement of its own, planned once (generic plan).
+    -- The candidates, ranked by their names too and lifted where calls were
+    -- resolved when the search is hybrid. A statement of its own, planned once
+    -- (generic plan).
     plan_mode := current_setting('plan_cache_mode');
     PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
-    RETURN QUERY
     WITH fused AS (
         SELECT * FROM rag._fused_candidates(
             search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
@@ -348,21 +348,29 @@ BEGIN
         FROM rag._call_lifts((SELECT array_agg(sc.chunk_id ORDER BY sc.chunk_id) FROM scored sc),
                              (SELECT array_agg(sc.score ORDER BY sc.chunk_id) FROM scored sc)) l
         WHERE lift_calls
-    ),
-    ranked AS (
-        SELECT sc.chunk_id, sc.bm25_score, sc.bm25_rank, sc.vector_score, sc.vector_rank,
-               sc.score + search.graph_weight * coalesce(li.lift, 0) AS score
-        FROM scored sc
-        LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id
-        ORDER BY 6 DESC, least(sc.bm25_rank, sc.vector_rank), sc.chunk_id  -- 6: that score
-        LIMIT search.top_k
     )
-    SELECT h.*, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score
-    FROM ranked r JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
-    ORDER BY r.score DESC, least(r.bm25_rank, r.vector_rank), r.chunk_id
-    LIMIT search.top_k;
+    SELECT array_agg(sc.chunk_id), array_agg(sc.score + search.graph_weight * coalesce(li.lift, 0)),
+           array_agg(sc.bm25_score), array_agg(sc.bm25_rank), array_agg(sc.vector_score), array_agg(sc.vector_rank)
+      INTO cand_ids, cand_scores, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks
+    FROM scored sc
+    LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id;
+
+    -- The ranking step over the candidates (sql/036_ranking.sql), given as
+    -- values so that rag._ranked is inlined, and planned once too.
+    IF rag._identifier_shaped(search.query) THEN
+        source_filter := rag._source_ids(search.sources);
+    END IF;
+    RETURN QUERY
+    SELECT h.*, u.bm25_score, u.bm25_rank, u.vector_score, u.vector_rank, r.score
+    FROM rag._ranked(cand_ids, cand_scores, search.query, factors, search.include_tests, search.per_file,
+                     source_filter, search.source_types, search.languages, search.path_prefix, search.top_k) r
+    JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
+    LEFT JOIN unnest(cand_ids, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks)
+              AS u(chunk_id, bm25_score, bm25_rank, vector_score, vector_rank) ON u.chunk_id = r.chunk_id
+    ORDER BY r.score DESC, least(u.bm25_rank, u.vector_rank), r.chunk_id
+    LIMIT search.top_k;  -- without it the planner expects more rows and hashes all files
     PERFORM set_config('plan_cache_mode', plan_mode, true);
 END
 $$;
-COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision) IS
-    'Hybrid search: BM25 and vector arms (filters inside both), and a names arm (BM25 over code chunks'' paths and fqns) weighted names_weight, fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates (+ w_names * names bm25/best). A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';
+COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision, jsonb, integer, boolean) IS
+    'Hybrid search: BM25 and vector arms (filters inside both), and a names arm (BM25 over code chunks'' paths and fqns) weighted names_weight, fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates (+ w_names * names bm25/best). A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate. Last, the ranking step (rag._ranked): definitions the query names first, path-class priors (rag.ranking_priors, overridden by priors; tests at full weight with include_tests), at most per_file chunks of a file before a decay. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';

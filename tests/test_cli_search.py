@@ -60,6 +60,21 @@ def test_search_results_carry_fqns_language_and_absolute_path(indexed: Path) -> 
     assert code == 0 and out.startswith("1. src/small.py:1-9  small, tiny  [proj, code, python]")
 
 
+def test_search_demotes_tests_unless_asked(indexed: Path) -> None:
+    root = indexed.parent / "proj"
+    (root / "tests").mkdir()
+    (root / "tests" / "stream.test.ts").write_text("test('combine latest', () => combineLatest(a, b));\n")
+    assert rag("index", "--path", str(root), "--name", "proj")[0] == 0
+
+    def test_score(*args: str) -> float:
+        code, out, _ = rag("search", "combine latest", "--json", "--per-file", "1", *args)
+        assert code == 0
+        return float(next(r["scores"]["rrf"] for r in json.loads(out)["results"]
+                          if r["path"] == "tests/stream.test.ts"))
+
+    assert test_score("--include-tests") == pytest.approx(2 * test_score())
+
+
 def test_search_batch(indexed: Path, tmp_path: Path) -> None:
     batch = tmp_path / "queries.jsonl"
     batch.write_text('{"id": "q1", "query": "combineLatest"}\n\n{"id": 2, "query": "streams guide"}\n'

@@ -62,7 +62,7 @@ def test_tools_are_listed_with_schemas(make_harness: Callable[..., Harness]) -> 
     top_k = tools["search"].input_schema["properties"]["topK"]["anyOf"][0]
     assert (top_k["minimum"], top_k["maximum"]) == (1, 100)
     assert set(tools["search"].input_schema["properties"]) == {
-        "query", "topK", "source", "sourceType", "language", "pathPrefix"}
+        "query", "topK", "source", "sourceType", "language", "pathPrefix", "perFile", "includeTests"}
     output_schema = tools["search"].output_schema
     assert output_schema and {"results", "totalCandidates"} <= set(output_schema["properties"])
     assert tools["search"].annotations and tools["search"].annotations.read_only_hint

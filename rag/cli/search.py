@@ -34,6 +34,11 @@ def search(
         "--lang", help="A language, alias or extension: python, py, ts, golang, c++ (repeatable).")] = None,
     path_prefix: Annotated[str | None, typer.Option("--path-prefix", help="e.g. src/api/")] = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="Skip the reranker.")] = False,
+    per_file: Annotated[int | None, typer.Option(
+        "--per-file", min=1,
+        help="Chunks of one file before the rest of it ranks lower (default: search.perFile).")] = None,
+    include_tests: Annotated[bool, typer.Option(
+        "--include-tests", help="Rank tests and fixtures at full weight (default: demoted).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     batch: Annotated[Path | None, typer.Option(
         "--batch", help='JSON lines {"id", "query"} in; one JSON line per query out.')] = None,
@@ -54,7 +59,8 @@ def search(
 
     def request(text: str) -> SearchRequest:
         return SearchRequest(text, top_k, source or None, source_type or None, language or None,
-                             path_prefix, rerank=not no_rerank)
+                             path_prefix, rerank=not no_rerank, per_file=per_file,
+                             include_tests=include_tests)
 
     if batch is not None:
         _search_batch(service, batch, request)

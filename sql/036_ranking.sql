@@ -1,0 +1,324 @@
+-- Ranking that knows code: rag.search's last step over its fused candidates.
+--
+-- What a developer means is rarely the literal best BM25/cosine match: a
+-- query naming a definition wants that definition (rag.symbols knows where
+-- each is), a behaviour question wants the implementation rather than its
+-- tests, and ten chunks of one file are one answer. Each factor is a named
+-- entry of rag.ranking_priors (defaults overridable per call, config
+-- search.priors); the measurements behind every default are in
+-- tests/eval/README.md ("Ranking that knows code").
+--
+--   score = (fused + definition strength x best fused) x path-class prior
+--           x decay ^ (chunks of its file ranked above it + 1 - per_file, if positive)
+
+-- ---------------------------------------------------------------------------
+-- ranking_priors: every factor of the ranking step, defaults and overrides
+CREATE OR REPLACE FUNCTION rag.ranking_priors(
+    overrides jsonb DEFAULT NULL
+)
+RETURNS jsonb
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    defaults CONSTANT jsonb := jsonb_build_object(
+        -- path classes (rag.path_class): a multiplier of a chunk's score
+        'test', 0.5,        -- tests (tests/, test_*.py, *.spec.ts, *_test.go ...)
+        'fixture', 0.5,     -- test data (fixtures/, testdata/, __mocks__/)
+        'example', 0.7,     -- examples/, samples/, demo/, docs_src/
+        'benchmark', 0.7,   -- bench/, benchmarks/, bench_*.py
+        'vendored', 0.5,    -- vendor/, third_party/, node_modules/
+        'generated', 0.5,   -- *.min.js, *_pb2.py, *.pb.go, generated/, dist/
+        'compat', 0.7,      -- compat shims: _compat.py, compat/
+        'reexport', 0.6,    -- an __init__.py / index.ts chunk of imports and exports only
+        'stub', 0.6,        -- type stubs: .pyi, .d.ts
+        -- a share of the best fused score added to the chunk defining what the query names
+        'definition', 2.0,
+        -- diversity: a file's chunks after its first per_file are multiplied by decay per extra chunk
+        'decay', 0.8);
+    unknown text;
+    bad     text;
+BEGIN
+    IF overrides IS NULL THEN
+        RETURN defaults;
+    END IF;
+    IF jsonb_typeof(overrides) <> 'object' THEN
+        RAISE EXCEPTION 'search: priors must be a JSON object such as {"test": 0.5}, not %', overrides
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT string_agg(quote_literal(k), ', ') INTO unknown
+    FROM jsonb_object_keys(overrides) AS k WHERE NOT defaults ? k;
+    IF unknown IS NOT NULL THEN
+        RAISE EXCEPTION 'search: unknown prior %; known: %', unknown,
+            (SELECT string_agg(k, ', ' ORDER BY k) FROM jsonb_object_keys(defaults) AS k)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT string_agg(format('%s: %s', e.key, e.value), ', ') INTO bad
+    FROM jsonb_each(overrides) AS e
+    WHERE jsonb_typeof(e.value) <> 'number' OR e.value::text::double precision < 0;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'search: priors must be numbers of 0 or more, not %', bad
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN defaults || overrides;
+END
+$$;
+COMMENT ON FUNCTION rag.ranking_priors(jsonb) IS
+    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub), the definition boost (a share of the best fused score) and the per-file decay; an unknown key or a negative value is an error.';
+
+-- ---------------------------------------------------------------------------
+-- path_class: what a file is by its path
+CREATE OR REPLACE FUNCTION rag.path_class(
+    path text
+)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- (standard body, no SET: inlined into the ranking statement)
+RETURN CASE
+    WHEN lower(path) ~ '(^|/)(vendor|vendored|_vendor|third_party|thirdparty|node_modules)/' THEN 'vendored'
+    WHEN lower(path) ~ '(\.min\.(js|css|mjs)$|_pb2(_grpc)?\.pyi?$|\.pb\.go$|[._]generated\.[a-z]+$|(^|/)(generated|__generated__|dist)/)'
+        THEN 'generated'
+    WHEN lower(path) ~ '(\.pyi|\.d\.[cm]?ts)$' THEN 'stub'
+    WHEN lower(path) ~ '(^|/)(fixtures?|testdata|test_data|__fixtures__|__mocks__|__snapshots__)/' THEN 'fixture'
+    WHEN lower(path) ~ '(^|/)(tests?|__tests__|spec|specs|testing)/'
+      OR path ~ '(^|/)(test_[^/]*\.py|[^/]*_tests?\.py|conftest\.py|[^/]*_test\.go|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|cs|scala)|[^/]*_spec\.rb|[^/]*Spec\.(java|kt|scala))$'
+        THEN 'test'
+    WHEN lower(path) ~ '(^|/)(bench|benches|benchmark|benchmarks)/|(^|/)bench_[^/]*$|_bench(mark)?s?\.[a-z]+$' THEN 'benchmark'
+    WHEN lower(path) ~ '(^|/)(examples?|samples?|demos?|docs_src)/' THEN 'example'
+    WHEN lower(path) ~ '(^|/)(_?compat[^/]*\.[a-z]+|compat/)' THEN 'compat'
+END;
+COMMENT ON FUNCTION rag.path_class(text) IS
+    'What a file is by its path, for rag.search''s priors (rag.ranking_priors): vendored, generated (minified too), stub, fixture, test, benchmark, example or compat; NULL for anything else.';
+
+-- ---------------------------------------------------------------------------
+-- _reexports_only: a package's front file that only gathers names from elsewhere
+CREATE OR REPLACE FUNCTION rag._reexports_only(
+    path    text,
+    content text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- One expression, so that it is inlined: a line that is none of these
+-- (a negative lookahead at a line start, newline-sensitive) is real code.
+RETURN path ~ '(^|/)(__init__\.py|index\.[cm]?[jt]sx?|mod\.rs)$'
+    AND content ~ '(^|\n)[ \t]*(import|from|export|pub[ \t]+use|use)[ \t]'
+    AND content !~ ('(?n)^(?![ \t]*($|#|//|/?\*|"""|''''''|import[ \t]|from[ \t]+[^ \t]+[ \t]+import[ \t]'
+                    '|export[ \t]+(\*|\{|type[ \t]+\{)|export[ \t]+[^=]*[ \t]from[ \t]|\}[ \t]*from[ \t]|\)[ \t]*;?[ \t]*$'
+                    '|__all__|["'']?[[:alnum:]_$]+["'']?[ \t]*(as[ \t]+[[:alnum:]_$]+)?[ \t]*,?[ \t]*[]\)}]?;?[ \t]*$'
+                    '|pub[ \t]+(use|mod)[ \t]|use[ \t]|mod[ \t]|module\.exports[ \t]*=[ \t]*require\())');
+COMMENT ON FUNCTION rag._reexports_only(text, text) IS
+    'Private: whether a chunk of a package''s front file (__init__.py, index.ts/js, mod.rs) holds only imports, re-exports and comments (the reexport prior).';
+
+-- ---------------------------------------------------------------------------
+-- _identifier_shaped: a query that is one identifier
+CREATE OR REPLACE FUNCTION rag._identifier_shaped(
+    query text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+RETURN regexp_replace(replace(btrim(query), '::', '.'), '\(\)$', '')
+       ~ '^[[:alpha:]_$][[:alnum:]_$]*([./#:][[:alpha:]_$][[:alnum:]_$]*)*$';
+COMMENT ON FUNCTION rag._identifier_shaped(text) IS
+    'Private: whether a search query is one identifier, possibly qualified (a.b, A::B, pkg/mod.Name, path:fqn, name()): a query naming a definition.';
+
+-- ---------------------------------------------------------------------------
+-- _query_names: the definition a query names
+CREATE OR REPLACE FUNCTION rag._query_names(
+    query text
+)
+RETURNS TABLE (
+    module text,  -- a module stem the definition must be in (rag.code_modules), or NULL
+    fqn    text   -- the fqn (Cart.total) or name looked for
+)
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+BEGIN ATOMIC
+    -- A query that is one identifier, possibly qualified (a.b, A::B, pkg/mod.Name,
+    -- path:fqn, a trailing ()), names a definition. Every split of a dotted
+    -- name into module and fqn is a reading: django.db.models.QuerySet is the
+    -- fqn QuerySet in the module django/db/models, or the fqn models.QuerySet
+    -- in django/db, ... (Identifiers inside a sentence were tried too, and
+    -- lost: tests/eval/README.md.)
+    WITH shaped AS (
+        SELECT regexp_replace(replace(btrim(query), '::', '.'), '\(\)$', '') AS ident
+    ),
+    split AS (
+        -- path:fqn and pkg/mod.fqn name their module; # is Ruby's and JSDoc's method separator
+        SELECT CASE WHEN s.ident ~ '[:/]' THEN regexp_replace(split_part(s.ident, ':', 1), '^(.*/[^.]*)\..*$', '\1') END
+                   AS path_module,
+               replace(CASE WHEN position(':' IN s.ident) > 0 THEN substr(s.ident, position(':' IN s.ident) + 1)
+                            WHEN s.ident ~ '/' THEN substring(s.ident FROM '^.*/[^.]*\.(.*)$')
+                            ELSE s.ident END, '#', '.') AS dotted
+        FROM shaped s
+        WHERE rag._identifier_shaped(query)
+    )
+    SELECT DISTINCT
+           coalesce(regexp_replace(s.path_module, '\.[[:alnum:]]+$', ''),
+                    nullif(array_to_string((string_to_array(s.dotted, '.'))[1:k], '/'), '')),
+           array_to_string((string_to_array(s.dotted, '.'))[k + 1:], '.')
+    FROM split s
+    CROSS JOIN LATERAL generate_series(0, CASE WHEN s.path_module IS NULL
+                                               THEN cardinality(string_to_array(s.dotted, '.')) - 1 ELSE 0 END) AS k
+    WHERE s.dotted IS NOT NULL AND s.dotted <> '';
+END;
+COMMENT ON FUNCTION rag._query_names(text) IS
+    'Private: the definition a search query names when it is one identifier (qualified names a.b, A::B, pkg/mod.Name, path:fqn and name() included), as its readings (module stem or NULL, fqn).';
+
+-- ---------------------------------------------------------------------------
+-- _named_definitions: the chunks defining what a query names
+CREATE OR REPLACE FUNCTION rag._named_definitions(
+    query           text,
+    source_filter   bigint[],   -- rag._source_ids of the search, NULL: every source
+    source_types    text[],     -- the search's per-file filters (NULL: none), checked on the few files matched
+    languages       text[],
+    path_prefix     text,
+    candidate_files bigint[],   -- the files of the fused candidates
+    max_rows        integer DEFAULT 20
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    exact    boolean    -- by its fqn or name as written; else as the tail of its fqn, or in another case
+)
+LANGUAGE sql
+STABLE
+ROWS 20
+SET search_path = pg_catalog, rag, public
+-- rag.search plans its last statement generic, a setting that would reach
+-- this one too: planned blind to candidate_files, it read every symbol (~12 ms).
+SET plan_cache_mode = auto
+AS $$
+    WITH wanted AS MATERIALIZED (
+        SELECT n.module, n.fqn, (regexp_match(n.fqn, '([^.]*)$'))[1] AS name
+        FROM rag._query_names(query) n
+    ),
+    searched AS (
+        SELECT s.id FROM rag.sources s WHERE source_filter IS NULL OR s.id = ANY (source_filter)
+    ),
+    matched AS (
+        -- By name through the (source_id, name) index: the fqn itself, or as the
+        -- tail of a longer fqn (Cart.total in shop.Cart.total); in the named module when one is.
+        SELECT s.file_id, s.start_line, s.fqn = w.fqn AS exact
+        FROM wanted w
+        JOIN searched src ON true
+        JOIN rag.symbols s ON s.source_id = src.id AND s.name = w.name
+        WHERE (s.fqn = w.fqn OR right(s.fqn, length(w.fqn) + 1) = '.' || w.fqn)
+          AND s.kind <> 'IMPL'  -- a Rust impl block is named after its type; the type is the definition
+          AND (w.module IS NULL OR EXISTS (
+                  SELECT 1 FROM rag.code_modules m
+                  WHERE m.source_id = s.source_id AND m.stem = w.module AND m.file_id = s.file_id))
+        UNION ALL
+        -- In another case (client for Client): only among the candidates' files.
+        SELECT s.file_id, s.start_line, false
+        FROM wanted w
+        JOIN rag.symbols s ON s.file_id = ANY (candidate_files) AND lower(s.name) = lower(w.name)
+        WHERE s.name <> w.name AND w.module IS NULL AND lower(s.fqn) = lower(w.fqn) AND s.kind <> 'IMPL'
+    ),
+    best AS (
+        SELECT m.file_id, m.start_line, bool_or(m.exact) AS exact
+        FROM matched m
+        JOIN rag.files f ON f.id = m.file_id
+        WHERE (source_types IS NULL OR f.source_type = ANY (source_types))
+          AND (languages IS NULL OR f.language = ANY (languages))
+          AND (path_prefix IS NULL OR starts_with(f.path, path_prefix))
+        GROUP BY m.file_id, m.start_line
+        ORDER BY bool_or(m.exact) DESC, m.file_id = ANY (candidate_files) DESC,
+                 m.file_id, m.start_line
+        LIMIT max_rows
+    )
+    -- The chunk holding the definition's first line (its header, where a long one is split).
+    SELECT DISTINCT ON (c.id) c.id, b.exact
+    FROM best b
+    CROSS JOIN LATERAL (
+        SELECT c.id FROM rag.chunks c
+        WHERE c.file_id = b.file_id
+          AND (c.metadata->>'startLine')::integer <= b.start_line AND (c.metadata->>'endLine')::integer >= b.start_line
+        ORDER BY c.ordinal
+        LIMIT 1) c
+    ORDER BY c.id, b.exact DESC
+$$;
+COMMENT ON FUNCTION rag._named_definitions(text, bigint[], text[], text[], text, bigint[], integer) IS
+    'Private: the chunks holding the first line of definitions the query names (rag._query_names), within the search''s filters, at most max_rows: by fqn, as the tail of a longer fqn, or (among the candidates'' files only) in another case.';
+
+-- ---------------------------------------------------------------------------
+-- _ranked: rag.search's last step
+CREATE OR REPLACE FUNCTION rag._ranked(
+    ids           bigint[],            -- the fused candidates
+    scores        double precision[],  -- their fused scores
+    query         text,
+    priors        jsonb,               -- rag.ranking_priors(overrides)
+    include_tests boolean,
+    per_file      integer,
+    source_filter bigint[],            -- rag._source_ids of the search
+    source_types  text[],              -- and its other filters
+    languages     text[],
+    path_prefix   text,
+    top_k         integer
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    score    double precision
+)
+LANGUAGE sql
+STABLE
+-- A standard body and no SET: inlined into rag.search's statement, planned
+-- with it (planned at every call, it cost ~10 ms).
+BEGIN ATOMIC
+    WITH candidates AS MATERIALIZED (
+        SELECT u.id, u.score FROM unnest(ids, scores) AS u(id, score)
+    ),
+    full_tests AS MATERIALIZED (  -- tests at full weight: asked for, or the query is about tests
+        SELECT include_tests OR rag.query_terms(query) && ARRAY['test', 'tests', 'testing', 'spec', 'specs',
+                                                                'fixture', 'fixtures'] AS yes
+    ),
+    defined AS (
+        -- (a one-time filter: the function runs only for a query shaped as a name)
+        SELECT d.chunk_id, d.exact
+        FROM rag._named_definitions(
+            query, source_filter, source_types, languages, path_prefix,
+            (SELECT array_agg(DISTINCT c.file_id) FROM candidates k JOIN rag.chunks c ON c.id = k.id)) d
+        WHERE (priors->>'definition')::double precision > 0 AND rag._identifier_shaped(query)
+    ),
+    pooled AS (
+        -- The candidates and the definitions named, which the arms may have missed.
+        SELECT p.id, max(p.score) AS score, max(p.strength) AS strength
+        FROM (SELECT k.id, k.score, 0::double precision AS strength FROM candidates k
+              UNION ALL
+              SELECT d.chunk_id, 0, (priors->>'definition')::double precision * CASE WHEN d.exact THEN 1 ELSE 0.8 END
+              FROM defined d) p
+        GROUP BY p.id
+    ),
+    classed AS MATERIALIZED (  -- (each chunk's class computed once, not at every use)
+        SELECT p.id, c.file_id, p.score, p.strength,
+               CASE WHEN rag._reexports_only(f.path, c.content) THEN 'reexport' ELSE rag.path_class(f.path) END AS class
+        FROM pooled p
+        JOIN rag.chunks c ON c.id = p.id
+        JOIN rag.files f ON f.id = c.file_id
+    ),
+    weighed AS (
+        SELECT cl.id, cl.file_id,
+               (cl.score + cl.strength * (SELECT coalesce(max(k.score), 1) FROM candidates k))
+               * CASE WHEN cl.class IS NULL THEN 1
+                      WHEN cl.class IN ('test', 'fixture') AND (SELECT t.yes FROM full_tests t) THEN 1
+                      ELSE (priors->>cl.class)::double precision
+                 END AS score
+        FROM classed cl
+    ),
+    spread AS (
+        SELECT w.id, w.score
+               * power((priors->>'decay')::double precision,
+                       greatest(0, row_number() OVER (PARTITION BY w.file_id ORDER BY w.score DESC, w.id) - per_file))
+                   AS score
+        FROM weighed w
+    )
+    SELECT s.id, s.score FROM spread s ORDER BY s.score DESC, s.id LIMIT top_k;
+END;
+COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], text, jsonb, boolean, integer, bigint[], text[], text[], text, integer) IS
+    'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), and a decay per chunk of a file beyond per_file; the top_k with their final scores.';

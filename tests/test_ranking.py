@@ -1,0 +1,224 @@
+"""rag.search's ranking step (sql/036_ranking.sql) on small indexed projects: a query naming a
+definition puts it first, tests are demoted yet reachable on purpose, one file does not fill
+the top k, path classes, and the priors' overrides and their errors."""
+
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from fakes import HashEmbedder
+from psycopg.rows import dict_row
+
+from rag import db
+from rag.config import ChunkSettings, SearchConfig, SourceSpec
+from rag.indexer import index_source
+from rag.providers.rerankers import NoReranker
+from rag.search import Searcher, SearchRequest
+
+
+def rows(target: db.DatabaseTarget, query: str, *params: Any) -> list[dict[str, Any]]:
+    with psycopg.connect(target.url, row_factory=dict_row, autocommit=True) as conn:
+        return conn.execute(query.encode(), params or None).fetchall()
+
+
+def index_tree(target: db.DatabaseTarget, root: Path, files: dict[str, str], max_tokens: int = 60) -> HashEmbedder:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    embedder = HashEmbedder()
+    with db.connect(target) as conn:
+        index_source(conn, SourceSpec("p", "local", str(root)), root, embedder, ChunkSettings(max_tokens, 0))
+    return embedder
+
+
+def search(target: db.DatabaseTarget, embedder: HashEmbedder, query: str, **args: Any) -> list[dict[str, Any]]:
+    """rag.search hybrid (the query's HashEmbedder vector), named arguments given as SQL literals."""
+    vector = "[" + ",".join(map(str, embedder.embed_query(query))) + "]"
+    named = "".join(f", {name} => {value}" for name, value in args.items())
+    return rows(target, f"SELECT * FROM rag.search(%s, %s::vector{named})", query, vector)
+
+
+# A class split into chunks (its header, then its methods), and code using it everywhere.
+CART = (
+    "class ShoppingCart:\n"
+    "    '''A shopping cart holding items.'''\n\n"
+    "    def __init__(self):\n        self.items = []\n\n"
+    + "".join(f"    def add_{n}(self, item):\n        '''ShoppingCart add {n}.'''\n"
+              f"        self.items.append(item)\n        return ShoppingCart\n\n" for n in range(6))
+)
+USES = "from shop.cart import ShoppingCart\n\n\ndef checkout(cart: ShoppingCart) -> ShoppingCart:\n" \
+       "    '''ShoppingCart ShoppingCart ShoppingCart.'''\n    return ShoppingCart()\n"
+TESTS = "from shop.cart import ShoppingCart\n\n\ndef test_cart_total():\n" \
+        "    cart = ShoppingCart()\n    assert ShoppingCart and cart.items == []\n"
+
+
+@pytest.fixture
+def shop(rag_db: db.DatabaseTarget, tmp_path: Path) -> HashEmbedder:
+    return index_tree(rag_db, tmp_path / "shop", {
+        "shop/cart.py": CART, "shop/checkout.py": USES, "tests/test_cart.py": TESTS,
+        "shop/__init__.py": "from shop.cart import ShoppingCart\nfrom shop.checkout import checkout\n",
+    })
+
+
+def test_a_symbol_query_puts_its_definition_first(rag_db: db.DatabaseTarget, shop: HashEmbedder) -> None:
+    for query in ("ShoppingCart", "shop.cart.ShoppingCart", "shop/cart.ShoppingCart", "ShoppingCart()",
+                  "shoppingcart"):
+        found = search(rag_db, shop, query)
+        assert (found[0]["path"], found[0]["fqn"]) == ("shop/cart.py", "ShoppingCart"), query
+    plain = {r["chunk_id"]: r["score"] for r in search(rag_db, shop, "ShoppingCart", priors="'{\"definition\": 0}'")}
+    boosted = search(rag_db, shop, "ShoppingCart")
+    # The definition gains twice the best fused score (the best here: nothing outranks it unboosted).
+    assert boosted[0]["score"] == pytest.approx(plain[boosted[0]["chunk_id"]] + 2 * max(plain.values()))
+    assert all(plain[r["chunk_id"]] == r["score"] for r in boosted[1:]), "nothing else is boosted"
+    method = search(rag_db, shop, "ShoppingCart.add_3")
+    assert method[0]["fqn"] == "ShoppingCart.add_3"
+
+
+def test_a_definition_the_arms_missed_is_added(rag_db: db.DatabaseTarget, shop: HashEmbedder) -> None:
+    """Found by name though neither arm ranks it: one candidate per arm here."""
+    found = search(rag_db, shop, "ShoppingCart", candidates=1, top_k=1)
+    assert found[0]["fqn"] == "ShoppingCart" and found[0]["bm25_rank"] is None
+    other_source = rows(rag_db, "SELECT count(*) AS n FROM rag.search('ShoppingCart', path_prefix => 'tests/')")
+    assert other_source[0]["n"] == 1, "filters hold for added definitions too"
+
+
+def test_tests_are_demoted_and_reachable_on_purpose(rag_db: db.DatabaseTarget, shop: HashEmbedder) -> None:
+    def test_rank(**args: Any) -> int:
+        found = search(rag_db, shop, "cart items", top_k=20, **args)
+        return next(i for i, r in enumerate(found) if r["path"] == "tests/test_cart.py")
+
+    def test_score(**args: Any) -> float:
+        found = search(rag_db, shop, "cart items", top_k=20, **args)
+        return next(r["score"] for r in found if r["path"] == "tests/test_cart.py")
+
+    assert test_score(include_tests="true") == pytest.approx(2 * test_score())
+    assert test_score(priors="'{\"test\": 0.1}'") == pytest.approx(0.2 * test_score())
+    assert test_rank(include_tests="true") <= test_rank()
+    about_tests = search(rag_db, shop, "cart items tests", top_k=20)
+    worded = next(r["score"] for r in about_tests if r["path"] == "tests/test_cart.py")
+    assert worded == pytest.approx(next(r["score"] for r in search(
+        rag_db, shop, "cart items tests", top_k=20, include_tests="true") if r["path"] == "tests/test_cart.py")), \
+        "a query about tests takes them at full weight"
+
+
+def test_one_file_does_not_fill_the_top_k(rag_db: db.DatabaseTarget, shop: HashEmbedder) -> None:
+    def cart_chunks(found: list[dict[str, Any]]) -> int:
+        return sum(r["path"] == "shop/cart.py" for r in found[:4])
+
+    free = search(rag_db, shop, "add item append", per_file=100)
+    assert cart_chunks(free) == 4, "the arms alone: one file fills the top 4"
+    assert cart_chunks(search(rag_db, shop, "add item append", priors="'{\"decay\": 0}'")) == 3
+    # Each chunk of a file after its first per_file (3) is worth decay (0.8) times the one before.
+    decayed = {r["chunk_id"]: r["score"] for r in search(rag_db, shop, "add item append")}
+    in_cart = [r for r in free if r["path"] == "shop/cart.py"]
+    assert [decayed[r["chunk_id"]] for r in in_cart] == pytest.approx(
+        [r["score"] * 0.8 ** max(0, i - 2) for i, r in enumerate(in_cart)])
+    assert cart_chunks(search(rag_db, shop, "add item append", per_file=2, priors="'{\"decay\": 0}'")) == 2
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "expected"),
+    [
+        ("src/app.py", "x = 1", None),
+        ("tests/test_app.py", "", "test"),
+        ("pkg/app_test.go", "", "test"),
+        ("web/src/app.spec.ts", "", "test"),
+        ("src/__tests__/app.js", "", "test"),
+        ("src/main/java/AppTest.java", "", "test"),
+        ("tests/fixtures/data.py", "", "fixture"),
+        ("examples/hello.py", "", "example"),
+        ("benchmarks/run.py", "", "benchmark"),
+        ("vendor/lib/x.go", "", "vendored"),
+        ("node_modules/lodash/map.js", "", "vendored"),
+        ("static/app.min.js", "", "generated"),
+        ("proto/api_pb2.py", "", "generated"),
+        ("typings/index.d.ts", "", "stub"),
+        ("pkg/core.pyi", "", "stub"),
+        ("pkg/_compat.py", "", "compat"),
+        ("docs/testing.md", "", None),
+        ("latest/contest.py", "", None),
+    ],
+)
+def test_path_classes(rag_db: db.DatabaseTarget, path: str, content: str, expected: str | None) -> None:
+    assert rows(rag_db, "SELECT rag.path_class(%s) AS c", path)[0]["c"] == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "expected"),
+    [
+        ("pkg/__init__.py", "from .a import A\nfrom .b import (\n    B,\n    C,\n)\n__all__ = ['A', 'B']\n", True),
+        ("pkg/__init__.py", "from .a import A\n\ndef helper():\n    return A()\n", False),
+        ("src/index.ts", "export { a } from './a';\nexport * from './b';\nexport type { T } from './t';\n", True),
+        ("src/index.ts", "export function a() { return 1; }\n", False),
+        ("src/a.py", "from .a import A\n", False),
+    ],
+)
+def test_reexport_files(rag_db: db.DatabaseTarget, path: str, content: str, expected: bool) -> None:
+    assert rows(rag_db, "SELECT rag._reexports_only(%s, %s) AS r", path, content)[0]["r"] is expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("ShoppingCart", [(None, "ShoppingCart")]),
+        ("Cart.total", [(None, "Cart.total"), ("Cart", "total")]),
+        ("A::B", [(None, "A.B"), ("A", "B")]),
+        ("django.db.models.QuerySet", [(None, "django.db.models.QuerySet"), ("django", "db.models.QuerySet"),
+                                       ("django/db", "models.QuerySet"), ("django/db/models", "QuerySet")]),
+        ("pkg/mod.Name", [("pkg/mod", "Name")]),
+        ("shop/cart.py:Cart.total", [("shop/cart", "Cart.total")]),
+        ("total()", [(None, "total")]),
+        ("how does combineLatest emit values", []),
+        ("where is the server started", []),
+    ],
+)
+def test_query_names(rag_db: db.DatabaseTarget, query: str, expected: list[tuple[Any, ...]]) -> None:
+    found = rows(rag_db, "SELECT module, fqn FROM rag._query_names(%s) ORDER BY module NULLS FIRST", query)
+    assert [(r["module"], r["fqn"]) for r in found] == expected
+
+
+def test_a_sql_definition_question(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    """A question about a SQL function (the fusion of this repository) finds its definition."""
+    sql = Path(__file__).resolve().parents[1] / "sql" / "030_search.sql"
+    embedder = index_tree(rag_db, tmp_path / "repo", {
+        "sql/030_search.sql": sql.read_text(),
+        "tests/test_fusion.py": "def test_fused_candidates_combine_keyword_and_vector_rankings():\n"
+                                "    '''combine keyword and vector rankings: rrf fusion of both arms'''\n"
+                                "    assert rag._fused_candidates('combine keyword vector rankings')\n",
+    }, max_tokens=256)
+    found = search(rag_db, embedder, "_fused_candidates")
+    assert found[0]["path"] == "sql/030_search.sql" and "FUNCTION rag._fused_candidates" in found[0]["content"]
+
+
+@pytest.mark.parametrize(
+    ("priors", "message"),
+    [
+        ("'{\"tests\": 0.5}'", "unknown prior 'tests'; known: benchmark,"),
+        ("'{\"test\": -1}'", "priors must be numbers of 0 or more, not test: -1"),
+        ("'{\"test\": \"low\"}'", "not test: \"low\""),
+        ("'[1]'", "priors must be a JSON object"),
+    ],
+)
+def test_bad_priors_are_named(rag_db: db.DatabaseTarget, priors: str, message: str) -> None:
+    with pytest.raises(psycopg.Error) as err:
+        rows(rag_db, f"SELECT * FROM rag.search('x', priors => {priors})")
+    assert message in str(err.value)
+    with pytest.raises(psycopg.Error, match="per_file must be at least 1, not 0"):
+        rows(rag_db, "SELECT * FROM rag.search('x', per_file => 0)")
+
+
+def test_searcher_passes_config_priors_and_per_file(rag_db: db.DatabaseTarget, shop: HashEmbedder) -> None:
+    with db.connect(rag_db) as conn:
+        def paths(settings: SearchConfig, **request: Any) -> list[str]:
+            found = Searcher(conn, settings, shop, NoReranker()).search(SearchRequest("cart items", top_k=20, **request))
+            return [h.path for h in found.hits]
+
+        default = paths(SearchConfig())
+        assert paths(SearchConfig(priors={"test": 0.5})) == default
+        buried = paths(SearchConfig(priors={"test": 0.0}))
+        assert buried[-1] == "tests/test_cart.py" != default[-1]
+        assert paths(SearchConfig(priors={"test": 0.0}), include_tests=True) == paths(
+            SearchConfig(priors={"test": 1.0}))
+        one = paths(SearchConfig(per_file=1))
+        assert paths(SearchConfig(), per_file=1) == one
