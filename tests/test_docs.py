@@ -19,6 +19,7 @@ from rag.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+REFERENCE = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
 CLI_MD_PATH = ROOT / "docs" / "cli.md"
 CLI_MD = CLI_MD_PATH.read_text(encoding="utf-8")
 
@@ -102,7 +103,9 @@ def test_cli_reference_is_up_to_date() -> None:
 
 
 def _readme_sql_names() -> set[str]:
+    """The functions README's SQL API tables name, with the bookkeeping ones of docs/reference.md."""
     cells = _table_first_cells(_section(README, "## SQL API"))
+    cells += _table_first_cells(_section(REFERENCE, "## Bookkeeping SQL functions"))
     return {name for cell in cells for name in re.findall(r"`rag\.(\w+)", cell)}
 
 
