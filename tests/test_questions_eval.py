@@ -11,6 +11,7 @@ import pytest
 QUESTIONS = Path(__file__).resolve().parents[1] / "eval" / "questions"
 sys.path.insert(0, str(QUESTIONS))
 
+from peers import Window  # noqa: E402
 from run import by_category, words_per_file  # noqa: E402
 from scoring import (  # noqa: E402
     CATEGORIES,
@@ -23,8 +24,6 @@ from scoring import (  # noqa: E402
     parse_question,
     score_question,
 )
-
-from rag.evaluation import Window  # noqa: E402
 
 A, B = Target("a.py"), Target("b.py")
 INDEXED = {"a.py", "b.py", "c.py"}

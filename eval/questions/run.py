@@ -45,12 +45,22 @@ sys.path.insert(0, str(ROOT / "eval"))  # the shared eval helpers
 import bm25s  # noqa: E402
 import scoring  # noqa: E402
 from common import fetch_npm, fetch_sdist  # noqa: E402
-from peers import BM25_MODE, FUSION_DEPTH, RRF_MODE, bm25_rankings, rrf  # noqa: E402
+from peers import (  # noqa: E402
+    BM25_MODE,
+    FUSION_DEPTH,
+    RRF_MODE,
+    SEED_MODE,
+    Window,
+    bm25_rankings,
+    dense_window_rankings,
+    folder_windows,
+    rrf,
+)
 from run_eval import CachedEmbedder, index_alone, rag  # noqa: E402
 
 from rag import db  # noqa: E402
 from rag.config import load_config  # noqa: E402
-from rag.evaluation import SEED_MODE, EvalCase, Window, dense_window_rankings, folder_windows  # noqa: E402
+from rag.evaluation import EvalCase  # noqa: E402
 from rag.providers import configured_embedder  # noqa: E402
 from rag.providers.rerankers import configured_reranker  # noqa: E402
 from rag.search import Searcher, SearchRequest  # noqa: E402
