@@ -358,7 +358,7 @@ BEGIN
     -- The ranking step over the candidates (sql/036_ranking.sql), given as
     -- values so that rag._ranked is inlined, and planned once too.
     IF rag._identifier_shaped(search.query) THEN
-        source_filter := rag._source_ids(search.sources);
+        source_filter := rag._source_ids(search.sources, 'search');
     END IF;
     RETURN QUERY
     SELECT h.*, u.bm25_score, u.bm25_rank, u.vector_score, u.vector_rank, r.score

@@ -180,15 +180,15 @@ def test_query_names(rag_db: db.DatabaseTarget, query: str, expected: list[tuple
 
 def test_a_sql_definition_question(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
     """A question about a SQL function (the fusion of this repository) finds its definition."""
-    sql = Path(__file__).resolve().parents[1] / "sql" / "030_search.sql"
+    sql = Path(__file__).resolve().parents[1] / "sql" / "034_fusion.sql"
     embedder = index_tree(rag_db, tmp_path / "repo", {
-        "sql/030_search.sql": sql.read_text(),
+        "sql/034_fusion.sql": sql.read_text(),
         "tests/test_fusion.py": "def test_fused_candidates_combine_keyword_and_vector_rankings():\n"
                                 "    '''combine keyword and vector rankings: rrf fusion of both arms'''\n"
                                 "    assert rag._fused_candidates('combine keyword vector rankings')\n",
     }, max_tokens=256)
     found = search(rag_db, embedder, "_fused_candidates")
-    assert found[0]["path"] == "sql/030_search.sql" and "FUNCTION rag._fused_candidates" in found[0]["content"]
+    assert found[0]["path"] == "sql/034_fusion.sql" and "FUNCTION rag._fused_candidates" in found[0]["content"]
 
 
 @pytest.mark.parametrize(
