@@ -1,6 +1,7 @@
 """The CLI through typer's CliRunner against a real database."""
 
 import logging
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,22 @@ def test_init_loads_no_model_without_the_local_provider(
     assert code == 0 and "model:" not in out and err == ""
 
 
+def test_init_on_the_torch_runtime_without_the_extra_says_what_to_install(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # the torch extra not installed
+    config = tmp_path / "rag.config.yaml"
+    config.write_text("embeddings: {local: {runtime: sentence-transformers}}\n")
+
+    code, _, err = rag("--config", str(config), "init")
+
+    assert code == 1
+    assert "needs sentence-transformers, which is not installed; pip install 'local-rag[torch]'" in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.torch
 def test_init_on_the_torch_runtime_says_so(
     rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
