@@ -6,7 +6,7 @@
 -- tests, and ten chunks of one file are one answer. Each factor is a named
 -- entry of rag.ranking_priors (defaults overridable per call, config
 -- search.priors); the measurements behind every default are in
--- tests/eval/README.md ("Ranking that knows code").
+-- eval/README.md ("Ranking that knows code").
 --
 --   score = (fused + definition strength x best fused) x path-class prior
 --           x decay ^ (chunks of its file ranked above it + 1 - per_file, if positive)
@@ -27,7 +27,7 @@ DECLARE
         'test', 0.5,        -- tests (tests/, test_*.py, *.spec.ts, *_test.go ...)
         'fixture', 0.5,     -- test data (fixtures/, testdata/, __mocks__/)
         'example', 0.7,     -- examples/, samples/, demo/, docs_src/
-        'benchmark', 0.7,   -- bench/, benchmarks/, bench_*.py
+        'benchmark', 0.7,   -- bench/, benchmarks/, bench_*.py, eval/ (evaluation harnesses)
         'vendored', 0.5,    -- vendor/, third_party/, node_modules/
         'generated', 0.5,   -- *.min.js, *_pb2.py, *.pb.go, generated/, dist/
         'compat', 0.7,      -- compat shims: _compat.py, compat/
@@ -86,7 +86,7 @@ RETURN CASE
     WHEN lower(path) ~ '(^|/)(tests?|__tests__|spec|specs|testing)/'
       OR path ~ '(^|/)(test_[^/]*\.py|[^/]*_tests?\.py|conftest\.py|[^/]*_test\.go|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|cs|scala)|[^/]*_spec\.rb|[^/]*Spec\.(java|kt|scala))$'
         THEN 'test'
-    WHEN lower(path) ~ '(^|/)(bench|benches|benchmark|benchmarks)/|(^|/)bench_[^/]*$|_bench(mark)?s?\.[a-z]+$' THEN 'benchmark'
+    WHEN lower(path) ~ '(^|/)(bench|benches|benchmarks?|evals?|evaluation)/|(^|/)bench_[^/]*$|_bench(mark)?s?\.[a-z]+$' THEN 'benchmark'
     WHEN lower(path) ~ '(^|/)(examples?|samples?|demos?|docs_src)/' THEN 'example'
     WHEN lower(path) ~ '(^|/)(_?compat[^/]*\.[a-z]+|compat/)' THEN 'compat'
 END;
@@ -146,7 +146,7 @@ BEGIN ATOMIC
     -- name into module and fqn is a reading: django.db.models.QuerySet is the
     -- fqn QuerySet in the module django/db/models, or the fqn models.QuerySet
     -- in django/db, ... (Identifiers inside a sentence were tried too, and
-    -- lost: tests/eval/README.md.)
+    -- lost: eval/README.md.)
     WITH shaped AS (
         SELECT regexp_replace(replace(btrim(query), '::', '.'), '\(\)$', '') AS ident
     ),

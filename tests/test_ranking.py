@@ -129,6 +129,7 @@ def test_one_file_does_not_fill_the_top_k(rag_db: db.DatabaseTarget, shop: HashE
         ("tests/fixtures/data.py", "", "fixture"),
         ("examples/hello.py", "", "example"),
         ("benchmarks/run.py", "", "benchmark"),
+        ("eval/run_eval.py", "", "benchmark"),
         ("vendor/lib/x.go", "", "vendored"),
         ("node_modules/lodash/map.js", "", "vendored"),
         ("static/app.min.js", "", "generated"),
