@@ -37,16 +37,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag.evaluation import Answer as Target  # a relevant file, or a definition's line span
+
 CATEGORIES = ("semantic", "architecture", "symbol")
 DEPTH = 10
 KEYS = {"id", "category", "query", "relevant"}
-
-
-@dataclass(frozen=True)
-class Target:
-    path: str
-    start_line: int | None = None
-    end_line: int | None = None
 
 
 @dataclass(frozen=True)
