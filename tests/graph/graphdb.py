@@ -23,10 +23,11 @@ class Graph:
     def __init__(self, target: db.DatabaseTarget, root: Path, source: str) -> None:
         self.target, self.root, self.source = target, root, source
 
-    def index(self) -> None:
+    def index(self, force: bool = False) -> None:
         spec = SourceSpec(self.source, "local", str(self.root))
         with db.connect(self.target) as conn:
-            index_source(conn, spec, self.root, NoneEmbedder(), ChunkSettings(max_tokens=200, overlap=20))
+            index_source(conn, spec, self.root, NoneEmbedder(), ChunkSettings(max_tokens=200, overlap=20),
+                         force=force)
 
     def rows(self, query: str, *params: Any) -> list[dict[str, Any]]:
         with psycopg.connect(self.target.url, row_factory=dict_row, autocommit=True) as conn:
