@@ -80,6 +80,7 @@ def _start_server(pgdata: Path) -> str:
         # a second first start could put that file there while the first one's
         # initdb runs, and initdb fails on a directory that is not empty.
         with fasteners.InterProcessLock(str(pgdata.parent / ".pgdata.lock")):
+            _drop_stale_pid_file(pgdata)
             server = get_server(pgdata, cleanup_mode=None)
             # The wheel caches one handle per process and data directory; after
             # `rag db stop` in another process that handle points at a stopped server.
@@ -95,6 +96,31 @@ def _start_server(pgdata: Path) -> str:
         raise DatabaseError(f"cannot start the embedded PostgreSQL in {pgdata}: {exc}") from None
     url: str = server.get_uri("postgres")
     return url
+
+
+def _postmaster_pid(pgdata: Path) -> int | None:
+    """The PID ``postmaster.pid`` names when that process is a PostgreSQL server of
+    this data directory (a postmaster works in its data directory); else None."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return None
+    import psutil
+
+    try:
+        process = psutil.Process(pid)
+        ours = process.name() == "postgres" and Path(process.cwd()).resolve() == pgdata.resolve()
+    except (psutil.Error, OSError):  # gone, a zombie, or another user's: no server of ours
+        return None
+    return pid if ours else None
+
+
+def _drop_stale_pid_file(pgdata: Path) -> None:
+    """Remove a ``postmaster.pid`` left by a server that died, whose PID now names
+    another process: the wheel would trust the live PID (and connect to a socket
+    nobody serves), PostgreSQL would refuse to start beside it."""
+    if (pgdata / "postmaster.pid").exists() and _postmaster_pid(pgdata) is None:
+        (pgdata / "postmaster.pid").unlink(missing_ok=True)
 
 
 def _configure_server(server_url: str) -> None:
@@ -131,7 +157,7 @@ def _ensure_database(server_url: str) -> None:
 def stop() -> bool:
     """Stop the embedded server if it runs; True when it was running."""
     pgdata = pgdata_dir()
-    if not (pgdata / "postmaster.pid").exists():
+    if _postmaster_pid(pgdata) is None:  # (pg_ctl would signal whatever process the file names)
         return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
