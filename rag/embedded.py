@@ -10,6 +10,7 @@ lock and ours around it; ``rag db stop`` stops it.
 import contextlib
 import os
 import subprocess
+import threading
 import warnings
 from pathlib import Path
 
@@ -23,6 +24,10 @@ DATABASE_NAME = "rag"
 # WAL than the default 1 GB allows between checkpoints; with 4 GB none falls
 # inside a run of Django's size and indexing is about 10% faster.
 SERVER_SETTINGS = {"max_wal_size": "4GB"}
+# The file locks below exclude other processes only (POSIX locks are per process),
+# and the wheel's own lock object is not thread-safe: threads of one process (MCP
+# tool calls, an index run, the watcher) starting the server at once take turns here.
+_STARTING = threading.Lock()
 
 
 def data_dir() -> Path:
@@ -79,7 +84,7 @@ def _start_server(pgdata: Path) -> str:
         # The wheel writes its pid list into pgdata before it takes its own lock:
         # a second first start could put that file there while the first one's
         # initdb runs, and initdb fails on a directory that is not empty.
-        with fasteners.InterProcessLock(str(pgdata.parent / ".pgdata.lock")):
+        with _STARTING, fasteners.InterProcessLock(str(pgdata.parent / ".pgdata.lock")):
             _drop_stale_pid_file(pgdata)
             server = get_server(pgdata, cleanup_mode=None)
             # The wheel caches one handle per process and data directory; after
