@@ -35,7 +35,8 @@ from operator import attrgetter
 import tree_sitter_language_pack
 from tree_sitter import Node, Query, QueryCursor
 
-from rag.graph.definitions import Found
+from rag.chunking.languages import CONTAINER_KINDS
+from rag.graph.definitions import LOCALS, Found
 from rag.graph.model import Reference
 
 # Kinds whose members a self/this call or an implicit member call looks in.
@@ -332,7 +333,9 @@ class References:
         while index >= 0:
             definition = self.defs[index]
             if definition.kind not in _CLASS_KINDS or self.spec.implicit_members:
-                scopes.append(definition.fqn)
+                # (a function holds only its classes, as definitions: f.<locals>.Inner)
+                local = definition.kind not in CONTAINER_KINDS
+                scopes.append(f"{definition.fqn}.{LOCALS}" if local else definition.fqn)
             index = definition.parent
         if cls is not None and cls not in scopes:  # a C++ method defined outside its class
             scopes.insert(1, cls)
