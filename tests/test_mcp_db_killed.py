@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from helpers import keyword_project
 from mcp import Client, StdioServerParameters
 
 pytestmark = [pytest.mark.slow, pytest.mark.db]  # `rag mcp` and an embedded server of its own
@@ -33,11 +34,7 @@ def test_every_call_answers_clearly_after_the_database_is_killed(tmp_path: Path,
     home = tmp_path / "home"
     monkeypatch.setenv("RAG_HOME", str(home))
     monkeypatch.delenv("RAG_DATABASE_URL", raising=False)
-    cfg = tmp_path / "rag.yaml"
-    cfg.write_text("embeddings: {provider: none}\n")
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "m.py").write_text("def combine_latest(a, b):\n    return a + b\n")
+    cfg, root = keyword_project(tmp_path)
     rag_cli = [RAG, "--config", str(cfg)]
     answers: list[tuple[str, bool, str]] = []  # (tool, is_error, text)
     try:

@@ -10,7 +10,7 @@ from graphdb import Graph
 # Graphs come through graph_of, which the automatic db marker cannot see.
 pytestmark = pytest.mark.db
 
-FILES = {
+FILES: dict[str, str | None] = {
     "flaskish/__init__.py": "",
     "flaskish/app.py": "class Flask:\n    def url_for(self, endpoint):\n        return endpoint\n\n\n"
                        "class Request:\n    def get_json(self):\n        return {}\n",
@@ -28,9 +28,7 @@ FILES = {
 
 def test_a_declared_module_variable_types_its_uses_elsewhere(graph_of: Callable[[str], Graph]) -> None:
     made = graph_of("python")
-    for path, text in FILES.items():
-        (made.root / path).parent.mkdir(parents=True, exist_ok=True)
-        (made.root / path).write_text(text)
+    made.write(FILES)
     made.index()
     assert made.names("callers", "flaskish/app.py:Flask.url_for") == {("url_for", False), ("again", False)}
     assert made.names("callers", "flaskish/app.py:Request.get_json") == {("payload", False)}

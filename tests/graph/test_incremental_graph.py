@@ -30,21 +30,11 @@ WHERE EXISTS (SELECT 1 FROM rag.ref_resolution x WHERE x.ref_id = r.id AND x.tar
               AND NOT EXISTS (SELECT 1 FROM rag.symbols s WHERE s.id = x.symbol_id))
 """
 
-ALIASED = {  # the fault campaign's case: a call through an alias of a package's re-export
+ALIASED: dict[str, str | None] = {  # the fault campaign's case: a call through an alias of a package's re-export
     "alias/pkg/__init__.py": "from .impl import work\n",
     "alias/pkg/impl.py": "def work():\n    return 1\n",
     "alias/caller.py": "from alias.pkg import work as _w\n\n\ndef run():\n    return _w()\n",
 }
-
-
-def write(graph: Graph, files: dict[str, str | None]) -> None:
-    for path, text in files.items():
-        file = graph.root / path
-        if text is None:
-            file.unlink()
-        else:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            file.write_text(text)
 
 
 def assert_incremental_is_fresh(graph: Graph, step: int = 0) -> None:
@@ -59,10 +49,10 @@ def assert_incremental_is_fresh(graph: Graph, step: int = 0) -> None:
 
 def test_an_aliased_re_export_keeps_its_callers_after_an_edit(graph_of: Callable[[str], Graph]) -> None:
     made = graph_of("reexport_py")
-    write(made, ALIASED)
+    made.write(ALIASED)
     made.index()
     assert made.names("callers", "alias/pkg/impl.py:work") == {("run", False)}
-    write(made, {"alias/pkg/impl.py": ALIASED["alias/pkg/impl.py"] + "\n\ndef other():\n    return 2\n"})
+    made.write({"alias/pkg/impl.py": str(ALIASED["alias/pkg/impl.py"]) + "\n\ndef other():\n    return 2\n"})
     made.index()
     assert made.names("callers", "alias/pkg/impl.py:work") == {("run", False)}
     assert_incremental_is_fresh(made)
@@ -94,6 +84,6 @@ EDITS: list[dict[str, str | None]] = [
 def test_every_edit_leaves_the_graph_a_fresh_index_builds(graph_of: Callable[[str], Graph]) -> None:
     made = graph_of("reexport_py")
     for step, edit in enumerate(EDITS):
-        write(made, edit)
+        made.write(edit)
         made.index()
         assert_incremental_is_fresh(made, step)

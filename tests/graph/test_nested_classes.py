@@ -5,15 +5,13 @@ around it (Flask's test functions were listed as subclasses of SessionInterface)
 from collections.abc import Callable, Iterator
 
 import pytest
-from graphdb import Graph
-from plugins.mcp import Harness, loaded_config
-
-from rag.service import RagService
+from graphdb import Graph, mcp_harness
+from plugins.mcp import Harness
 
 # Graphs come through graph_of, which the automatic db marker cannot see.
 pytestmark = pytest.mark.db
 
-FILES = {
+FILES: dict[str, str | None] = {
     "flaskish/sessions.py": "class SessionInterface:\n    def open_session(self, app, request):\n"
                             "        return None\n",
     "tests/test_session.py": (
@@ -33,9 +31,7 @@ INNER = "test_session_error_pops_context.<locals>.FailingSessionInterface"
 @pytest.fixture(scope="module")
 def nested(graph_of: Callable[[str], Graph]) -> Graph:
     made = graph_of("python")
-    for path, text in FILES.items():
-        (made.root / path).parent.mkdir(parents=True, exist_ok=True)
-        (made.root / path).write_text(text)
+    made.write(FILES)
     made.index()
     return made
 
@@ -50,10 +46,8 @@ def test_a_class_in_a_function_is_the_subclass_not_the_function(nested: Graph) -
 
 @pytest.fixture
 def harness(nested: Graph, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
-    monkeypatch.setenv("RAG_DATABASE_URL", nested.target.url)
-    h = Harness(RagService(loaded=loaded_config()))
-    yield h
-    h.service.close()
+    with mcp_harness(nested, monkeypatch) as h:
+        yield h
 
 
 def test_traverse_graph_lists_the_nested_class_as_the_subclass(harness: Harness) -> None:
