@@ -1,5 +1,5 @@
 """Module-level variables whose type is written (``current_app: Flask = LocalProxy(...)``,
-``request = cast("Request", ...)``) type their uses in other modules, as a parameter's
+``request = cast("Request", ...)``, ``LocalProxy[Flask]``) type their uses in other modules, as a parameter's
 annotation types its uses: Flask's ``helpers.url_for`` calls ``Flask.url_for``."""
 
 from collections.abc import Callable
@@ -18,11 +18,13 @@ FILES: dict[str, str | None] = {
                            "    from .app import Request\n\n"
                            "current_app: Flask = LocalProxy(_cv_app, 'app')\n"
                            "request = t.cast('Request', LocalProxy(_cv_req, 'request'))\n"
-                           "g: 'Flask'\n",
-    "flaskish/helpers.py": "from .globals import current_app, g, request\n\n\n"
+                           "g: 'Flask'\n"
+                           "app_proxy: LocalProxy[Flask] = LocalProxy(_cv_app, 'app')\n",
+    "flaskish/helpers.py": "from .globals import app_proxy, current_app, g, request\n\n\n"
                            "def url_for(endpoint):\n    return current_app.url_for(endpoint)\n\n\n"
                            "def payload():\n    return request.get_json()\n\n\n"
-                           "def again(endpoint):\n    return g.url_for(endpoint)\n",
+                           "def again(endpoint):\n    return g.url_for(endpoint)\n\n\n"
+                           "def proxied(endpoint):\n    return app_proxy.url_for(endpoint)\n",
 }
 
 
@@ -30,6 +32,7 @@ def test_a_declared_module_variable_types_its_uses_elsewhere(graph_of: Callable[
     made = graph_of("python")
     made.write(FILES)
     made.index()
-    assert made.names("callers", "flaskish/app.py:Flask.url_for") == {("url_for", False), ("again", False)}
+    assert made.names("callers", "flaskish/app.py:Flask.url_for") == {
+        ("url_for", False), ("again", False), ("proxied", False)}
     assert made.names("callers", "flaskish/app.py:Request.get_json") == {("payload", False)}
     assert made.outcomes("flaskish/helpers.py", "url_for", 5) == [("resolved", "Flask.url_for")]
