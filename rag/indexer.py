@@ -509,6 +509,8 @@ def _embed_missing(
     stored_vectors = sqlapi.source_vector_count(conn, source_id)
     summary.reused = stored_vectors - missing
     if not missing:
+        if stored_vectors:  # (a run killed before its end left them unindexed)
+            sqlapi.ensure_vector_index(conn, embedder.model_id)
         return
     report.embedding_started(missing)
     deadline = PhaseDeadline("embedding", phase_timeout)
