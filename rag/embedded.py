@@ -4,7 +4,10 @@ Started on demand under ``<data dir>/pgdata`` (``RAG_HOME`` or the user data
 directory), listening only on a Unix socket inside that directory, and left
 running so that later ``rag`` processes (an indexer, an MCP server) connect in
 milliseconds. Concurrent starts are serialised by the wheel's inter-process
-lock and ours around it; ``rag db stop`` stops it.
+lock and ours around it (and, within a process, a thread lock); ``rag db stop``
+stops it. The PID in ``postmaster.pid`` is trusted or signalled only when it is
+a postgres working in this data directory; a start that fails says so in one
+line (a full disk as such) and names the server log.
 """
 
 import contextlib
