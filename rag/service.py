@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rag import __version__, sqlapi
 from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
-from rag.errors import DatabaseError, ProviderError, RagError, first_line
+from rag.errors import DatabaseError, ProviderError, RagError, UnexpectedDatabaseError, first_line
 from rag.schemas import (
     ActiveRun,
     ConfigInfo,
@@ -178,6 +178,14 @@ class RagService:
                             "it is re-opened on the next call, so try again"
                         ) from None
             raise AssertionError("unreachable")
+
+    def _disk_full(self) -> str | None:
+        """When the embedded server went away because its disk is full, a line saying so."""
+        if self._target is None or self._target.origin != "embedded":
+            return None
+        from rag import embedded
+
+        return embedded.disk_full()
 
     def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None
@@ -568,11 +576,17 @@ class RagService:
         root, commit = self._checkout(spec, sync=fetch)
         embedder = self.embedder()
         # Its own connection: the run holds the source's advisory lock until it ends.
-        with database_errors(), self.new_connection() as conn:
-            summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
-                                           force=force, reporter=reporter, paths=paths)
-            if commit is not None:
-                sqlapi.record_commit(conn, spec.name, commit)
+        try:
+            with database_errors(), self.new_connection() as conn:
+                summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
+                                               force=force, reporter=reporter, paths=paths)
+                if commit is not None:
+                    sqlapi.record_commit(conn, spec.name, commit)
+        except UnexpectedDatabaseError:
+            full = self._disk_full()
+            if full is None:
+                raise
+            raise DatabaseError(full) from None
         return IndexOutput(
             source=spec.name, location=spec.location + (f" ({spec.branch})" if spec.branch else ""),
             run_id=summary.run_id, status=summary.status, seconds=round(summary.seconds, 3),

@@ -101,9 +101,14 @@ BEGIN
     -- Holding the lock, any run still marked running died without finishing,
     -- and a bulk load it left without the postings key is repaired, as are
     -- postings a database crash emptied; a graph it emptied is extracted again.
+    -- So is the heads index a run killed before its end left unbuilt (no
+    -- later run need change chunks); never while another session bulk-loads.
     PERFORM rag.ensure_keyword_data();
     PERFORM rag.ensure_graph_data();  -- sql/050_graph_store.sql
     PERFORM rag.ensure_postings_key();
+    IF to_regclass('rag.postings_pkey') IS NOT NULL THEN
+        PERFORM rag.ensure_heads_index();
+    END IF;
     UPDATE rag.index_runs r SET status = 'interrupted', finished_at = coalesce(r.finished_at, now())
      WHERE r.source_id = run_source_id AND r.status = 'running';
     INSERT INTO rag.index_runs (source_id, source_name) VALUES (run_source_id, src.name)

@@ -25,6 +25,12 @@ BEGIN
     IF dims > 2000 THEN
         RETURN NULL;  -- beyond HNSW's limit for vector: exact search only
     END IF;
+    -- (looked up first: CREATE INDEX IF NOT EXISTS locks the table against
+    -- writers before it finds the index there, and every index run asks)
+    IF to_regclass(format('rag.%I', index_name)) IS NOT NULL
+       AND to_regclass(format('rag.%I', passage_index_name)) IS NOT NULL THEN
+        RETURN index_name;
+    END IF;
     EXECUTE format(
         'CREATE INDEX IF NOT EXISTS %I ON rag.embeddings USING hnsw ((embedding::vector(%s)) vector_cosine_ops)'
         ' WITH (m = 16, ef_construction = 100) WHERE model = %L',

@@ -321,8 +321,23 @@ DECLARE
     ref_ids bigint[] := ARRAY(SELECT r.id FROM rag.refs r WHERE r.file_id = ANY (file_ids));
 BEGIN
     IF rag._names_matter(target_source_id) THEN
+        -- The names they defined, and the names references resolved to them
+        -- use (an alias, a re-export's name): no resolution outlives its target.
+        WITH gone AS MATERIALIZED (
+            SELECT s.id, s.name FROM rag.symbols s WHERE s.file_id = ANY (file_ids)
+        )
         INSERT INTO rag.graph_dirty_names (source_id, name)
-        SELECT DISTINCT target_source_id, s.name FROM rag.symbols s WHERE s.file_id = ANY (file_ids);
+        SELECT target_source_id, g.name FROM gone g
+        UNION
+        SELECT target_source_id, r.name
+        FROM gone g
+        JOIN rag.ref_resolution x ON x.target_id = g.id
+        JOIN rag.refs r ON r.id = x.ref_id
+        UNION
+        SELECT target_source_id, r.name
+        FROM gone g
+        JOIN rag.ref_candidates x ON x.symbol_id = g.id
+        JOIN rag.refs r ON r.id = x.ref_id;
     END IF;
     DELETE FROM rag.ref_resolution x WHERE x.ref_id = ANY (ref_ids);
     DELETE FROM rag.ref_candidates x WHERE x.ref_id = ANY (ref_ids);
@@ -332,7 +347,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag._forget_files_graph(bigint, bigint[]) IS
-    'Private: deletes the symbols, references (with their resolutions) and module stems of files about to be replaced or deleted, noting the names they defined so that references to them are resolved again.';
+    'Private: deletes the symbols, references (with their resolutions) and module stems of files about to be replaced or deleted, noting the names they defined and the names of the references resolved to them (an alias) so that those are resolved again.';
 
 -- ---------------------------------------------------------------------------
 -- _forget_graph: before files are deleted, their graph

@@ -510,9 +510,19 @@ BEGIN
     SELECT g.resolved_upto INTO upto FROM rag.graph_sources g
      WHERE g.source_id = target_source_id FOR UPDATE;
     SELECT max(r.id) INTO newest FROM rag.refs r WHERE r.source_id = target_source_id;
-    -- New references, and those whose candidates may have changed.
-    WITH dirty AS (
+    -- New references, and those whose candidates may have changed: those of
+    -- a dirty name, and those that name it through an alias (from m import
+    -- work as _w: a call _w(); an alias of an alias, a few re-exports deep).
+    WITH RECURSIVE dirty AS (
         DELETE FROM rag.graph_dirty_names d WHERE d.source_id = target_source_id RETURNING d.name
+    ),
+    named (name, depth) AS (
+        SELECT DISTINCT dirty.name, 0 FROM dirty
+        UNION
+        SELECT e.keys[1], n.depth + 1
+        FROM named n
+        JOIN rag.refs e ON e.source_id = target_source_id AND e.name = n.name AND e.kind = 'import'
+        WHERE e.keys[1] <> n.name AND n.depth < 4
     )
     SELECT coalesce(array_agg(r.id), '{}'),
            coalesce(array_agg(r.id) FILTER (WHERE r.kind <> 'call' AND r.imported), '{}'),
@@ -523,7 +533,7 @@ BEGIN
       INTO todo, decl_imported, decl_local, call_imported, call_local, call_qualified
     FROM rag.refs r
     WHERE r.source_id = target_source_id
-      AND (r.id > upto OR r.name IN (SELECT DISTINCT dirty.name FROM dirty));
+      AND (r.id > upto OR r.name IN (SELECT DISTINCT n.name FROM named n));
     DELETE FROM rag.ref_resolution x USING unnest(todo) AS w(id) WHERE x.ref_id = w.id;
     DELETE FROM rag.ref_candidates x USING unnest(todo) AS w(id) WHERE x.ref_id = w.id;
     -- Many references (a first index) just stored: planned without statistics

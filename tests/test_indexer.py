@@ -20,7 +20,7 @@ from rag import db
 from rag.chunking.dispatcher import chunk_bytes
 from rag.config import ChunkSettings, SourceSpec
 from rag.errors import IndexingError
-from rag.indexer import _batch_json, index_source
+from rag.indexer import _json, index_source
 from rag.providers import NoneEmbedder
 
 SETTINGS = ChunkSettings(max_tokens=200, overlap=20)
@@ -122,10 +122,10 @@ def test_a_bad_file_is_recorded_and_does_not_stop_the_run(
 
     real_read = indexer.read_regular_file
 
-    def read_bytes(path: Path) -> bytes:
+    def read_bytes(path: Path, **limit: Any) -> bytes:
         if path.name == "mod3.py":
             raise PermissionError(13, "Permission denied")
-        return real_read(path)
+        return real_read(path, **limit)
 
     monkeypatch.setattr(indexer, "read_regular_file", read_bytes)
     summary = run(rag_db, root)
@@ -309,9 +309,10 @@ def test_a_failed_batch_stops_the_run_and_marks_it_failed(
     stored: list[str] = []
 
     def failing_store(conn: Any, source_id: int, batch: Any) -> tuple[int, int]:
-        if batch[0][0].path == "mod3.py":
+        path = json.loads(batch[0])["path"]
+        if path == "mod3.py":
             raise psycopg.errors.DiskFull("could not extend file")
-        stored.append(batch[0][0].path)
+        stored.append(path)
         return real_store(conn, source_id, batch)
 
     monkeypatch.setattr(indexer, "_store_batch", failing_store)
@@ -533,7 +534,6 @@ def test_what_runs_meanwhile_on_its_own_connection_fails_the_run(rag_db: db.Data
 def test_batches_go_as_the_same_json_whichever_encoder_takes_them() -> None:
     """orjson encodes batches; what it refuses (a non-string key, a lone surrogate) goes through json."""
     plain = {"path": "é/ü.py", "chunks": [{"content": "x = 1\n", "metadata": {"startLine": 1}}], "graph": None}
-    assert json.loads(_batch_json(plain)) == plain
-    assert isinstance(_batch_json(plain), bytes)  # orjson's
-    assert _batch_json({1: "a"}) == json.dumps({1: "a"})
-    assert _batch_json({"text": "\ud800"}) == json.dumps({"text": "\ud800"})
+    assert json.loads(_json(plain)) == plain
+    assert _json({1: "a"}) == json.dumps({1: "a"}).encode()
+    assert _json({"text": "\ud800"}) == json.dumps({"text": "\ud800"}).encode()

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from helpers import keyword_project
 from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
@@ -76,11 +77,7 @@ def test_the_server_survives_a_stop_of_the_embedded_database(tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """`rag db stop` while the server runs: the next call starts the embedded server again."""
     monkeypatch.setenv("RAG_HOME", str(tmp_path / "home"))
-    cfg = tmp_path / "rag.yaml"
-    cfg.write_text("embeddings: {provider: none}\n")
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "m.py").write_text("def combine_latest(a, b):\n    return a + b\n")
+    cfg, root = keyword_project(tmp_path)
     rag_cli = [RAG, "--config", str(cfg)]
     try:
         subprocess.run([*rag_cli, "init"], check=True, capture_output=True, timeout=300)

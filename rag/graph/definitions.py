@@ -13,6 +13,17 @@ from rag.chunking.languages import CONTAINER_KINDS, find_definition, may_define
 # Deeper nesting of definitions than this is not followed.
 _MAX_DEPTH = 40
 _SIGNATURE_CHARS = 200
+# A class defined inside a function is named as Python's __qualname__ names it
+# (outer.<locals>.Inner): its own definition, never the function's. Only bodies
+# whose text may hold one are walked (walking every body: 0.15 -> 0.22 s for
+# pip's 441 files; with this look first, 0.16 s).
+LOCALS = "<locals>"
+_CLASS_WORDS = (b"class", b"struct", b"interface", b"enum", b"trait", b"impl", b"record")
+
+
+def _may_hold_class(body: Node) -> bool:
+    text = body.text or b""
+    return any(word in text for word in _CLASS_WORDS)
 
 
 @dataclass(slots=True)  # not frozen: _with_parents sets ``parent`` in place
@@ -49,11 +60,13 @@ def _node_role(language: str, node_type: str) -> int:
 def walk_definitions(root: Node, language: str) -> list[Found]:
     found: list[Found] = []
     roles = _node_roles.setdefault(language, {})
-    stack: list[tuple[Sequence[Node], str | None, bool, int]] = [
-        (root.named_children, None, False, 0)
+    # (nodes, the fqn they are in, whether functions there are methods, depth,
+    # whether they are a function's: then only classes are definitions)
+    stack: list[tuple[Sequence[Node], str | None, bool, int, bool]] = [
+        (root.named_children, None, False, 0, False)
     ]
     while stack:
-        nodes, prefix, methods, depth = stack.pop()
+        nodes, prefix, methods, depth, local = stack.pop()
         for node in nodes:
             # Most statements are neither: their type tells without looking further.
             node_type = node.type
@@ -65,9 +78,9 @@ def walk_definitions(root: Node, language: str) -> list[Found]:
             definition = find_definition(node, language) if role & _MAY_DEFINE else None
             if definition is None:
                 if depth < _MAX_DEPTH and role & _MAY_HOLD and node.named_child_count:
-                    stack.append((node.named_children, prefix, methods, depth + 1))
+                    stack.append((node.named_children, prefix, methods, depth + 1, local))
                 continue
-            if not definition.name:
+            if not definition.name or (local and definition.kind not in CONTAINER_KINDS):
                 continue
             kind = "METHOD" if definition.kind == "FUNCTION" and methods else definition.kind
             fqn = f"{prefix}.{definition.name}" if prefix else definition.name
@@ -78,10 +91,12 @@ def walk_definitions(root: Node, language: str) -> list[Found]:
                 name_point.row, name_node.start_byte - name_point.column, definition.body is None,
             ))
             # Members of classes and modules; what a function defines inside is
-            # part of it (its calls are the function's), and not looking costs
-            # half the time of finding definitions.
-            if definition.body is not None and depth < _MAX_DEPTH and kind in CONTAINER_KINDS:
-                stack.append((definition.body.named_children, fqn, kind != "MODULE", depth + 1))
+            # part of it (its calls are the function's), but for its classes.
+            if definition.body is not None and depth < _MAX_DEPTH:
+                if kind in CONTAINER_KINDS:
+                    stack.append((definition.body.named_children, fqn, kind != "MODULE", depth + 1, False))
+                elif not local and _may_hold_class(definition.body):
+                    stack.append((definition.body.named_children, f"{fqn}.{LOCALS}", False, depth + 1, True))
     return _with_parents(_without_overloads(sorted(found, key=lambda d: (d.start, -d.end))))
 
 

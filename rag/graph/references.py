@@ -5,9 +5,11 @@ Owns ``Language`` (what one language family contributes: its queries, the
 names meaning the current object, its builtins, how it reads imports) and
 ``References``, which reads calls (plain, on ``self``/``this``/``super``, on a
 receiver whose type is known from a parameter annotation or a constructor
-assignment, through a module alias, through a path such as ``Type::f`` or
-``ns::f``, constructor calls) and bases. Imports are read by each language's
-module (``python.py``, ``javascript.py``, ...) through the helpers here:
+assignment (a module-level variable's declared type, ``v: T`` or ``cast(T, ...)``,
+also in the modules that import it: an import of T bound as v), through a
+module alias, through a path such as ``Type::f`` or ``ns::f``, constructor
+calls) and bases. Imports are read by each language's module (``python.py``,
+``javascript.py``, ...) through the helpers here:
 ``import_ref`` and the ``imports`` map they fill. Capture names the queries
 use: ``@import`` (handed whole to the language's ``read_import``),
 ``@call.name``/``@call.recv``/``@call.path``, ``@new``, ``@inherits``,
@@ -33,7 +35,8 @@ from operator import attrgetter
 import tree_sitter_language_pack
 from tree_sitter import Node, Query, QueryCursor
 
-from rag.graph.definitions import Found
+from rag.chunking.languages import CONTAINER_KINDS
+from rag.graph.definitions import LOCALS, Found
 from rag.graph.model import Reference
 
 # Kinds whose members a self/this call or an implicit member call looks in.
@@ -89,7 +92,7 @@ _NAME_CHAIN_TYPES = frozenset({
     "dotted_name", "this", "property_identifier", "field_access", "scoped_identifier",
     "scoped_type_identifier", "selector_expression", "qualified_type", "package_identifier",
     "constant", "scope_resolution", "qualified_identifier", "namespace_identifier", "self",
-    "nested_namespace_specifier",
+    "nested_namespace_specifier", "string_content",  # (a type written as a string: "Flask")
 })
 
 
@@ -141,6 +144,7 @@ class References:
         self.through_imports: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self.bound_prefixes: dict[str, tuple[_Binding, list[str]] | None] = {}
         self.typed_names: set[str] = set()  # variables with a type in ``types``
+        self.declared: list[tuple[Node, str]] = []  # module-level variables with a declared type
         # What a scope brings in, filled by C++'s `using namespace ns;` (ns),
         # `using ns::f;` (f -> ns.f) and `namespace g = ns;` (g -> ns)
         self.used_namespaces: list[str] = []
@@ -200,6 +204,7 @@ class References:
                     refs.extend(read_import(self, captures))
             else:
                 self._typed(role, captures)
+        refs.extend(ref for var, type_name in self.declared if (ref := self._declared(var, type_name)))
         # One reference per use of a name in a definition (its first line):
         # the graph needs who uses what, and Django's repeats are a quarter.
         # A use whose nodes read as an earlier one's in the same definition makes
@@ -263,8 +268,26 @@ class References:
         type_name = self.dotted(type_node, text)
         if type_name and (role == "typed" or type_name.rsplit(".", 1)[-1][:1].isupper()):
             variable = self.text(var)
-            self.types[(self.scope_index(var.start_byte), variable)] = type_name
+            scope = self.scope_index(var.start_byte)
+            self.types[(scope, variable)] = type_name
             self.typed_names.add(variable)
+            if role == "typed" and scope < 0:
+                self.declared.append((var, type_name))
+
+    def _declared(self, var: Node, type_name: str) -> Reference | None:
+        """``v: T`` at module level, T imported: an import of T bound as v, so that another
+        module's ``v.f()`` (``from m import v``) resolves to ``T.f`` as through a re-export."""
+        qualifier, _, name = type_name.rpartition(".")
+        if qualifier:
+            targets = self._import_targets(qualifier, name)
+        else:
+            binding = self.imports.get(name)
+            targets = ((binding[0], binding[1]),) if binding is not None and binding[1] else None
+        if not targets:
+            return None
+        index, line = self.at(var)
+        return Reference("import", name, line, None, index, keys=(self.text(var),), targets=targets,
+                         imported=True)
 
     # --- scopes ---
 
@@ -310,7 +333,9 @@ class References:
         while index >= 0:
             definition = self.defs[index]
             if definition.kind not in _CLASS_KINDS or self.spec.implicit_members:
-                scopes.append(definition.fqn)
+                # (a function holds only its classes, as definitions: f.<locals>.Inner)
+                local = definition.kind not in CONTAINER_KINDS
+                scopes.append(f"{definition.fqn}.{LOCALS}" if local else definition.fqn)
             index = definition.parent
         if cls is not None and cls not in scopes:  # a C++ method defined outside its class
             scopes.insert(1, cls)

@@ -11,15 +11,23 @@ import os
 import stat
 
 
-def read_regular_file(path: str | os.PathLike[str], *, follow_symlinks: bool = False) -> bytes:
+def read_regular_file(
+    path: str | os.PathLike[str], *, follow_symlinks: bool = False, max_bytes: int | None = None
+) -> bytes:
     """The bytes of a file that is still a regular file, never blocking on what replaced it.
 
     Raises OSError (with a ``strerror`` fit for a message) when the path is gone
-    or became a FIFO, device, socket, directory or symlink since the scan.
+    or became a FIFO, device, socket, directory or symlink since the scan, or
+    holds more than ``max_bytes`` now (it grew since the scan: never read whole).
     """
     fd = open_regular(path, follow_symlinks=follow_symlinks)
     with open(fd, "rb") as f:
-        return f.read()
+        if max_bytes is None:
+            return f.read()
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise OSError(errno.EFBIG, f"grew past indexing.maxFileSize ({max_bytes:,} bytes) since the scan")
+    return data
 
 
 def read_head(path: str | os.PathLike[str], size: int) -> bytes:

@@ -3,16 +3,21 @@
 references its files promise in comments (``expectations``)."""
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
+from plugins.mcp import Harness, loaded_config
 from psycopg.rows import dict_row
 
 from rag import db
 from rag.indexer import ChunkSettings, SourceSpec, index_source
 from rag.providers import NoneEmbedder
+from rag.service import RagService
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -23,10 +28,21 @@ class Graph:
     def __init__(self, target: db.DatabaseTarget, root: Path, source: str) -> None:
         self.target, self.root, self.source = target, root, source
 
-    def index(self) -> None:
+    def index(self, force: bool = False) -> None:
         spec = SourceSpec(self.source, "local", str(self.root))
         with db.connect(self.target) as conn:
-            index_source(conn, spec, self.root, NoneEmbedder(), ChunkSettings(max_tokens=200, overlap=20))
+            index_source(conn, spec, self.root, NoneEmbedder(), ChunkSettings(max_tokens=200, overlap=20),
+                         force=force)
+
+    def write(self, files: dict[str, str | None]) -> None:
+        """Files of the project written (made with their folders), or deleted (None)."""
+        for path, text in files.items():
+            file = self.root / path
+            if text is None:
+                file.unlink()
+            else:
+                file.parent.mkdir(parents=True, exist_ok=True)
+                file.write_text(text)
 
     def rows(self, query: str, *params: Any) -> list[dict[str, Any]]:
         with psycopg.connect(self.target.url, row_factory=dict_row, autocommit=True) as conn:
@@ -56,6 +72,17 @@ class Graph:
         """(status, target's fqn) of the references named ``name`` at these lines of ``path``."""
         refs = [self.ref(path, name, line) for line in lines]
         return [(ref["status"], ref["target"]) for ref in refs]
+
+
+@contextmanager
+def mcp_harness(graph: Graph, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
+    """MCP tools (the SDK's in-memory client) over the graph's database."""
+    monkeypatch.setenv("RAG_DATABASE_URL", graph.target.url)
+    harness = Harness(RagService(loaded=loaded_config()))
+    try:
+        yield harness
+    finally:
+        harness.service.close()
 
 
 # `ref NAME: BY -> TARGET @ PATH` in a comment at the end of a fixture's line: the

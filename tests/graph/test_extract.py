@@ -120,7 +120,7 @@ def test_a_c_include_imports_everything_of_the_headers_stem(path: str, include: 
         return
     assert [(r.name, r.imported, [stem for stem, _ in r.targets]) for r in imports] == [("*", True, stems)]
     call = next(r for r in found.refs if r.kind == "call")
-    assert (call.name, call.imported, call.keys) == ("g", False, ("f.g", "g"))
+    assert (call.name, call.imported, call.keys) == ("g", False, ("f.<locals>.g", "g"))
 
 
 def test_extraction_pauses_the_garbage_collector_and_leaves_it_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:

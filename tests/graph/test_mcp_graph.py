@@ -3,10 +3,8 @@
 from collections.abc import Callable, Iterator
 
 import pytest
-from graphdb import Graph
-from plugins.mcp import Harness, loaded_config
-
-from rag.service import RagService
+from graphdb import Graph, mcp_harness
+from plugins.mcp import Harness
 
 
 @pytest.fixture(scope="module")
@@ -16,10 +14,8 @@ def shop(graph_of: Callable[[str], Graph]) -> Graph:
 
 @pytest.fixture
 def harness(shop: Graph, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
-    monkeypatch.setenv("RAG_DATABASE_URL", shop.target.url)
-    h = Harness(RagService(loaded=loaded_config()))
-    yield h
-    h.service.close()
+    with mcp_harness(shop, monkeypatch) as h:
+        yield h
 
 
 def test_find_symbol_gives_what_read_source_takes(harness: Harness) -> None:
