@@ -248,7 +248,8 @@ def rag_error(exc: psycopg.Error) -> DatabaseError:
     """The one translation of a psycopg error into the package's exceptions.
 
     A refusal RAISEd by a ``rag.*`` function keeps its message, less the function's
-    name in front ("search: unknown source ..."); a missing schema says to run
+    name in front ("search: unknown source ..."), and its HINT as a ``rag.hints.Hint``
+    (rendered by the front end for its interface); a missing schema says to run
     ``rag init``; anything else is unexpected and says so.
     """
     reason = exc.diag.message_primary or first_line(exc)
@@ -257,6 +258,9 @@ def rag_error(exc: psycopg.Error) -> DatabaseError:
         return SchemaMissingError("database: the local-rag schema is missing or from another version; "
                                   "run `rag init` to install or update it")
     if exc.diag.source_function == "exec_stmt_raise":
+        from rag.hints import from_sql
+
         head, sep, rest = reason.partition(": ")
-        return DatabaseError(rest if sep and head.isidentifier() and head.islower() else reason)
+        return DatabaseError(rest if sep and head.isidentifier() and head.islower() else reason,
+                             from_sql(exc.diag.message_hint))
     return UnexpectedDatabaseError(f"database: {reason}")

@@ -33,7 +33,7 @@ from pydantic import Field, ValidationError
 
 from rag import __version__
 from rag.config import SourceSpec, describe_validation_error, load_config
-from rag.errors import ConfigError, RagError, first_line
+from rag.errors import ConfigError, RagError, explained, first_line
 from rag.mcp_stdio import serve_stdio
 from rag.schemas import (
     IndexOutput,
@@ -158,7 +158,7 @@ def _tool_errors() -> Iterator[None]:
         raise
     except Exception as exc:
         if isinstance(exc, RagError):
-            raise ToolError(mask_connection(str(exc))) from None
+            raise ToolError(mask_connection(explained(exc, "mcp"))) from None
         log.exception("tool crashed")  # the SDK logs the other failures at INFO
         raise ToolError(mask_connection(f"internal error ({type(exc).__name__}: {first_line(exc)}); "
                                         "the server log has the traceback")) from None
@@ -180,6 +180,7 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
     ``owns_service``: the server's lifespan closes the service when the session ends;
     ``watch``: it keeps the local sources fresh meanwhile (``mcp.watch``)."""
     level = cast(Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], log_level)
+    service.interface = "mcp"  # its answers' hints name tools, not commands
     server = RagMCPServer(service, preload=preload, owns_service=owns_service, watch=watch, name=SERVER_NAME,
                           version=__version__, instructions=INSTRUCTIONS, log_level=level)
 

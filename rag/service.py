@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rag import __version__, sqlapi
 from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
 from rag.errors import DatabaseError, ProviderError, RagError, first_line
+from rag.hints import Interface
 from rag.schemas import (
     ActiveRun,
     ConfigInfo,
@@ -87,8 +88,10 @@ class RagService:
         loaded: LoadedConfig | None = None,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
+        interface: Interface = "cli",
     ) -> None:
         self.config_path = config_path
+        self.interface = interface  # whose words the hints in answers are in (rag.hints)
         self._loaded = loaded
         self._target: DatabaseTarget | None = None
         self._conn: Conn | None = None
@@ -287,7 +290,8 @@ class RagService:
             request = dataclasses.replace(request, languages=known_languages(request.languages))
         settings = self.config.search
         embedder, reranker = self.embedder(), self.reranker()
-        return self.with_db(lambda conn: Searcher(conn, settings, embedder, reranker).search(request))
+        return self.with_db(
+            lambda conn: Searcher(conn, settings, embedder, reranker, self.interface).search(request))
 
     def search(self, request: SearchRequest) -> SearchOutput:
         response = self.search_response(request)

@@ -221,12 +221,13 @@ BEGIN
         RAISE EXCEPTION 'read_file_range: path % is not in the index of %', quote_literal(rel),
             CASE WHEN wanted_source IS NULL THEN 'any source' ELSE 'source ' || quote_literal(wanted_source) END
             || CASE WHEN lookalikes IS NOT NULL THEN '; did you mean: ' || lookalikes
-                    ELSE '; only indexed files can be read (list_sources shows the sources, search finds paths)' END
-            USING ERRCODE = 'no_data_found';
+                    ELSE '; only indexed files can be read' END
+            USING ERRCODE = 'no_data_found',
+                  HINT = CASE WHEN lookalikes IS NULL THEN 'rag.list_sources() shows the sources' ELSE '' END;
     END IF;
     IF matches > 1 THEN
-        RAISE EXCEPTION 'read_file_range: path % is in several sources (%); pass source', quote_literal(rel), names
-            USING ERRCODE = 'invalid_parameter_value';
+        RAISE EXCEPTION 'read_file_range: path % is in several sources (%)', quote_literal(rel), names
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'pass source';
     END IF;
 
     SELECT f.id, f.path, f.source_type, f.language, f.content, f.error, s.name AS source_name INTO file

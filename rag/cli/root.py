@@ -18,7 +18,7 @@ import typer
 from typer import _click  # typer carries its own click
 from typer.core import TyperGroup
 
-from rag.errors import RagError, UnexpectedDatabaseError
+from rag.errors import RagError, UnexpectedDatabaseError, explained
 
 # Commands import what they use when they run: `rag mcp` must answer its first
 # request as fast as a bare MCP server, without the indexer, psycopg or rich.
@@ -58,7 +58,7 @@ def _one_line(exc: Exception) -> str | None:
     if isinstance(exc, UnexpectedDatabaseError):
         return f"{exc} (run with --debug for the details)"
     if isinstance(exc, RagError):
-        return str(exc)
+        return explained(exc, "cli")
     return None
 
 

@@ -25,7 +25,9 @@ def list_sources(
         return
     sources = out.sources
     if not sources:
-        typer.echo("no sources indexed yet; try: rag index --path . --name my-project")
+        from rag.hints import NOTHING_INDEXED, Hint, with_hint
+
+        typer.echo(with_hint(NOTHING_INDEXED, Hint("index_folder"), "cli"))
         return
     typer.echo(f"{'NAME':<24} {'TYPE':<5} {'FILES':>7} {'CHUNKS':>8}  {'LAST INDEXED':<19}  LOCATION")
     for s in sources:
