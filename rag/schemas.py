@@ -189,6 +189,15 @@ class GraphCounts(_Out):
     modules: int
 
 
+class ConfigChange(_Out):
+    """A configured source whose definition differs from the one its index was made with: a
+    background sync keeps the stored one; ``apply`` says how to index with the config's."""
+
+    source: str
+    changes: list[str]  # e.g. "exclude: [] in the index, ['tests/**'] in the config"
+    apply: str
+
+
 class StatusOutput(_Out):
     version: str
     database: DatabaseInfo
@@ -199,6 +208,7 @@ class StatusOutput(_Out):
     watch: "WatchStatus | None" = None  # the sources this process keeps fresh (MCP server)
     git_sources: list[GitCommit] = []  # the commit each git source's last run read
     graph: list[GraphCounts] = []
+    config_changes: list[ConfigChange] = []  # configured sources the index holds otherwise
 
 
 class FileError(_Out):

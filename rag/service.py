@@ -31,6 +31,7 @@ from rag.errors import DatabaseError, ProviderError, RagError, first_line
 from rag.hints import Interface
 from rag.schemas import (
     ActiveRun,
+    ConfigChange,
     ConfigInfo,
     ConfigOutput,
     Coordinates,
@@ -396,6 +397,7 @@ class RagService:
         graph: list[GraphCounts] = []
         indexing = IndexingInfo(active=False, active_runs=[], last_indexed_at=None, last_run=None)
         git_sources: list[GitCommit] = []
+        config_changes: list[ConfigChange] = []
 
         def work(conn: Conn) -> None:
             database.connected = True
@@ -423,9 +425,10 @@ class RagService:
                 WatchedBy(source=r["source_name"], pid=r["pid"], since=r["watching_since"],
                           last_sync_at=r["last_indexed_at"])
                 for r in sqlapi.watched_sources(conn)]
-            git_rows = sqlapi.list_sources(conn, source_type="git")
+            indexed = sqlapi.list_sources(conn)
             git_sources.extend(GitCommit(name=r["name"], branch=r["branch"], commit_sha=r["commit_sha"])
-                               for r in git_rows)
+                               for r in indexed if r["type"] == "git")
+            config_changes.extend(self._config_changes([catalog_source(r) for r in indexed]))
             graph.extend(GraphCounts.model_validate(r)
                          for r in sqlapi.graph_status(conn))
 
@@ -448,7 +451,23 @@ class RagService:
             watch=self.watch_status() if self.watch_status is not None else None,
             git_sources=git_sources,
             graph=graph,
+            config_changes=config_changes,
         )
+
+    def _config_changes(self, indexed: list[SourceSpec]) -> list[ConfigChange]:
+        """The configured sources whose index was made with another definition."""
+        from rag.hints import Hint
+
+        stored = {s.name: s for s in indexed}
+        found = []
+        for source in self.config.sources:
+            spec = source.spec()
+            if spec.name in stored:
+                changes = definition_changes(stored[spec.name], spec)
+                if changes:
+                    found.append(ConfigChange(source=spec.name, changes=changes,
+                                              apply=Hint("index", spec.name).render(self.interface)))
+        return found
 
     # -- indexing -----------------------------------------------------------
 
@@ -463,7 +482,11 @@ class RagService:
         spec = self.configured_source(name)
         if spec is not None:
             return spec
-        return next((s for s in self.indexed_sources(name) if s.name == name), None)
+        return self.indexed_source(name)
+
+    def indexed_source(self, name: str) -> SourceSpec | None:
+        """A source as its last run took it, None when it was never indexed."""
+        return self.indexed_source(name)
 
     def indexed_sources(self, name_prefix: str | None = None) -> list[SourceSpec]:
         """The sources in the database, as their last run took them (branch, include, exclude)."""
@@ -514,11 +537,13 @@ class RagService:
 
     def sources_to_watch(self, names: Collection[str] = ()) -> list[SourceSpec]:
         """The sources to keep fresh: those named, else every local one in the config or the
-        database whose folder is on this machine, and the git ones unless their polling is off."""
+        database whose folder is on this machine, and the git ones unless their polling is off;
+        each as its index was made (a changed config is applied by ``rag index NAME``, which
+        ``status`` names, never by a sync nobody asked for)."""
         if names:
             specs = []
             for name in names:
-                spec = self.known_source(name)
+                spec = self.indexed_source(name) or self.configured_source(name)
                 if spec is None:
                     known = ", ".join(self.known_source_names()) or "none"
                     raise RagError(f"source {name!r} not found (known: {known}); "
@@ -528,7 +553,7 @@ class RagService:
         polled = self.config.indexing.git.poll_interval > 0
         found = {s.name: s.spec() for s in self.config.sources}
         for spec in self.indexed_sources():
-            found.setdefault(spec.name, spec)
+            found[spec.name] = spec  # as indexed: a sync never applies a changed definition
         return [spec for _, spec in sorted(found.items())
                 if (spec.type == "git" and polled) or (spec.type == "local" and Path(spec.location).is_dir())]
 
@@ -588,6 +613,20 @@ class RagService:
                                                      for e in summary.errors],
             file_warnings=[FileWarning(**w) for w in summary.warnings],
         )
+
+
+def definition_changes(stored: SourceSpec, configured: SourceSpec) -> list[str]:
+    """How ``configured`` differs from the definition ``stored`` in the catalog (a branch the
+    config leaves out is whichever the clone has, not a change)."""
+    changes = []
+    for field in ("type", "location", "branch", "include", "exclude"):
+        was, now = getattr(stored, field), getattr(configured, field)
+        if field == "branch" and now is None:
+            continue
+        if was != now:
+            show = (lambda v: repr(list(v))) if field in ("include", "exclude") else repr
+            changes.append(f"{field}: {show(was)} in the index, {show(now)} in the config")
+    return changes
 
 
 def catalog_source(row: dict[str, Any]) -> SourceSpec:
