@@ -18,7 +18,7 @@ from typing import Literal
 
 NOTHING_INDEXED = "no sources indexed yet"  # said by `rag list` and by a search of an empty index
 Interface = Literal["cli", "mcp", "sql"]
-Action = Literal["find_symbol", "list_sources", "pass_source", "index", "index_folder", "index_all"]
+Action = Literal["find_symbol", "list_sources", "pass_source", "index", "index_folder", "index_all", "remove"]
 
 # action: (cli, mcp, sql); {arg} is the hint's argument.
 _FORMS: dict[Action, tuple[str, str, str]] = {
@@ -28,6 +28,8 @@ _FORMS: dict[Action, tuple[str, str, str]] = {
                      "rag.list_sources() shows the sources"),
     "pass_source": ("pass --source", "pass source", "pass source"),
     "index": ("rag index {arg} applies it", 'index(source="{arg}") applies it', "rag index {arg} applies it"),
+    "remove": ("rag remove {arg} drops this copy", 'remove_source(name="{arg}") drops this copy',
+               "rag.remove_source('{arg}') drops this copy"),
     "index_folder": ("try: rag index --path . --name my-project", 'try: index(path="/path/to/project")',
                      "try: rag index --path . --name my-project"),
     "index_all": ("index again (rag index --all) to embed with it",

@@ -122,4 +122,6 @@ class TerminalReporter:
             self._say(f"  Error: {error.path}: {error.error}")
         for warning in summary.file_warnings:
             self._say(f"  Warning: {warning.path}: {warning.warning}")
+        for message in summary.warnings:
+            self._say(f"  Warning: {message}")
         self._say(f"  Time: {summary.seconds:.1f}s")

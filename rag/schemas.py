@@ -241,6 +241,7 @@ class IndexOutput(_Out):
     errors: int
     file_errors: list[FileError]
     file_warnings: list[FileWarning]
+    warnings: list[str] = []  # about the source as a whole (its folder indexed under another name)
 
 
 class RemoveOutput(_Out):

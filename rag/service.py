@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rag import __version__, sqlapi
 from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
 from rag.errors import DatabaseError, ProviderError, RagError, first_line
-from rag.hints import Interface
+from rag.hints import Hint, Interface
 from rag.schemas import (
     ActiveRun,
     ConfigChange,
@@ -456,8 +456,6 @@ class RagService:
 
     def _config_changes(self, indexed: list[SourceSpec]) -> list[ConfigChange]:
         """The configured sources whose index was made with another definition."""
-        from rag.hints import Hint
-
         stored = {s.name: s for s in indexed}
         found = []
         for source in self.config.sources:
@@ -595,6 +593,7 @@ class RagService:
         from rag import indexer
 
         root, commit = self._checkout(spec, sync=fetch)
+        warnings = self._same_folder_warnings(spec)
         embedder = self.embedder()
         # Its own connection: the run holds the source's advisory lock until it ends.
         with database_errors(), self.new_connection() as conn:
@@ -611,8 +610,20 @@ class RagService:
             chunks_total=summary.chunks_total, embedded=summary.embedded, reused=summary.reused,
             errors=len(summary.errors), file_errors=[FileError(path=e["path"], error=e["error"])
                                                      for e in summary.errors],
-            file_warnings=[FileWarning(**w) for w in summary.warnings],
+            file_warnings=[FileWarning(**w) for w in summary.warnings], warnings=warnings,
         )
+
+    def _same_folder_warnings(self, spec: SourceSpec) -> list[str]:
+        """Other sources over the folder ``spec`` indexes: each doubles the index of its files
+        (searches show them once)."""
+        from rag.hints import with_hint
+
+        if spec.type != "local":
+            return []
+        return [with_hint(f"the folder {spec.location} is also indexed as source {other.name!r}; "
+                          "searches show its files once", Hint("remove", spec.name), self.interface)
+                for other in self.indexed_sources()
+                if other.type == "local" and other.name != spec.name and other.location == spec.location]
 
 
 def definition_changes(stored: SourceSpec, configured: SourceSpec) -> list[str]:

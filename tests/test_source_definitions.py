@@ -1,6 +1,7 @@
 """A source's definition changes only when the user asks (#42.1), and one folder under two names
 is said at index time and never doubles a result list (#42.2)."""
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -82,3 +83,19 @@ def test_mcp_status_names_the_index_tool(tmp_path: Path, flask: Path, make_harne
     assert harness.ok("status")["configChanges"] == [{
         "source": "flask", "changes": ["exclude: [] in the index, ['tests/**'] in the config"],
         "apply": 'index(source="flask") applies it'}]
+
+
+def test_one_folder_under_two_names_is_said_and_found_once(
+        tmp_path: Path, flask: Path, rag_db: db.DatabaseTarget, make_harness: Callable[..., Harness]) -> None:
+    done = rag_process("--config", str(tmp_path / "adhoc.yaml"), "index", "--path", str(flask), "--name", "web")
+    assert done.returncode == 0, done.stderr
+    assert (f"  Warning: the folder {flask} is also indexed as source 'flask'; searches show its files once; "
+            "rag remove web drops this copy") in done.stderr.splitlines()
+    found = rag_process("--config", str(tmp_path / "adhoc.yaml"), "search", "route", "--json")
+    results = json.loads(found.stdout)["results"]
+    assert sorted(r["path"] for r in results) == ["src/app.py", "tests/test_app.py"]
+    harness = make_harness({"embeddings": {"provider": "none"}})
+    again = harness.ok("index", {"path": str(flask), "name": "web"})
+    assert again["warnings"] == [f"the folder {flask} is also indexed as source 'flask'; searches show its "
+                                 'files once; remove_source(name="web") drops this copy']
+    assert len(harness.ok("search", {"query": "route"})["results"]) == 2
