@@ -484,7 +484,7 @@ class RagService:
 
     def indexed_source(self, name: str) -> SourceSpec | None:
         """A source as its last run took it, None when it was never indexed."""
-        return self.indexed_source(name)
+        return next((s for s in self.indexed_sources(name) if s.name == name), None)
 
     def indexed_sources(self, name_prefix: str | None = None) -> list[SourceSpec]:
         """The sources in the database, as their last run took them (branch, include, exclude)."""
