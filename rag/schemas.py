@@ -2,10 +2,11 @@
 MCP tools return as structured output, one model per answer, camelCase on the wire.
 """
 
+import math
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
 SourceType = Literal["code", "markdown", "text", "pdf"]
@@ -21,6 +22,18 @@ class Scores(_Out):
     vector: float | None
     rrf: float
     rerank: float | None
+
+    @field_validator("bm25", "vector", "rerank")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        """A score that is not a number (a zero vector stored before they were refused) is no
+        score: JSON has no NaN, and a client's parser would refuse the whole answer."""
+        return value if value is None or math.isfinite(value) else None
+
+    @field_validator("rrf")
+    @classmethod
+    def _finite_fused(cls, value: float) -> float:
+        return value if math.isfinite(value) else 0.0
 
 
 class Coordinates(_Out):
