@@ -386,7 +386,8 @@ class _Writers:
         return sum(a for a, _ in stored), sum(r for _, r in stored)
 
     def _done(self, future: Future[tuple[int, int]]) -> None:
-        if future.exception() is not None and self._failure is None:
+        # (a batch cancelled by an interrupted run is no failure: the interrupt is reported)
+        if not future.cancelled() and future.exception() is not None and self._failure is None:
             self._failure = future.exception()
         self._slots.release()
 

@@ -60,9 +60,14 @@ def index(
             _dry_run(service, spec, as_json, verbose)
         return
     for spec in specs:
-        with TerminalReporter(spec.name, quiet=as_json) as reporter:
-            summary = service.index(spec, force=force, reporter=reporter)
-            reporter.finished(summary)
+        try:
+            with TerminalReporter(spec.name, quiet=as_json) as reporter:
+                summary = service.index(spec, force=force, reporter=reporter)
+                reporter.finished(summary)
+        except KeyboardInterrupt:
+            typer.echo(f"interrupted: the files of {spec.name} stored so far are kept; "
+                       f"rag index {spec.name} goes on from there", err=True)
+            raise typer.Exit(130) from None
         if as_json:
             echo_json(summary)
 

@@ -3,7 +3,8 @@ each command reaches through ``state(ctx)`` (the config path and one ``RagServic
 first needed), error handling, and ``main``. The modules beside this one add the commands.
 
 Errors of the package (``RagError``, database errors included) become one line on
-stderr and exit code 1; ``--debug`` shows the traceback instead.
+stderr and exit code 1; ``--debug`` shows the traceback instead. Ctrl-C is one line and
+exit code 130.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class FriendlyErrors(TyperGroup):
     def invoke(self, ctx: _click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:  # Ctrl-C: one line, the shell's exit code for SIGINT
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(130) from None
         except Exception as exc:
             cli_state = ctx.obj if isinstance(ctx.obj, CliState) else None
             message = _one_line(exc)
