@@ -21,6 +21,7 @@ from rich.progress import (
 from rich.text import Text
 
 from rag.schemas import IndexOutput
+from rag.terminal import printable
 
 
 def plural(count: int, noun: str) -> str:
@@ -61,7 +62,7 @@ class TerminalReporter:
 
     def _say(self, line: str) -> None:
         if not self.quiet:
-            self.console.print(line, markup=False)
+            self.console.print(printable(line), markup=False)
 
     def scanned(self, found: int, skipped: dict[str, int]) -> None:
         self._say(f"  Scanning files: {plural(found, 'file')} found "

@@ -9,6 +9,7 @@ import typer
 
 from rag.cli.root import app, echo_json, state
 from rag.errors import RagError
+from rag.terminal import printable
 
 
 @app.command()
@@ -41,9 +42,9 @@ def read(
     if as_json:
         echo_json(out)
         return
-    typer.echo(f"# {out.source_name}: {out.path}:{out.start_line}-{out.end_line} of {out.total_lines}"
-               + (" (truncated)" if out.truncated else ""), err=True)
-    typer.echo(out.content)
+    where = f"{out.source_name}: {out.path}:{out.start_line}-{out.end_line} of {out.total_lines}"
+    typer.echo(printable(f"# {where}" + (" (truncated)" if out.truncated else "")), err=True)
+    typer.echo(printable(out.content))
 
 
 def _line_range(lines: str | None) -> tuple[int | None, int | None]:

@@ -45,8 +45,9 @@ class FriendlyErrors(TyperGroup):
             if message is None or (cli_state is not None and cli_state.debug):
                 raise
             from rag.secrets import mask_connection
+            from rag.terminal import printable
 
-            typer.echo(f"error: {mask_connection(message)}", err=True)
+            typer.echo(printable(f"error: {mask_connection(message)}"), err=True)
             raise typer.Exit(1) from None
 
 

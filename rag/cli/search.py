@@ -110,6 +110,8 @@ def _print_hits(query: str, hits: list[SearchHit]) -> None:
     if not hits:
         typer.echo("no results")
         return
+    from rag.terminal import printable
+
     console = Console(highlight=False, soft_wrap=True)
     words = [w for w in re.split(r"\W+", query) if len(w) > 2]
     for number, hit in enumerate(hits, 1):
@@ -124,12 +126,12 @@ def _print_hits(query: str, hits: list[SearchHit]) -> None:
         if hit.rerank is not None:
             scores.append(f"rerank {hit.rerank:.3f}")
         header = Text(f"{number}. ", style="bold")
-        header.append(where, style="bold cyan")
+        header.append(printable(where), style="bold cyan")
         kind = ", ".join(k for k in (hit.source_name, hit.source_type, hit.language) if k)
-        header.append(f"  {label}  [{kind}]  {', '.join(scores)}")
+        header.append(printable(f"  {label}  [{kind}]  {', '.join(scores)}"))
         console.print(header)
         if hit.abs_path:
-            console.print(Text(f"   {hit.abs_path}", style="dim"))
-        snippet = Text("\n".join("   " + line for line in hit.content.strip().splitlines()[:6]))
+            console.print(Text(printable(f"   {hit.abs_path}"), style="dim"))
+        snippet = Text(printable("\n".join("   " + line for line in hit.content.strip().splitlines()[:6])))
         snippet.highlight_words(words, style="bold yellow", case_sensitive=False)
         console.print(snippet)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from rag.cli.root import app, echo_json, state
+from rag.terminal import printable
 
 
 @app.command("list")
@@ -34,7 +35,8 @@ def list_sources(
         last = s.last_indexed_at.strftime("%Y-%m-%d %H:%M:%S") if s.last_indexed_at else "never"
         where = s.path + (f" ({s.branch})" if s.branch else "")
         where += f" @{s.commit_sha[:12]}" if s.commit_sha else ""
-        typer.echo(f"{s.name:<24} {s.type:<5} {s.file_count:>7,} {s.chunk_count:>8,}  {last:<19}  {where}")
+        typer.echo(printable(f"{s.name:<24} {s.type:<5} {s.file_count:>7,} {s.chunk_count:>8,}  {last:<19}  "
+                             f"{where}"))
 
 
 @app.command()
