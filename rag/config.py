@@ -115,8 +115,12 @@ class SearchConfig(_Section):
     bm25: Bm25Config = Bm25Config()
 
 
+# What rag.upsert_source accepts, and what may name a folder under $RAG_HOME/repos.
+SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
 class SourceConfig(_Section):
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(min_length=1, pattern=SOURCE_NAME_PATTERN)
     type: Literal["local", "git"]
     path: str | None = None
     url: str | None = None
@@ -150,6 +154,12 @@ class SourceSpec:
     branch: str | None = None
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Checked before anything touches the disk: a git source is cloned to a folder of its name.
+        if not re.fullmatch(SOURCE_NAME_PATTERN, self.name):
+            raise ConfigError(f"source name {self.name!r}: use letters, digits, '.', '_' or '-', "
+                              "starting with a letter or digit")
 
 
 @dataclass(frozen=True)
