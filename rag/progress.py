@@ -78,6 +78,9 @@ class TerminalReporter:
     def embedding_started(self, total: int) -> None:
         if self.quiet:
             return
+        # More texts than chunks: a document's chunk is also embedded passage by passage.
+        self._say(f"  Embedding: {plural(total, 'text')} without a stored vector (chunks, and the passages "
+                  "of document chunks)")
         if self.console.is_terminal:
             self._progress = Progress(
                 TextColumn("  Embedding:"), _OnceStarted(BarColumn(), "loading the model..."),

@@ -20,8 +20,10 @@ class _Out(BaseModel):
 class Scores(_Out):
     bm25: float | None
     vector: float | None
-    rrf: float
+    rrf: float  # the fused score (reciprocal rank fusion, or search.fusion: scores)
     rerank: float | None
+    bm25_rank: int | None = None  # the rank in each arm, as the text output shows them
+    vector_rank: int | None = None
 
     @field_validator("bm25", "vector", "rerank")
     @classmethod
@@ -65,7 +67,6 @@ class SearchResult(_Out):
 class SearchOutput(_Out):
     query: str
     results: list[SearchResult]
-    total_candidates: int
     warnings: list[str]
 
 
@@ -289,7 +290,8 @@ class DryRunOutput(_Out):
     source: str
     root: str
     files: list[str]
-    skipped: dict[str, int]
+    skipped: dict[str, int]  # reason -> paths skipped, a folder (not walked) counting as one
+    skipped_folders: dict[str, int] = {}  # reason -> how many of those are folders
     skipped_paths: dict[str, list[str]] | None = None  # reason -> paths, with --verbose
     file_errors: list[FileError]
 

@@ -61,7 +61,6 @@ class SearchHit:
 @dataclass
 class SearchResponse:
     hits: list[SearchHit]
-    total_candidates: int
     warnings: list[str] = field(default_factory=list)
 
 
@@ -110,9 +109,9 @@ class Searcher:
         hits = [_hit(row) for row in rows]
         if not hits and not sqlapi.list_sources(self.conn, max_rows=1):
             # Said as `rag list` says it: the other warnings (no vectors) follow from this one.
-            return SearchResponse([], 0, [with_hint(NOTHING_INDEXED, Hint("index_folder"), self.interface)])
+            return SearchResponse([], [with_hint(NOTHING_INDEXED, Hint("index_folder"), self.interface)])
         self._add_absolute_paths(hits)
-        response = SearchResponse(hits, len(hits), warnings)
+        response = SearchResponse(hits, warnings)
         if use_reranker and hits:
             response.hits = self._rerank(query, hits, final_k, response.warnings)
         return response

@@ -297,7 +297,7 @@ class RagService:
     def search(self, request: SearchRequest) -> SearchOutput:
         response = self.search_response(request)
         return SearchOutput(query=request.query, results=[search_result(hit) for hit in response.hits],
-                            total_candidates=response.total_candidates, warnings=response.warnings)
+                            warnings=response.warnings)
 
     # -- read-back ----------------------------------------------------------
 
@@ -577,9 +577,12 @@ class RagService:
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
+        folders = {reason: n for reason, paths in scanned.skipped.items()
+                   if (n := sum(p.endswith("/") for p in paths))}  # (folders are not walked)
         return DryRunOutput(source=spec.name, root=str(root),
                             files=[f.path for f in scanned.files if f.path not in binary],
                             skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
+                            skipped_folders=dict(sorted(folders.items())),
                             skipped_paths=dict(sorted(scanned.skipped.items())) if verbose else None,
                             file_errors=[FileError(**problem) for problem in scanned.problems()]
                             + [FileError(path=path, error="binary file") for path in sorted(binary)])
@@ -689,7 +692,8 @@ def search_result(hit: Any) -> SearchResult:
         language=hit.language, absolute_path=hit.abs_path, fqns=hit.fqns, header_paths=hit.header_paths,
         start_line=hit.coordinates.get("startLine"), end_line=hit.coordinates.get("endLine"),
         coordinates=Coordinates.model_validate(hit.coordinates), snippet=hit.content[:SNIPPET_CHARS],
-        scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank),
+        scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank,
+                      bm25_rank=hit.bm25_rank, vector_rank=hit.vector_rank),
     )
 
 

@@ -71,7 +71,8 @@ def status(
         from rag.progress import plural
 
         typer.echo(
-            f"last run:     {run.source} {run.status} at {run.started_at.isoformat(timespec='seconds')} "
+            f"last run:     {run.source} {run.status} at "
+            f"{(run.finished_at or run.started_at).isoformat(timespec='seconds')} "
             f"(+{run.chunks_added:,} -{run.chunks_removed:,} chunks, {plural(run.errors, 'error')})"
         )
     for change in out.config_changes:

@@ -51,7 +51,9 @@ def find(
         typer.echo(printable(f"{row.path}:{row.start_line}-{row.end_line}  {row.fqn} ({row.kind})  "
                              f"{row.signature}"))
     shown = len(found.results)
-    typer.echo(f"# {found.total:,} definitions" + (f", {shown} shown" if shown < found.total else ""),
+    from rag.progress import plural
+
+    typer.echo(f"# {plural(found.total, 'definition')}" + (f", {shown} shown" if shown < found.total else ""),
                err=True)
 
 

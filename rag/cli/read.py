@@ -21,7 +21,8 @@ def read(
     lines: Annotated[str | None, typer.Option(
         "--lines", help="START-END, START- or START (with a path).")] = None,
     section: Annotated[str | None, typer.Option(
-        "--section", help='A markdown section, e.g. "# Guide > ## Install" (with a path).')] = None,
+        "--section", help='A markdown section, e.g. "# Guide > ## Install", or a unique end of its path: '
+                          '"Install" (with a path).')] = None,
     context: Annotated[int, typer.Option("--context", "-C", min=0, max=500,
                                          help="Extra lines before and after.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

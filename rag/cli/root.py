@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer import _click  # typer carries its own click
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from rag.errors import RagError, UnexpectedDatabaseError, explained
 
@@ -27,6 +27,15 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from rag.service import RagService
+
+
+def _flag_display_type(self: TyperOption, ctx: _click.Context) -> str | None:
+    return None if self.is_flag else _option_display_type(self, ctx)
+
+
+# typer 0.29's help labels every flag (--debug, --json) <bool>, as if it took a value.
+_option_display_type = TyperOption.display_type_rich
+TyperOption.display_type_rich = _flag_display_type  # type: ignore[method-assign]
 
 
 class FriendlyErrors(TyperGroup):
