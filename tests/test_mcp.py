@@ -373,7 +373,7 @@ def test_index_configured_source_and_default_name(rag_db: db.DatabaseTarget, tmp
         ({"source": "proj", "name": "x"}, "name goes with path"),
         ({"path": "/no/such/folder"}, "path '/no/such/folder' is not a directory"),
         ({"source": "ghost"}, "source 'ghost' not found; known: proj; to index a folder, pass path instead"),
-        ({"path": "EMPTY", "name": "bad name!"}, "must be letters, digits"),
+        ({"path": "EMPTY", "name": "bad name!"}, "source name 'bad name!': use letters, digits"),
     ],
 )
 def test_index_errors(harness: Harness, tmp_path: Path, args: dict[str, Any], message: str) -> None:
