@@ -8,7 +8,8 @@ Start-up does nothing heavy: this module imports the SDK, pydantic and the
 config loader only, so ``initialize`` and ``tools/list`` are answered about as
 fast as a bare ``MCPServer``. The database is connected and the models loaded
 on first use, or ahead of it by a background warm-up that starts once the first
-``tools/list`` has been answered (``RAG_MCP_PRELOAD=0`` turns it off).
+``tools/list`` has been answered (``RAG_MCP_PRELOAD=0`` turns it off); the watch of
+``mcp.watch`` and its catch-up sync start then too, not before the first answer.
 
 The tools' work is ``rag.service.RagService``'s, which the server's lifespan
 hands to every tool; here are their schemas, their descriptions for the agent,
@@ -88,12 +89,12 @@ class RagMCPServer(MCPServer[RagService]):
         self._watch = watch
         self.watcher: Watcher | None = None  # this server's, while a session lasts (``watch``)
         self.warm_up: threading.Timer | None = None
+        self._closing: threading.Event | None = None  # set when the session ends; None: not watching yet
 
     @asynccontextmanager
     async def _lifespan(self, _: MCPServer[RagService]) -> AsyncIterator[RagService]:
         closing = threading.Event()
-        if self._watch:
-            threading.Thread(target=self._keep_fresh, args=(closing,), name="rag-watch", daemon=True).start()
+        self._closing = closing if self._watch else None  # the watch starts with the first answer
         try:
             yield self.service
         finally:
@@ -125,8 +126,16 @@ class RagMCPServer(MCPServer[RagService]):
             log.warning("not watching the indexed sources: %s", first_line(exc))
         watcher.run()
 
+    def _start_watching(self) -> None:
+        """The watch and its catch-up sync, once the first request is answered: a sync of a
+        large source would otherwise compete with ``tools/list`` and the first search for the CPU."""
+        closing, self._closing = self._closing, None
+        if closing is not None and not closing.is_set():
+            threading.Thread(target=self._keep_fresh, args=(closing,), name="rag-watch", daemon=True).start()
+
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
+        self._start_watching()
         if self._preload:
             self._preload = False
             self.warm_up = threading.Timer(WARM_UP_DELAY, self.service.warm_up)
@@ -147,6 +156,8 @@ class RagMCPServer(MCPServer[RagService]):
             raise ToolError(
                 f"Error executing tool {name}: invalid arguments: {describe_validation_error(cause)}"
             ) from cause
+        finally:
+            self._start_watching()  # (a client that never lists the tools)
 
 
 @contextmanager

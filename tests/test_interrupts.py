@@ -1,6 +1,7 @@
 """Ctrl-C (#42.22): `rag index` and the MCP server stopped mid-run say so in one line, exit 130
 (the server: at once, quietly), and leave no CancelledError tracebacks; the data stays intact."""
 
+import json
 import os
 import signal
 import subprocess
@@ -38,6 +39,22 @@ def interrupt_when(proc: "subprocess.Popen[str]", marker: str, after: float) -> 
     return seen
 
 
+def list_tools(proc: "subprocess.Popen[str]") -> None:
+    """initialize, initialized and tools/list over the server's stdio, each reply awaited."""
+    assert proc.stdin is not None and proc.stdout is not None
+    for number, (method, params) in enumerate([
+            ("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                            "clientInfo": {"name": "test", "version": "0"}}),
+            ("notifications/initialized", None), ("tools/list", {})]):
+        message: dict[str, object] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message |= {"id": number, "params": params}
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        if params is not None:
+            assert json.loads(proc.stdout.readline())["id"] == number
+
+
 def test_ctrl_c_during_rag_index(tmp_path: Path, rag_db: db.DatabaseTarget) -> None:
     (tmp_path / "rag.config.yaml").write_text("embeddings: {provider: none}\n")
     root = make_tree(tmp_path / "big")
@@ -65,6 +82,7 @@ def test_ctrl_c_stops_the_mcp_server_mid_sync(tmp_path: Path, rag_db: db.Databas
     proc = subprocess.Popen([RAG, "mcp", "--config", str(cfg)], cwd=tmp_path, text=True, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "RAG_DATABASE_URL": rag_db.url})
+    list_tools(proc)  # the watch and its catch-up sync start once the server has answered
     deadline = time.monotonic() + 60
     while not rows(rag_db, "SELECT 1 FROM rag.chunks LIMIT 1"):  # the catch-up sync is storing files
         assert proc.poll() is None and time.monotonic() < deadline
