@@ -16,7 +16,7 @@ from rag.config import SearchConfig
 from rag.errors import ProviderError, RagError, first_line
 from rag.hints import NOTHING_INDEXED, Hint, Interface, with_hint
 from rag.providers import Embedder, vector_literal
-from rag.providers.rerankers import Reranker
+from rag.providers.rerank_base import Reranker
 
 log = logging.getLogger(__name__)
 

@@ -74,14 +74,18 @@ def test_ctrl_c_during_rag_index(tmp_path: Path, rag_db: db.DatabaseTarget) -> N
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.files")[0]["n"] == 3000
 
 
-def test_ctrl_c_stops_the_mcp_server_mid_sync(tmp_path: Path, rag_db: db.DatabaseTarget) -> None:
-    root = make_tree(tmp_path / "big")
-    cfg = tmp_path / "mcp.yaml"
+def watching_server(root: Path, name: str, rag_db: db.DatabaseTarget) -> "subprocess.Popen[str]":
+    """``rag mcp`` keeping the folder ``root`` (source ``name``) fresh, keyword-only."""
+    cfg = root.parent / "mcp.yaml"
     cfg.write_text("embeddings: {provider: none}\nmcp: {watch: true}\n"
-                   f"sources:\n  - {{name: big, type: local, path: {root}}}\n")
-    proc = subprocess.Popen([RAG, "mcp", "--config", str(cfg)], cwd=tmp_path, text=True, stdin=subprocess.PIPE,
+                   f"sources:\n  - {{name: {name}, type: local, path: {root}}}\n")
+    return subprocess.Popen([RAG, "mcp", "--config", str(cfg)], cwd=root.parent, text=True, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "RAG_DATABASE_URL": rag_db.url})
+
+
+def test_ctrl_c_stops_the_mcp_server_mid_sync(tmp_path: Path, rag_db: db.DatabaseTarget) -> None:
+    proc = watching_server(make_tree(tmp_path / "big"), "big", rag_db)
     list_tools(proc)  # the watch and its catch-up sync start once the server has answered
     deadline = time.monotonic() + 60
     while not rows(rag_db, "SELECT 1 FROM rag.chunks LIMIT 1"):  # the catch-up sync is storing files
