@@ -65,11 +65,11 @@ bench-graph: install
 	$(BIN)/python bench/bench_graph.py
 
 bench-mcp: install
-	$(BIN)/python bench/bench_mcp.py
+	$(BIN)/python bench/bench_mcp.py $(BENCH_ARGS)
 
 # A new `rag search` process with the default model, next to importing torch.
 bench-cold: install
-	$(BIN)/python bench/bench_cold.py
+	$(BIN)/python bench/bench_cold.py $(BENCH_ARGS)
 
 bench-watch: install
 	$(BIN)/python bench/bench_watch.py

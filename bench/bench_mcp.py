@@ -20,7 +20,10 @@ and p95 of the round trip as the client sees it. Goal: p95 ≤ 200 ms at 10k chu
 ``--compare-bin`` names the bin/ folder of another install (e.g. an older
 branch's .venv/bin): its first search and memory are measured too, in the same rounds.
 
-    .venv/bin/python bench/bench_mcp.py [--runs 10] [--chunks 10000] [--searches 100]
+``--load N`` keeps N busy processes running meanwhile (bench/machine.py), for start-up on a
+loaded machine.
+
+    .venv/bin/python bench/bench_mcp.py [--runs 10] [--chunks 10000] [--searches 100] [--load 2]
 """
 
 import argparse
@@ -36,6 +39,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from machine import background_load, load_line
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -357,15 +362,19 @@ def main() -> None:
     parser.add_argument("--skip-search", action="store_true")
     parser.add_argument("--compare-bin", type=Path, help="bin/ of another install to compare first searches with")
     parser.add_argument("--cold-runs", type=int, default=3)
+    parser.add_argument("--load", type=int, default=0, help="busy processes running meanwhile")
     args = parser.parse_args()
     HOME.mkdir(parents=True, exist_ok=True)
     config = HOME / "bench-mcp.yaml"
     config.write_text("embeddings: {provider: local}\n")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs", file=sys.stderr)
-    if not args.skip_startup:
-        bench_startup(args.runs, config)
-    if not args.skip_search:
-        bench_search(args.chunks, args.searches, config, args.compare_bin, args.cold_runs)
+    with background_load(args.load):
+        if not args.skip_startup:
+            bench_startup(args.runs, config)
+            print(f"  ({load_line(args.load)})")
+        if not args.skip_search:
+            bench_search(args.chunks, args.searches, config, args.compare_bin, args.cold_runs)
+            print(f"  ({load_line(args.load)})")
 
 
 if __name__ == "__main__":

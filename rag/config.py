@@ -115,8 +115,12 @@ class SearchConfig(_Section):
     bm25: Bm25Config = Bm25Config()
 
 
+# What rag.upsert_source accepts, and what may name a folder under $RAG_HOME/repos.
+SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
 class SourceConfig(_Section):
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(min_length=1, pattern=SOURCE_NAME_PATTERN)
     type: Literal["local", "git"]
     path: str | None = None
     url: str | None = None
@@ -150,6 +154,12 @@ class SourceSpec:
     branch: str | None = None
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Checked before anything touches the disk: a git source is cloned to a folder of its name.
+        if not re.fullmatch(SOURCE_NAME_PATTERN, self.name):
+            raise ConfigError(f"source name {self.name!r}: use letters, digits, '.', '_' or '-', "
+                              "starting with a letter or digit")
 
 
 @dataclass(frozen=True)
@@ -258,12 +268,14 @@ def parse_config_file(path: Path) -> RagConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc}") from None
     try:
-        raw = yaml.safe_load(text)
+        raw = _load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -275,6 +287,65 @@ def parse_config_file(path: Path) -> RagConfig:
         return RagConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{path}: {describe_validation_error(exc, unset)}") from None
+
+
+# A config is a few hundred values; aliases that expand past this are a YAML bomb ("billion laughs").
+MAX_YAML_VALUES = 10_000
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (YAML says keys are unique;
+    PyYAML would keep the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[str, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                if key_node.value in first:
+                    line = first[key_node.value].start_mark.line + 1
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key_node.value!r} (first at line {line})",
+                        key_node.start_mark)
+                first[key_node.value] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
+def _load_yaml(text: str) -> Any:
+    """``text`` as YAML, refusing duplicate keys, aliases that refer to themselves, and aliases
+    that expand to more than ``MAX_YAML_VALUES`` values, before anything is constructed."""
+    loader = _ConfigLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, set(), {})
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _expanded_size(node: yaml.Node, open_nodes: set[int], sizes: dict[int, int]) -> int:
+    """How many values ``node`` stands for once its aliases are expanded (each shared node counted
+    at every use, computed once)."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    if id(node) in open_nodes:
+        raise yaml.composer.ComposerError(None, None, "an alias refers to a node that holds it",
+                                          node.start_mark)
+    open_nodes.add(id(node))
+    if isinstance(node, yaml.SequenceNode):
+        children: list[yaml.Node] = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    else:
+        children = []
+    size = 1 + sum(_expanded_size(child, open_nodes, sizes) for child in children)
+    open_nodes.discard(id(node))
+    if size > MAX_YAML_VALUES:
+        raise yaml.composer.ComposerError(None, None, f"aliases expand to more than {MAX_YAML_VALUES:,} "
+                                          "values; a config needs far fewer", node.start_mark)
+    sizes[id(node)] = size
+    return size
 
 
 def _check_api_keys_are_env_refs(node: Any, path: Path, where: tuple[str, ...]) -> None:

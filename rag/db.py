@@ -22,7 +22,7 @@ from psycopg.rows import dict_row
 from rag import embedded, sqlapi
 from rag.config import DatabaseConfig
 from rag.errors import DatabaseError, SchemaMissingError, UnexpectedDatabaseError, first_line
-from rag.secrets import mask_connection
+from rag.secrets import mask_connection, mask_parse_error, mask_unparsed
 from rag.sqlapi import Conn as Conn  # the connections of the package: rows come back as dicts
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +41,10 @@ class DatabaseTarget:
 
     @property
     def masked_url(self) -> str:
+        try:
+            conninfo_to_dict(self.url)
+        except psycopg.ProgrammingError:  # misspelt: its credentials cannot be told apart
+            return mask_unparsed(self.url)
         return mask_connection(self.url)
 
 
@@ -80,7 +84,8 @@ def connect(target: DatabaseTarget, *, autocommit: bool = True) -> Conn:
         ) from None
     except psycopg.ProgrammingError as exc:
         raise DatabaseError(
-            f"invalid database URL (from {target.origin}): {mask_connection(str(exc).strip())}; "
+            f"invalid database URL {target.masked_url} (from {target.origin}): "
+            f"{mask_parse_error(str(exc).strip(), target.url)}; "
             "write postgresql://user:password@host:5432/dbname or host=... dbname=... pairs"
         ) from None
 
@@ -248,7 +253,8 @@ def rag_error(exc: psycopg.Error) -> DatabaseError:
     """The one translation of a psycopg error into the package's exceptions.
 
     A refusal RAISEd by a ``rag.*`` function keeps its message, less the function's
-    name in front ("search: unknown source ..."); a missing schema says to run
+    name in front ("search: unknown source ..."), and its HINT as a ``rag.hints.Hint``
+    (rendered by the front end for its interface); a missing schema says to run
     ``rag init``; anything else is unexpected and says so.
     """
     reason = exc.diag.message_primary or first_line(exc)
@@ -260,6 +266,9 @@ def rag_error(exc: psycopg.Error) -> DatabaseError:
         return DatabaseError(f"database: the disk holding the database is full ({reason}); "
                              "free some space there and run the command again")
     if exc.diag.source_function == "exec_stmt_raise":
+        from rag.hints import from_sql
+
         head, sep, rest = reason.partition(": ")
-        return DatabaseError(rest if sep and head.isidentifier() and head.islower() else reason)
+        return DatabaseError(rest if sep and head.isidentifier() and head.islower() else reason,
+                             from_sql(exc.diag.message_hint))
     return UnexpectedDatabaseError(f"database: {reason}")

@@ -13,9 +13,21 @@ RagError                 anything the user can fix, shown without a traceback
 └── GraphError           a symbol names no definition or several, or a graph call's argument is bad
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rag.hints import Hint, Interface
+
 
 class RagError(Exception):
-    """An error with a message that tells the user what is wrong and what to do."""
+    """An error with a message that tells the user what is wrong and what to do; ``hint``
+    (a ``rag.hints.Hint``) is the next step, rendered by the front end that shows the error."""
+
+    def __init__(self, message: str = "", hint: Hint | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class ConfigError(RagError):
@@ -62,3 +74,10 @@ def first_line(exc: BaseException) -> str:
     """An exception's message cut to its first line (its class name when it has none)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def explained(exc: RagError, interface: Interface) -> str:
+    """The error's message with its hint as ``interface`` says it."""
+    from rag.hints import with_hint
+
+    return with_hint(str(exc), exc.hint, interface)

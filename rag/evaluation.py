@@ -93,13 +93,28 @@ class Metrics:
                 f"recall@{TOKEN_BUDGET}tokens": self.within_budget}
 
 
+@dataclass(frozen=True)
+class QueryResult:
+    """One case in one mode: the rank of its first relevant hit (None: not in the top DEPTH)."""
+
+    id: str
+    query: str
+    rank: int | None
+    ndcg: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "query": self.query, "rank": self.rank, f"ndcg@{DEPTH}": self.ndcg}
+
+
 @dataclass
 class Evaluation:
     metrics: dict[str, Metrics] = field(default_factory=dict)  # by mode, in the order run
     notes: list[str] = field(default_factory=list)
+    queries: dict[str, list[QueryResult]] = field(default_factory=dict)  # by mode: each case's result
 
     def as_dict(self) -> dict[str, Any]:
-        return {"metrics": {mode: m.as_dict() for mode, m in self.metrics.items()}, "notes": self.notes}
+        return {"metrics": {mode: m.as_dict() for mode, m in self.metrics.items()}, "notes": self.notes,
+                "queries": {mode: [q.as_dict() for q in rows] for mode, rows in self.queries.items()}}
 
 
 # --- the file -------------------------------------------------------------------
@@ -267,6 +282,8 @@ def evaluate(
             if progress is not None:
                 progress(mode)
         result.metrics[mode] = score(rankings)
+        result.queries[mode] = [QueryResult(case.id, case.query, _first_gain(found), _ndcg(found, answers))
+                                for case, (found, answers, _) in zip(cases, rankings, strict=True)]
     return result
 
 

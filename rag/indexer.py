@@ -30,6 +30,7 @@ from rag.config import ChunkSettings, SourceSpec
 from rag.errors import IndexingError, RagError, SourceBusyError
 from rag.providers import Embedder, vector_literal
 from rag.secrets import mask_connection
+from rag.sources.ignore import holds_secret
 from rag.sources.reading import read_regular_file
 from rag.sources.scan import ScannedFile, ScanResult, scan_paths, scan_source
 
@@ -233,7 +234,8 @@ def _run(
 
     bulk = len(todo) >= BULK_MIN_FILES and sqlapi.begin_bulk_load(conn)
     try:
-        touched = _store_changed(conn, source_id, todo, settings, force, summary, report)
+        touched, withheld = _store_changed(conn, source_id, todo, settings, force, summary, report)
+        deleted += withheld  # stored before it held a secret
     except BaseException:
         if bulk and not conn.closed:
             sqlapi.end_bulk_load(conn)
@@ -278,9 +280,11 @@ def _store_changed(
     force: bool,
     summary: RunSummary,
     report: Reporter,
-) -> list[dict[str, Any]]:
-    """Read, chunk and store the new and changed files; returns those whose content did not change."""
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Read, chunk and store the new and changed files; returns those whose content did not change,
+    and the paths of stored files that now hold a secret (skipped as ``secret``)."""
     touched: list[dict[str, Any]] = []
+    withheld: list[str] = []
     batch: list[Batched] = []
     batch_bytes = chunk_count = files_chunked = 0
     deadline = PhaseDeadline("storing files", settings.phase_timeout)
@@ -291,6 +295,12 @@ def _store_changed(
             if read is None:
                 continue
             data, sha = read
+            if holds_secret(data):
+                summary.files_found -= 1
+                summary.skipped["secret"] = summary.skipped.get("secret", 0) + 1
+                if action == "changed":
+                    withheld.append(scanned_file.path)
+                continue
             if action == "changed" and sha == old_sha and not force:
                 touched.append({"path": scanned_file.path, "size": scanned_file.size,
                                 "mtimeNs": scanned_file.mtime_ns})
@@ -325,7 +335,7 @@ def _store_changed(
             writer.submit(source_id, batch)
         report.chunked(chunk_count, files_chunked)
         summary.chunks_added, summary.chunks_removed = writer.totals()
-    return touched
+    return touched, withheld
 
 
 def _file_json(scanned_file: ScannedFile, sha: str, fc: "FileChunks", summary: RunSummary) -> bytes:
@@ -414,7 +424,8 @@ class _Writers:
         return sum(a for a, _ in stored), sum(r for _, r in stored)
 
     def _done(self, future: Future[tuple[int, int]]) -> None:
-        if future.exception() is not None and self._failure is None:
+        # (a batch cancelled by an interrupted run is no failure: the interrupt is reported)
+        if not future.cancelled() and future.exception() is not None and self._failure is None:
             self._failure = future.exception()
         self._slots.release()
 

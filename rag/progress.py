@@ -21,6 +21,7 @@ from rich.progress import (
 from rich.text import Text
 
 from rag.schemas import IndexOutput
+from rag.terminal import printable
 
 
 def plural(count: int, noun: str) -> str:
@@ -61,7 +62,7 @@ class TerminalReporter:
 
     def _say(self, line: str) -> None:
         if not self.quiet:
-            self.console.print(line, markup=False)
+            self.console.print(printable(line), markup=False)
 
     def scanned(self, found: int, skipped: dict[str, int]) -> None:
         self._say(f"  Scanning files: {plural(found, 'file')} found "
@@ -77,6 +78,9 @@ class TerminalReporter:
     def embedding_started(self, total: int) -> None:
         if self.quiet:
             return
+        # More texts than chunks: a document's chunk is also embedded passage by passage.
+        self._say(f"  Embedding: {plural(total, 'text')} without a stored vector (chunks, and the passages "
+                  "of document chunks)")
         if self.console.is_terminal:
             self._progress = Progress(
                 TextColumn("  Embedding:"), _OnceStarted(BarColumn(), "loading the model..."),
@@ -122,4 +126,6 @@ class TerminalReporter:
             self._say(f"  Error: {error.path}: {error.error}")
         for warning in summary.file_warnings:
             self._say(f"  Warning: {warning.path}: {warning.warning}")
+        for message in summary.warnings:
+            self._say(f"  Warning: {message}")
         self._say(f"  Time: {summary.seconds:.1f}s")

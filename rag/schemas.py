@@ -2,10 +2,11 @@
 MCP tools return as structured output, one model per answer, camelCase on the wire.
 """
 
+import math
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
 SourceType = Literal["code", "markdown", "text", "pdf"]
@@ -19,8 +20,22 @@ class _Out(BaseModel):
 class Scores(_Out):
     bm25: float | None
     vector: float | None
-    rrf: float
+    rrf: float  # the fused score (reciprocal rank fusion, or search.fusion: scores)
     rerank: float | None
+    bm25_rank: int | None = None  # the rank in each arm, as the text output shows them
+    vector_rank: int | None = None
+
+    @field_validator("bm25", "vector", "rerank")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        """A score that is not a number (a zero vector stored before they were refused) is no
+        score: JSON has no NaN, and a client's parser would refuse the whole answer."""
+        return value if value is None or math.isfinite(value) else None
+
+    @field_validator("rrf")
+    @classmethod
+    def _finite_fused(cls, value: float) -> float:
+        return value if math.isfinite(value) else 0.0
 
 
 class Coordinates(_Out):
@@ -52,7 +67,6 @@ class SearchResult(_Out):
 class SearchOutput(_Out):
     query: str
     results: list[SearchResult]
-    total_candidates: int
     warnings: list[str]
 
 
@@ -189,6 +203,15 @@ class GraphCounts(_Out):
     modules: int
 
 
+class ConfigChange(_Out):
+    """A configured source whose definition differs from the one its index was made with: a
+    background sync keeps the stored one; ``apply`` says how to index with the config's."""
+
+    source: str
+    changes: list[str]  # e.g. "exclude: [] in the index, ['tests/**'] in the config"
+    apply: str
+
+
 class StatusOutput(_Out):
     version: str
     database: DatabaseInfo
@@ -199,6 +222,7 @@ class StatusOutput(_Out):
     watch: "WatchStatus | None" = None  # the sources this process keeps fresh (MCP server)
     git_sources: list[GitCommit] = []  # the commit each git source's last run read
     graph: list[GraphCounts] = []
+    config_changes: list[ConfigChange] = []  # configured sources the index holds otherwise
 
 
 class FileError(_Out):
@@ -231,6 +255,7 @@ class IndexOutput(_Out):
     errors: int
     file_errors: list[FileError]
     file_warnings: list[FileWarning]
+    warnings: list[str] = []  # about the source as a whole (its folder indexed under another name)
 
 
 class RemoveOutput(_Out):
@@ -265,7 +290,8 @@ class DryRunOutput(_Out):
     source: str
     root: str
     files: list[str]
-    skipped: dict[str, int]
+    skipped: dict[str, int]  # reason -> paths skipped, a folder (not walked) counting as one
+    skipped_folders: dict[str, int] = {}  # reason -> how many of those are folders
     skipped_paths: dict[str, list[str]] | None = None  # reason -> paths, with --verbose
     file_errors: list[FileError]
 

@@ -14,8 +14,9 @@ from typing import Any
 from rag import db, sqlapi
 from rag.config import SearchConfig
 from rag.errors import ProviderError, RagError, first_line
+from rag.hints import NOTHING_INDEXED, Hint, Interface, with_hint
 from rag.providers import Embedder, vector_literal
-from rag.providers.rerankers import Reranker
+from rag.providers.rerank_base import Reranker
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,6 @@ class SearchHit:
 @dataclass
 class SearchResponse:
     hits: list[SearchHit]
-    total_candidates: int
     warnings: list[str] = field(default_factory=list)
 
 
@@ -71,8 +71,9 @@ class Searcher:
     """Holds the embedder and reranker so a batch of queries loads each model once."""
 
     def __init__(self, conn: db.Conn, settings: SearchConfig,
-                 embedder: Embedder, reranker: Reranker) -> None:
+                 embedder: Embedder, reranker: Reranker, interface: Interface = "cli") -> None:
         self.conn = conn
+        self.interface = interface  # whose words the warnings' hints are in
         self.settings = settings
         self.embedder = embedder
         self.reranker = reranker
@@ -106,8 +107,11 @@ class Searcher:
             per_file=request.per_file or self.settings.per_file, include_tests=request.include_tests,
         )
         hits = [_hit(row) for row in rows]
+        if not hits and not sqlapi.list_sources(self.conn, max_rows=1):
+            # Said as `rag list` says it: the other warnings (no vectors) follow from this one.
+            return SearchResponse([], [with_hint(NOTHING_INDEXED, Hint("index_folder"), self.interface)])
         self._add_absolute_paths(hits)
-        response = SearchResponse(hits, len(hits), warnings)
+        response = SearchResponse(hits, warnings)
         if use_reranker and hits:
             response.hits = self._rerank(query, hits, final_k, response.warnings)
         return response
@@ -130,7 +134,7 @@ class Searcher:
         model = self.embedder.model_id
         if not sqlapi.has_model(self.conn, model):
             warnings.append(f"no vectors of the embedding model {model} are stored, so this answer is "
-                            "keyword-only; index again (rag index --all) to embed with it")
+                            f"keyword-only; {Hint('index_all').render(self.interface)}")
             return None
         if sources and not sqlapi.sources_have_vectors(self.conn, model, sources):
             warnings.append(f"the sources searched ({', '.join(sources)}) have no vectors of the embedding "

@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rag import __version__, sqlapi
 from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
 from rag.errors import DatabaseError, ProviderError, RagError, UnexpectedDatabaseError, first_line
+from rag.hints import Hint, Interface
 from rag.schemas import (
     ActiveRun,
+    ConfigChange,
     ConfigInfo,
     ConfigOutput,
     Coordinates,
@@ -87,8 +89,10 @@ class RagService:
         loaded: LoadedConfig | None = None,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
+        interface: Interface = "cli",
     ) -> None:
         self.config_path = config_path
+        self.interface = interface  # whose words the hints in answers are in (rag.hints)
         self._loaded = loaded
         self._target: DatabaseTarget | None = None
         self._conn: Conn | None = None
@@ -295,12 +299,13 @@ class RagService:
             request = dataclasses.replace(request, languages=known_languages(request.languages))
         settings = self.config.search
         embedder, reranker = self.embedder(), self.reranker()
-        return self.with_db(lambda conn: Searcher(conn, settings, embedder, reranker).search(request))
+        return self.with_db(
+            lambda conn: Searcher(conn, settings, embedder, reranker, self.interface).search(request))
 
     def search(self, request: SearchRequest) -> SearchOutput:
         response = self.search_response(request)
         return SearchOutput(query=request.query, results=[search_result(hit) for hit in response.hits],
-                            total_candidates=response.total_candidates, warnings=response.warnings)
+                            warnings=response.warnings)
 
     # -- read-back ----------------------------------------------------------
 
@@ -400,6 +405,7 @@ class RagService:
         graph: list[GraphCounts] = []
         indexing = IndexingInfo(active=False, active_runs=[], last_indexed_at=None, last_run=None)
         git_sources: list[GitCommit] = []
+        config_changes: list[ConfigChange] = []
 
         def work(conn: Conn) -> None:
             database.connected = True
@@ -427,9 +433,10 @@ class RagService:
                 WatchedBy(source=r["source_name"], pid=r["pid"], since=r["watching_since"],
                           last_sync_at=r["last_indexed_at"])
                 for r in sqlapi.watched_sources(conn)]
-            git_rows = sqlapi.list_sources(conn, source_type="git")
+            indexed = sqlapi.list_sources(conn)
             git_sources.extend(GitCommit(name=r["name"], branch=r["branch"], commit_sha=r["commit_sha"])
-                               for r in git_rows)
+                               for r in indexed if r["type"] == "git")
+            config_changes.extend(self._config_changes([catalog_source(r) for r in indexed]))
             graph.extend(GraphCounts.model_validate(r)
                          for r in sqlapi.graph_status(conn))
 
@@ -452,7 +459,21 @@ class RagService:
             watch=self.watch_status() if self.watch_status is not None else None,
             git_sources=git_sources,
             graph=graph,
+            config_changes=config_changes,
         )
+
+    def _config_changes(self, indexed: list[SourceSpec]) -> list[ConfigChange]:
+        """The configured sources whose index was made with another definition."""
+        stored = {s.name: s for s in indexed}
+        found = []
+        for source in self.config.sources:
+            spec = source.spec()
+            if spec.name in stored:
+                changes = definition_changes(stored[spec.name], spec)
+                if changes:
+                    found.append(ConfigChange(source=spec.name, changes=changes,
+                                              apply=Hint("index", spec.name).render(self.interface)))
+        return found
 
     # -- indexing -----------------------------------------------------------
 
@@ -467,6 +488,10 @@ class RagService:
         spec = self.configured_source(name)
         if spec is not None:
             return spec
+        return self.indexed_source(name)
+
+    def indexed_source(self, name: str) -> SourceSpec | None:
+        """A source as its last run took it, None when it was never indexed."""
         return next((s for s in self.indexed_sources(name) if s.name == name), None)
 
     def indexed_sources(self, name_prefix: str | None = None) -> list[SourceSpec]:
@@ -518,11 +543,13 @@ class RagService:
 
     def sources_to_watch(self, names: Collection[str] = ()) -> list[SourceSpec]:
         """The sources to keep fresh: those named, else every local one in the config or the
-        database whose folder is on this machine, and the git ones unless their polling is off."""
+        database whose folder is on this machine, and the git ones unless their polling is off;
+        each as its index was made (a changed config is applied by ``rag index NAME``, which
+        ``status`` names, never by a sync nobody asked for)."""
         if names:
             specs = []
             for name in names:
-                spec = self.known_source(name)
+                spec = self.indexed_source(name) or self.configured_source(name)
                 if spec is None:
                     known = ", ".join(self.known_source_names()) or "none"
                     raise RagError(f"source {name!r} not found (known: {known}); "
@@ -532,7 +559,7 @@ class RagService:
         polled = self.config.indexing.git.poll_interval > 0
         found = {s.name: s.spec() for s in self.config.sources}
         for spec in self.indexed_sources():
-            found.setdefault(spec.name, spec)
+            found[spec.name] = spec  # as indexed: a sync never applies a changed definition
         return [spec for _, spec in sorted(found.items())
                 if (spec.type == "git" and polled) or (spec.type == "local" and Path(spec.location).is_dir())]
 
@@ -558,9 +585,12 @@ class RagService:
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
+        folders = {reason: n for reason, paths in scanned.skipped.items()
+                   if (n := sum(p.endswith("/") for p in paths))}  # (folders are not walked)
         return DryRunOutput(source=spec.name, root=str(root),
                             files=[f.path for f in scanned.files if f.path not in binary],
                             skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
+                            skipped_folders=dict(sorted(folders.items())),
                             skipped_paths=dict(sorted(scanned.skipped.items())) if verbose else None,
                             file_errors=[FileError(**problem) for problem in scanned.problems()]
                             + [FileError(path=path, error="binary file") for path in sorted(binary)])
@@ -574,6 +604,7 @@ class RagService:
         from rag import indexer
 
         root, commit = self._checkout(spec, sync=fetch)
+        warnings = self._same_folder_warnings(spec)
         embedder = self.embedder()
         # Its own connection: the run holds the source's advisory lock until it ends.
         try:
@@ -596,8 +627,34 @@ class RagService:
             chunks_total=summary.chunks_total, embedded=summary.embedded, reused=summary.reused,
             errors=len(summary.errors), file_errors=[FileError(path=e["path"], error=e["error"])
                                                      for e in summary.errors],
-            file_warnings=[FileWarning(**w) for w in summary.warnings],
+            file_warnings=[FileWarning(**w) for w in summary.warnings], warnings=warnings,
         )
+
+    def _same_folder_warnings(self, spec: SourceSpec) -> list[str]:
+        """Other sources over the folder ``spec`` indexes: each doubles the index of its files
+        (searches show them once)."""
+        from rag.hints import with_hint
+
+        if spec.type != "local":
+            return []
+        return [with_hint(f"the folder {spec.location} is also indexed as source {other.name!r}; "
+                          "searches show its files once", Hint("remove", spec.name), self.interface)
+                for other in self.indexed_sources()
+                if other.type == "local" and other.name != spec.name and other.location == spec.location]
+
+
+def definition_changes(stored: SourceSpec, configured: SourceSpec) -> list[str]:
+    """How ``configured`` differs from the definition ``stored`` in the catalog (a branch the
+    config leaves out is whichever the clone has, not a change)."""
+    changes = []
+    for field in ("type", "location", "branch", "include", "exclude"):
+        was, now = getattr(stored, field), getattr(configured, field)
+        if field == "branch" and now is None:
+            continue
+        if was != now:
+            show = (lambda v: repr(list(v))) if field in ("include", "exclude") else repr
+            changes.append(f"{field}: {show(was)} in the index, {show(now)} in the config")
+    return changes
 
 
 def catalog_source(row: dict[str, Any]) -> SourceSpec:
@@ -649,7 +706,8 @@ def search_result(hit: Any) -> SearchResult:
         language=hit.language, absolute_path=hit.abs_path, fqns=hit.fqns, header_paths=hit.header_paths,
         start_line=hit.coordinates.get("startLine"), end_line=hit.coordinates.get("endLine"),
         coordinates=Coordinates.model_validate(hit.coordinates), snippet=hit.content[:SNIPPET_CHARS],
-        scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank),
+        scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank,
+                      bm25_rank=hit.bm25_rank, vector_rank=hit.vector_rank),
     )
 
 

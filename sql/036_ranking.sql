@@ -296,14 +296,14 @@ BEGIN ATOMIC
         GROUP BY p.id
     ),
     classed AS MATERIALIZED (  -- (each chunk's class computed once, not at every use)
-        SELECT p.id, c.file_id, p.score, p.strength,
+        SELECT p.id, c.file_id, f.path, c.content_hash, p.score, p.strength,
                CASE WHEN rag._reexports_only(f.path, c.content) THEN 'reexport' ELSE rag.path_class(f.path) END AS class
         FROM pooled p
         JOIN rag.chunks c ON c.id = p.id
         JOIN rag.files f ON f.id = c.file_id
     ),
     weighed AS (
-        SELECT cl.id, cl.file_id,
+        SELECT cl.id, cl.file_id, cl.path, cl.content_hash,
                (cl.score + cl.strength * (SELECT coalesce(max(k.score), 1) FROM candidates k))
                * CASE WHEN cl.class IS NULL THEN 1
                       WHEN cl.class IN ('test', 'fixture') AND (SELECT t.yes FROM full_tests t) THEN 1
@@ -315,10 +315,12 @@ BEGIN ATOMIC
         SELECT w.id, w.score
                * power((priors->>'decay')::double precision,
                        greatest(0, row_number() OVER (PARTITION BY w.file_id ORDER BY w.score DESC, w.id) - per_file))
-                   AS score
+                   AS score,
+               -- one folder indexed under two names: its text at its path is one answer
+               row_number() OVER (PARTITION BY w.path, w.content_hash ORDER BY w.score DESC, w.id) AS copy
         FROM weighed w
     )
-    SELECT s.id, s.score FROM spread s ORDER BY s.score DESC, s.id LIMIT top_k;
+    SELECT s.id, s.score FROM spread s WHERE s.copy = 1 ORDER BY s.score DESC, s.id LIMIT top_k;
 END;
 COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], text, jsonb, boolean, integer, bigint[], text[], text[], text, integer) IS
-    'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), and a decay per chunk of a file beyond per_file; the top_k with their final scores.';
+    'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), and a decay per chunk of a file beyond per_file; the same text at the same path (one folder in two sources) once; the top_k with their final scores.';

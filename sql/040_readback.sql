@@ -163,6 +163,7 @@ CREATE OR REPLACE FUNCTION rag.read_file_range(
     first_line  integer DEFAULT NULL,   -- NULL: from the first line
     last_line   integer DEFAULT NULL,   -- NULL: to the last line
     header_path text DEFAULT NULL,      -- instead of lines: a markdown section with its subsections
+                                        -- (its whole path, or a unique end of it: 'Install')
     context     integer DEFAULT 0
 )
 RETURNS SETOF rag.excerpt  -- (migration 0013)
@@ -173,6 +174,8 @@ AS $$
 DECLARE
     wanted_source CONSTANT text := source;
     wanted_header CONSTANT text := header_path;
+    section  text := header_path;  -- the whole header path wanted_header names
+    suffixed text[];
     rel      text;
     file     record;
     matches  integer;
@@ -221,12 +224,13 @@ BEGIN
         RAISE EXCEPTION 'read_file_range: path % is not in the index of %', quote_literal(rel),
             CASE WHEN wanted_source IS NULL THEN 'any source' ELSE 'source ' || quote_literal(wanted_source) END
             || CASE WHEN lookalikes IS NOT NULL THEN '; did you mean: ' || lookalikes
-                    ELSE '; only indexed files can be read (list_sources shows the sources, search finds paths)' END
-            USING ERRCODE = 'no_data_found';
+                    ELSE '; only indexed files can be read' END
+            USING ERRCODE = 'no_data_found',
+                  HINT = CASE WHEN lookalikes IS NULL THEN 'rag.list_sources() shows the sources' ELSE '' END;
     END IF;
     IF matches > 1 THEN
-        RAISE EXCEPTION 'read_file_range: path % is in several sources (%); pass source', quote_literal(rel), names
-            USING ERRCODE = 'invalid_parameter_value';
+        RAISE EXCEPTION 'read_file_range: path % is in several sources (%)', quote_literal(rel), names
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'pass source';
     END IF;
 
     SELECT f.id, f.path, f.source_type, f.language, f.content, f.error, s.name AS source_name INTO file
@@ -247,10 +251,24 @@ BEGIN
                 UNION ALL
                 SELECT p.part FROM rag.chunks c, jsonb_array_elements(c.metadata -> 'sections') AS p(part)
                  WHERE c.file_id = file.id AND c.metadata ? 'sections') e;
+        IF NOT EXISTS (SELECT 1 FROM jsonb_array_elements(sections) AS x WHERE x ->> 'headerPath' = wanted_header) THEN
+            -- The end of a header path, its "#" marks optional ('Install', 'Setup > ## Install').
+            SELECT array_agg(DISTINCT x ->> 'headerPath' ORDER BY x ->> 'headerPath') INTO suffixed
+              FROM jsonb_array_elements(sections) AS x,
+                   LATERAL (SELECT regexp_replace(x ->> 'headerPath', '(^|> )#+ ', '\1', 'g') AS have,
+                                   regexp_replace(btrim(wanted_header), '(^|> )#+ ', '\1', 'g') AS want) n
+             WHERE n.have = n.want OR right(n.have, length(n.want) + 3) = ' > ' || n.want;
+            IF cardinality(suffixed) > 1 THEN
+                RAISE EXCEPTION 'read_file_range: section % is in several places of %: %; give more of its path',
+                    quote_literal(wanted_header), quote_literal(rel), array_to_string(suffixed[1:10], '; ')
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            section := coalesce(suffixed[1], wanted_header);
+        END IF;
         SELECT min((x ->> 'startLine')::integer) AS first_, max((x ->> 'endLine')::integer) AS last_
           INTO span
           FROM jsonb_array_elements(sections) AS x
-         WHERE x ->> 'headerPath' = wanted_header OR starts_with(x ->> 'headerPath', wanted_header || ' > ');
+         WHERE x ->> 'headerPath' = section OR starts_with(x ->> 'headerPath', section || ' > ');
         IF span.first_ IS NULL THEN
             RAISE EXCEPTION 'read_file_range: no section % in %; its sections: %', quote_literal(wanted_header),
                 quote_literal(rel),
@@ -273,7 +291,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.read_file_range(text, text, integer, integer, text, integer) IS
-    'Lines of an indexed file (a range, or a markdown section by header_path) with context lines; '
+    'Lines of an indexed file (a range, or a markdown section by header_path, whole or a unique end of it) with context lines; '
     'source may be NULL when one source holds the path. Paths outside the index are refused.';
 
 -- ---------------------------------------------------------------------------

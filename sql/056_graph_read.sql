@@ -244,8 +244,8 @@ BEGIN
       INTO found, listed, total
     FROM (SELECT * FROM rag.find_symbols(symbol, sources, NULL, 10) ORDER BY 1) m;
     IF found IS NULL THEN
-        RAISE EXCEPTION 'symbol %: no such definition; try rag.find_symbols(%)',
-            quote_literal(symbol), quote_literal(symbol) USING ERRCODE = 'no_data_found';
+        RAISE EXCEPTION 'symbol %: no such definition', quote_literal(symbol)
+            USING ERRCODE = 'no_data_found', HINT = format('try: rag.find_symbols(%L)', symbol);
     END IF;
     -- An exact fqn defined once wins over definitions merely named so.
     IF cardinality(found) > 1 THEN

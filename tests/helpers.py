@@ -1,5 +1,8 @@
 """Small helpers shared by test modules."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,3 +26,17 @@ def keyword_project(tmp_path: Path) -> tuple[Path, Path]:
     root.mkdir()
     (root / "m.py").write_text("def combine_latest(a, b):\n    return a + b\n")
     return config, root
+
+
+RAG = str(Path(sys.executable).parent / "rag")
+
+
+def rag_process(*args: str, database: db.DatabaseTarget | None = None, cwd: Path | None = None,
+                timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
+    """``rag ARGS`` as a user runs it: a process of its own (its stdout and stderr as a terminal
+    gets them), on ``database`` when given, with ``env`` added to the test's environment."""
+    environment = dict(os.environ, **env)
+    if database is not None:
+        environment["RAG_DATABASE_URL"] = database.url
+    return subprocess.run([RAG, *args], capture_output=True, text=True, timeout=timeout, check=False,
+                          env=environment, cwd=cwd)

@@ -114,7 +114,7 @@ def test_dry_run_verbose_names_skipped_paths_and_binary_content(keyword_only: Pa
     code, out, err = rag("index", "--path", str(folder), "--dry-run", "--verbose")
     assert code == 0, err
     assert out.splitlines() == ["README.md", "pkg/core.py"]
-    assert "#   skipped (builtin): 1\n#     node_modules/\n" in err
+    assert "#   skipped (builtin): 1 folder (not walked: its files are not counted)\n#     node_modules/\n" in err
     assert "#   error: blob.py: binary file" in err
     code, out, _ = rag("index", "--path", str(folder), "--dry-run", "--json", "--verbose")
     dry = json.loads(out)
@@ -129,7 +129,7 @@ def test_dry_run_lists_files_and_skip_reasons_without_writing(keyword_only: Path
     code, out, err = rag("index", "--path", str(folder), "--dry-run")
     assert code == 0
     assert out.splitlines() == ["README.md", "pkg/core.py"]
-    assert "2 files would be indexed" in err and "skipped (builtin): 1" in err
+    assert "2 files would be indexed" in err and "skipped (builtin): 1 folder (not walked" in err
     assert rag("list")[1].startswith("no sources indexed yet")
 
 

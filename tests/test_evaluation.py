@@ -253,7 +253,7 @@ def test_format_table_puts_modes_side_by_side() -> None:
     assert result.as_dict() == {"metrics": {"bm25": {"queries": 300, "recall@1": 0.25, "recall@5": 0.5,
                                                      "recall@10": 0.625, "mrr@10": 0.3456, "ndcg@10": 0.41,
                                                      "recall@1000tokens": 0.5}},
-                                "notes": ["a note"]}
+                                "notes": ["a note"], "queries": {}}
 
 
 # --- end to end on a real database ---------------------------------------------

@@ -64,7 +64,7 @@ def test_tools_are_listed_with_schemas(make_harness: Callable[..., Harness]) -> 
     assert set(tools["search"].input_schema["properties"]) == {
         "query", "topK", "source", "sourceType", "language", "pathPrefix", "perFile", "includeTests"}
     output_schema = tools["search"].output_schema
-    assert output_schema and {"results", "totalCandidates"} <= set(output_schema["properties"])
+    assert output_schema and {"results", "warnings"} <= set(output_schema["properties"])
     assert tools["search"].annotations and tools["search"].annotations.read_only_hint
     assert tools["remove_source"].annotations and tools["remove_source"].annotations.destructive_hint
     assert tools["remove_source"].input_schema["required"] == ["name"]
@@ -76,7 +76,7 @@ def test_tools_are_listed_with_schemas(make_harness: Callable[..., Harness]) -> 
 
 def test_search_returns_structured_results(harness: Harness) -> None:
     out = harness.ok("search", {"query": "combineLatest"})
-    assert out["query"] == "combineLatest" and out["totalCandidates"] >= 1 and out["warnings"] == []
+    assert out["query"] == "combineLatest" and out["results"] and out["warnings"] == []
     # (HashEmbedder's vectors rank at random, so the code hit need not be first)
     first = next(r for r in out["results"] if r["path"] == "src/stream.ts")
     assert first["sourceName"] == "proj" and first["sourceType"] == "code"
@@ -373,7 +373,7 @@ def test_index_configured_source_and_default_name(rag_db: db.DatabaseTarget, tmp
         ({"source": "proj", "name": "x"}, "name goes with path"),
         ({"path": "/no/such/folder"}, "path '/no/such/folder' is not a directory"),
         ({"source": "ghost"}, "source 'ghost' not found; known: proj; to index a folder, pass path instead"),
-        ({"path": "EMPTY", "name": "bad name!"}, "must be letters, digits"),
+        ({"path": "EMPTY", "name": "bad name!"}, "source name 'bad name!': use letters, digits"),
     ],
 )
 def test_index_errors(harness: Harness, tmp_path: Path, args: dict[str, Any], message: str) -> None:

@@ -1,7 +1,19 @@
 """Every connection string form loses its password; provider bodies lose keys and tokens."""
 
-import pytest
+import json
+from collections.abc import Callable
+from pathlib import Path
 
+import psycopg
+import pytest
+from helpers import rag_process
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from plugins.mcp import Harness
+from psycopg.conninfo import conninfo_to_dict
+
+from rag import db
+from rag.errors import DatabaseError
 from rag.secrets import mask_connection, scrub
 
 
@@ -64,3 +76,57 @@ def test_scrub_keeps_the_rest_of_the_message() -> None:
     assert scrub("input too long (max 8192 tokens)", ["sk-live-abcdef123456"]) == (
         "input too long (max 8192 tokens)"
     )
+
+
+# Connection strings as people mistype them (#42.12): a misspelt scheme or separator, a password
+# holding a space or a separator, key=value pairs with an unquoted space. The password's pieces
+# are upper case and digits, so no other part of the string can hold one.
+_pieces = st.lists(st.from_regex(r"[A-Z0-9]{4,8}", fullmatch=True), min_size=1, max_size=3)
+_joiner = st.sampled_from([" ", "@", ":", "/", "#", "?", "!", "&", "=", "%", "  "])
+
+
+@st.composite
+def _malformed(draw: st.DrawFn) -> tuple[str, list[str]]:
+    pieces = draw(_pieces)
+    password = pieces[0] + "".join(draw(_joiner) + p for p in pieces[1:])
+    if draw(st.booleans()):
+        scheme = draw(st.sampled_from(["postgresql", "postgres", "postgressql", "pg", "postgresql+psycopg"]))
+        separator = draw(st.sampled_from(["://", ":/", "//", ":", ":///", "/", ""]))
+        user = draw(st.from_regex(r"[a-z]{0,6}", fullmatch=True))
+        host = draw(st.sampled_from(["h", "db.example", "db.example:5432", "[::1]"]))
+        tail = draw(st.sampled_from(["", "/rag", "/rag?sslmode=require"]))
+        return f"{scheme}{separator}{user}:{password}@{host}{tail}", pieces
+    return f"host=h user=app password={password} dbname=rag", pieces
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(_malformed())
+def test_no_piece_of_a_password_shows_in_a_connection_string_we_failed_to_parse(
+        case: tuple[str, list[str]]) -> None:
+    url, pieces = case
+    target = db.DatabaseTarget(url, "RAG_DATABASE_URL")
+    shown = [target.masked_url]
+    try:
+        conninfo_to_dict(url)
+    except psycopg.ProgrammingError:  # only then: a parsed one would be tried (a DNS look-up)
+        with pytest.raises(DatabaseError) as refused:
+            db.connect(target)
+        shown.append(str(refused.value))
+    for text in shown:
+        assert not [p for p in pieces if p in text], text
+
+
+@pytest.mark.parametrize("url", ["postgres:/u:Secret9@h/db", "postgresql//u:Secret9@h/db",
+                                 "postgresql:u:Secret9@h/db", "postgresql://u:Sec ret9@h/db"])
+def test_misspelt_urls_are_masked_in_every_command(url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   make_harness: Callable[..., Harness]) -> None:
+    (tmp_path / "rag.config.yaml").write_text("embeddings: {provider: none}\n")
+    for args in (["status"], ["search", "x"], ["index", "--path", str(tmp_path)], ["--debug", "status"],
+                 ["status", "--json"]):
+        done = rag_process(*args, RAG_DATABASE_URL=url)
+        assert done.returncode != 0 and "invalid database URL" in done.stderr
+        assert "Secret9" not in done.stdout + done.stderr and "ret9" not in done.stdout + done.stderr
+    monkeypatch.setenv("RAG_DATABASE_URL", url)
+    database = make_harness().ok("status")["database"]
+    assert database["connected"] is False
+    assert "ret9" not in json.dumps(database) and database["url"].endswith("****@h/db")

@@ -80,7 +80,7 @@ def test_read_file_range_takes_an_absolute_path_inside_the_source(conn: Conn, pr
          "did you mean: src/stream.ts (proj)"),
         (("proj", "nope.txt", None, None, None, 0), psycopg.errors.NoDataFound,
          "read_file_range: path 'nope.txt' is not in the index of source 'proj'; only indexed files can be "
-         "read (list_sources shows the sources, search finds paths)"),
+         "read"),
         ((None, "/etc/passwd", None, None, None, 0), psycopg.errors.NoDataFound,
          "read_file_range: path '/etc/passwd' is not in the index of any source"),
         ((None, "../../src/stream.ts", None, None, None, 0), psycopg.errors.NoDataFound,
@@ -109,7 +109,7 @@ def test_read_file_range_refuses(conn: Conn, args: tuple[Any, ...], error: type[
 def test_read_file_range_asks_for_a_source_when_several_hold_the_path(conn: Conn, project: Path) -> None:
     index_source(conn, SourceSpec("copy", "local", str(project)), project, HashEmbedder(8), ChunkSettings())
     with pytest.raises(psycopg.errors.InvalidParameterValue,
-                       match=r"path 'src/stream.ts' is in several sources \(copy, proj\); pass source"):
+                       match=r"path 'src/stream.ts' is in several sources \(copy, proj\)"):
         read_range(conn, None, "src/stream.ts", None, None, None, 0)
     assert read_range(conn, "copy", "src/stream.ts", 7, 7, None, 0)["source_name"] == "copy"
 

@@ -71,9 +71,13 @@ def status(
         from rag.progress import plural
 
         typer.echo(
-            f"last run:     {run.source} {run.status} at {run.started_at.isoformat(timespec='seconds')} "
+            f"last run:     {run.source} {run.status} at "
+            f"{(run.finished_at or run.started_at).isoformat(timespec='seconds')} "
             f"(+{run.chunks_added:,} -{run.chunks_removed:,} chunks, {plural(run.errors, 'error')})"
         )
+    for change in out.config_changes:
+        typer.echo(f"config:       source {change.source} differs from its index "
+                   f"({'; '.join(change.changes)}); {change.apply}")
     for g in out.graph:
         typer.echo(f"code graph {g.source}: {g.symbols:,} definitions, {g.refs:,} references "
                    f"({g.resolved:,} resolved, {g.ambiguous:,} ambiguous, {g.unresolved:,} unresolved"

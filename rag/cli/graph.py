@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from rag.cli.root import FriendlyErrors, app, state
+from rag.terminal import printable
 
 if TYPE_CHECKING:
     from rag.schemas import TraversalOutput
@@ -47,9 +48,12 @@ def find(
         typer.echo(found.model_dump_json(by_alias=True))
         return
     for row in found.results:
-        typer.echo(f"{row.path}:{row.start_line}-{row.end_line}  {row.fqn} ({row.kind})  {row.signature}")
+        typer.echo(printable(f"{row.path}:{row.start_line}-{row.end_line}  {row.fqn} ({row.kind})  "
+                             f"{row.signature}"))
     shown = len(found.results)
-    typer.echo(f"# {found.total:,} definitions" + (f", {shown} shown" if shown < found.total else ""),
+    from rag.progress import plural
+
+    typer.echo(f"# {plural(found.total, 'definition')}" + (f", {shown} shown" if shown < found.total else ""),
                err=True)
 
 
@@ -70,8 +74,8 @@ def _print(found: TraversalOutput, as_json: bool) -> None:
     for row in found.results:
         mark = "  (ambiguous)" if row.ambiguous else ""
         what = row.fqn or "<module>"
-        typer.echo(f"{'  ' * (row.depth - 1)}{row.path}:{row.start_line}-{row.end_line}  "
-                   f"{what} ({row.kind}){mark}")
+        typer.echo(printable(f"{'  ' * (row.depth - 1)}{row.path}:{row.start_line}-{row.end_line}  "
+                             f"{what} ({row.kind}){mark}"))
 
 
 @graph_app.command("callers")

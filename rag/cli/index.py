@@ -60,9 +60,14 @@ def index(
             _dry_run(service, spec, as_json, verbose)
         return
     for spec in specs:
-        with TerminalReporter(spec.name, quiet=as_json) as reporter:
-            summary = service.index(spec, force=force, reporter=reporter)
-            reporter.finished(summary)
+        try:
+            with TerminalReporter(spec.name, quiet=as_json) as reporter:
+                summary = service.index(spec, force=force, reporter=reporter)
+                reporter.finished(summary)
+        except KeyboardInterrupt:
+            typer.echo(f"interrupted: the files of {spec.name} stored so far are kept; "
+                       f"rag index {spec.name} goes on from there", err=True)
+            raise typer.Exit(130) from None
         if as_json:
             echo_json(summary)
 
@@ -121,7 +126,10 @@ def _dry_run(service: RagService, spec: SourceSpec, as_json: bool, verbose: bool
         typer.echo(path)
     typer.echo(f"# {spec.name}: {plural(len(out.files), 'file')} would be indexed from {out.root}", err=True)
     for reason, count in out.skipped.items():
-        typer.echo(f"#   skipped ({reason}): {count:,}", err=True)
+        folders = out.skipped_folders.get(reason, 0)
+        what = [plural(count - folders, "file")] if count > folders else []
+        what += [f"{plural(folders, 'folder')} (not walked: its files are not counted)"] if folders else []
+        typer.echo(f"#   skipped ({reason}): {' and '.join(what)}", err=True)
         for path in (out.skipped_paths or {}).get(reason, []):
             typer.echo(f"#     {path}", err=True)
     for problem in out.file_errors:

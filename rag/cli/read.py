@@ -9,6 +9,7 @@ import typer
 
 from rag.cli.root import app, echo_json, state
 from rag.errors import RagError
+from rag.terminal import printable
 
 
 @app.command()
@@ -20,7 +21,8 @@ def read(
     lines: Annotated[str | None, typer.Option(
         "--lines", help="START-END, START- or START (with a path).")] = None,
     section: Annotated[str | None, typer.Option(
-        "--section", help='A markdown section, e.g. "# Guide > ## Install" (with a path).')] = None,
+        "--section", help='A markdown section, e.g. "# Guide > ## Install", or a unique end of its path: '
+                          '"Install" (with a path).')] = None,
     context: Annotated[int, typer.Option("--context", "-C", min=0, max=500,
                                          help="Extra lines before and after.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -41,9 +43,9 @@ def read(
     if as_json:
         echo_json(out)
         return
-    typer.echo(f"# {out.source_name}: {out.path}:{out.start_line}-{out.end_line} of {out.total_lines}"
-               + (" (truncated)" if out.truncated else ""), err=True)
-    typer.echo(out.content)
+    where = f"{out.source_name}: {out.path}:{out.start_line}-{out.end_line} of {out.total_lines}"
+    typer.echo(printable(f"# {where}" + (" (truncated)" if out.truncated else "")), err=True)
+    typer.echo(printable(out.content))
 
 
 def _line_range(lines: str | None) -> tuple[int | None, int | None]:

@@ -3,7 +3,8 @@ each command reaches through ``state(ctx)`` (the config path and one ``RagServic
 first needed), error handling, and ``main``. The modules beside this one add the commands.
 
 Errors of the package (``RagError``, database errors included) become one line on
-stderr and exit code 1; ``--debug`` shows the traceback instead.
+stderr and exit code 1; ``--debug`` shows the traceback instead. Ctrl-C is one line and
+exit code 130.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer import _click  # typer carries its own click
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
-from rag.errors import RagError, UnexpectedDatabaseError
+from rag.errors import RagError, UnexpectedDatabaseError, explained
 
 # Commands import what they use when they run: `rag mcp` must answer its first
 # request as fast as a bare MCP server, without the indexer, psycopg or rich.
@@ -28,6 +29,15 @@ if TYPE_CHECKING:
     from rag.service import RagService
 
 
+def _flag_display_type(self: TyperOption, ctx: _click.Context) -> str | None:
+    return None if self.is_flag else _option_display_type(self, ctx)
+
+
+# typer 0.29's help labels every flag (--debug, --json) <bool>, as if it took a value.
+_option_display_type = TyperOption.display_type_rich
+TyperOption.display_type_rich = _flag_display_type  # type: ignore[method-assign]
+
+
 class FriendlyErrors(TyperGroup):
     """Turns RagError and unexpected database errors into ``error: ...`` and exit 1
     unless ``--debug`` was given."""
@@ -35,14 +45,18 @@ class FriendlyErrors(TyperGroup):
     def invoke(self, ctx: _click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:  # Ctrl-C: one line, the shell's exit code for SIGINT
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(130) from None
         except Exception as exc:
             cli_state = ctx.obj if isinstance(ctx.obj, CliState) else None
             message = _one_line(exc)
             if message is None or (cli_state is not None and cli_state.debug):
                 raise
             from rag.secrets import mask_connection
+            from rag.terminal import printable
 
-            typer.echo(f"error: {mask_connection(message)}", err=True)
+            typer.echo(printable(f"error: {mask_connection(message)}"), err=True)
             raise typer.Exit(1) from None
 
 
@@ -58,7 +72,7 @@ def _one_line(exc: Exception) -> str | None:
     if isinstance(exc, UnexpectedDatabaseError):
         return f"{exc} (run with --debug for the details)"
     if isinstance(exc, RagError):
-        return str(exc)
+        return explained(exc, "cli")
     return None
 
 

@@ -73,7 +73,7 @@ def search(
     else:
         response = service.search_response(request(query))
         _warn(response.warnings)
-        _print_hits(query, response.hits)
+        _print_hits(query, response.hits, "rrf" if service.config.search.fusion == "rrf" else "fused")
 
 
 def _warn(warnings: list[str]) -> None:
@@ -103,20 +103,23 @@ def _search_batch(service: RagService, batch: Path, request: Callable[[str], Sea
         typer.echo(json.dumps(out, ensure_ascii=False))
 
 
-def _print_hits(query: str, hits: list[SearchHit]) -> None:
+def _print_hits(query: str, hits: list[SearchHit], fused: str) -> None:
+    """``fused``: the name of the fused score (rrf, or fused under search.fusion: scores)."""
     from rich.console import Console
     from rich.text import Text
 
     if not hits:
         typer.echo("no results")
         return
+    from rag.terminal import printable
+
     console = Console(highlight=False, soft_wrap=True)
     words = [w for w in re.split(r"\W+", query) if len(w) > 2]
     for number, hit in enumerate(hits, 1):
         where = f"{hit.path}:{hit.coordinates.get('startLine', '?')}-{hit.coordinates.get('endLine', '?')}"
         names = ", ".join(hit.fqns or ())  # a merged chunk: every name it holds
         label = names or hit.coordinates.get("fqn") or hit.coordinates.get("headerPath") or ""
-        scores = [f"rrf {hit.rrf:.4f}"]
+        scores = [f"{fused} {hit.rrf:.4f}"]
         if hit.bm25_rank:
             scores.append(f"bm25 #{hit.bm25_rank} {hit.bm25:.2f}")
         if hit.vector_rank:
@@ -124,12 +127,13 @@ def _print_hits(query: str, hits: list[SearchHit]) -> None:
         if hit.rerank is not None:
             scores.append(f"rerank {hit.rerank:.3f}")
         header = Text(f"{number}. ", style="bold")
-        header.append(where, style="bold cyan")
-        kind = ", ".join(k for k in (hit.source_name, hit.source_type, hit.language) if k)
-        header.append(f"  {label}  [{kind}]  {', '.join(scores)}")
+        header.append(printable(where), style="bold cyan")
+        # (a markdown file's type and language are one word: said once)
+        kind = ", ".join(dict.fromkeys(k for k in (hit.source_name, hit.source_type, hit.language) if k))
+        header.append(printable(f"  {label}  [{kind}]  {', '.join(scores)}"))
         console.print(header)
         if hit.abs_path:
-            console.print(Text(f"   {hit.abs_path}", style="dim"))
-        snippet = Text("\n".join("   " + line for line in hit.content.strip().splitlines()[:6]))
+            console.print(Text(printable(f"   {hit.abs_path}"), style="dim"))
+        snippet = Text(printable("\n".join("   " + line for line in hit.content.strip().splitlines()[:6])))
         snippet.highlight_words(words, style="bold yellow", case_sensitive=False)
         console.print(snippet)

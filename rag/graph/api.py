@@ -78,4 +78,5 @@ def _call(work: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     try:
         return work()
     except (psycopg.errors.InvalidParameterValue, psycopg.errors.NoDataFound) as exc:
-        raise GraphError(str(db.rag_error(exc))) from None
+        error = db.rag_error(exc)
+        raise GraphError(str(error), error.hint) from None

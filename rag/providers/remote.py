@@ -185,6 +185,11 @@ class RemoteEmbedder(ABC):
                 f"{self.provider}: model '{self.model}' returned a vector holding NaN or infinity; "
                 "the server is misbehaving: try again, or use another model or server"
             )
+        if not all(any(vector) for vector in vectors):  # no direction: every cosine with it is NaN
+            raise ProviderError(
+                f"{self.provider}: model '{self.model}' returned an all-zero vector; "
+                "the server is misbehaving: try again, or use another model or server"
+            )
         return vectors
 
     def _check_size(self, size: int) -> None:

@@ -19,7 +19,12 @@ e.g. ``!deploy/test.env``, indexes it on purpose)
       templates such as ``.env.example``; ``.netrc``/``_netrc``;
     * ``.npmrc`` and ``.pypirc`` holding a token or password;
     * private keys: ``id_rsa``, ``id_dsa``, ``id_ecdsa``, ``id_ed25519`` and any
-      ``*.pem``/``*.key`` holding a ``PRIVATE KEY`` block.
+      ``*.pem``/``*.key`` holding a ``PRIVATE KEY`` block;
+    * every file in a ``.ssh`` folder (keys under any name), ``.git-credentials``,
+      ``.aws/credentials``;
+    * by content, when the indexer reads a file (``holds_secret``; no negation indexes
+      these): a whole ``-----BEGIN … PRIVATE KEY-----`` block in any text file, and a
+      cloud service account's key file (``"type": "service_account"`` with ``"private_key"``).
 
 Ignore files
     ``.gitignore`` and ``.ragignore`` files at every level, both with gitignore
@@ -120,8 +125,15 @@ GENERATED_FILE_SUFFIXES = (".min.js", ".min.css", ".map")
 # dotenv files are worth indexing.
 DOTENV_TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist")
 SECRET_FILES = frozenset(
-    {".envrc", ".netrc", "_netrc", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"}
+    {".envrc", ".netrc", "_netrc", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".git-credentials"}
 )
+# (folder, file name or None for every file in it)
+SECRET_FOLDER_FILES = ((".ssh", None), (".aws", "credentials"))
+# A whole key block (its body base64, PEM headers, or JSON's escaped newlines): an example
+# elided with "..." is not one.
+_PRIVATE_KEY_BLOCK = re.compile(
+    rb"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?:[A-Za-z0-9+/=\s:,-]|\\n)+-----END \1PRIVATE KEY-----")
+_SERVICE_ACCOUNT = re.compile(rb'"type"\s*:\s*"service_account"')
 # Secret only when their text holds one: (file name or suffix, what gives it away).
 _SECRET_CONTENT = (
     (".npmrc", re.compile(rb"_authToken|_auth\s*=|_password\s*=", re.IGNORECASE)),
@@ -154,6 +166,9 @@ def is_secret_file(name: str, path: str) -> bool:
     """True for a file that holds credentials, judged by its name and, for a few kinds, its text."""
     if name in SECRET_FILES or _is_dotenv(name):
         return True
+    folder = os.path.basename(os.path.dirname(path))
+    if any(folder == f and name == (n or name) for f, n in SECRET_FOLDER_FILES):
+        return True
     pattern = next((p for suffix, p in _SECRET_CONTENT if name.endswith(suffix)), None)
     if pattern is None:
         return False
@@ -162,6 +177,12 @@ def is_secret_file(name: str, path: str) -> bool:
             return pattern.search(f.read(_SECRET_SNIFF_BYTES)) is not None
     except OSError:
         return False  # the scan's own read check will name it unreadable
+
+
+def holds_secret(data: bytes) -> bool:
+    """True for text that holds a private key block or is a service account's key file."""
+    return _PRIVATE_KEY_BLOCK.search(data) is not None or (
+        b'"private_key"' in data and _SERVICE_ACCOUNT.search(data) is not None)
 
 
 _EDITOR_ARTEFACT = re.compile(r".*~|\.#.*|#.*#|\..*\.sw[a-p]|4913")

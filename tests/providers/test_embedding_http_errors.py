@@ -274,3 +274,13 @@ def test_a_nan_vector_is_a_provider_error(bad):
     embedder = OpenAIEmbedder(OPENAI_KEY, dimensions=3, transport=httpx.MockTransport(answer))
     with pytest.raises(ProviderError, match="openai: model 'text-embedding-3-small' returned a vector holding NaN"):
         embedder.embed_query("q")
+
+
+def test_an_all_zero_vector_is_a_provider_error():
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"data": [{"index": 0, "embedding": [0.1, 0.2, 0.3]},
+                                                  {"index": 1, "embedding": [0.0, 0.0, 0.0]}]})
+
+    embedder = OpenAIEmbedder(OPENAI_KEY, dimensions=3, transport=httpx.MockTransport(answer))
+    with pytest.raises(ProviderError, match="openai: model 'text-embedding-3-small' returned an all-zero vector"):
+        embedder.embed_documents(["a", "b"])

@@ -1,0 +1,69 @@
+"""Secret files are never indexed or served to agents (#42.14): skipped as `secret` by name
+(keys in .ssh under any name, .git-credentials, .aws/credentials) and by content (a private key
+block in any text file, a service account's key file), also when a stored file gains one."""
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import rag_process, rows
+from plugins.mcp import Harness
+
+from rag import db
+from rag.sources.ignore import holds_secret
+
+KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQUJDREVGR0g=\n-----END OPENSSH PRIVATE KEY-----\n"
+SERVICE_ACCOUNT = json.dumps({
+    "type": "service_account", "project_id": "demo", "private_key_id": "abc123",
+    "private_key": "-----BEGIN PRIVATE KEY-----\nTUlJRXZRSUJBREFOQmdrcWhraUc5dzBCQVFFRkFBU0NCS2N3Z2dTakFnRUFBb0lCQVFD\n"
+                   "-----END PRIVATE KEY-----\n",
+    "client_email": "bot@demo.iam.gserviceaccount.com"}, indent=2)
+SECRETS = {
+    ".ssh/id_ed25519_work": KEY,
+    ".ssh/known_hosts": "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n",
+    ".git-credentials": "https://bob:ghp_SECRETTOKEN123@github.com\n",
+    ".aws/credentials": "[default]\naws_access_key_id = AKIASECRET\naws_secret_access_key = SECRETKEY\n",
+    "deploy/gcp.json": SERVICE_ACCOUNT,
+    "notes/setup.md": f"# Setup\n\nThe deploy key:\n\n```\n{KEY}```\n",
+}
+KEPT = {
+    "README.md": "# Keys\n\nA key looks like `-----BEGIN RSA PRIVATE KEY-----` ... `-----END RSA PRIVATE KEY-----`.\n",
+    ".aws/config": "[default]\nregion = eu-west-1\n",
+    "deploy/app.json": json.dumps({"type": "service", "name": "app"}),
+}
+
+
+def make_tree(root: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    (KEY, True), (SERVICE_ACCOUNT, True), (json.dumps(json.loads(SERVICE_ACCOUNT)), True),
+    (KEPT["README.md"], False), (KEPT["deploy/app.json"], False),
+    ('{"private_key": null, "type": "authorized_user"}', False)])
+def test_holds_secret(text: str, secret: bool) -> None:
+    assert holds_secret(text.encode()) is secret
+
+
+def test_secret_files_are_skipped_and_never_served(
+        tmp_path: Path, rag_db: db.DatabaseTarget, make_harness: Callable[..., Harness],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "rag.config.yaml").write_text("embeddings: {provider: none}\n")
+    root = make_tree(tmp_path / "home", KEPT | {"notes/later.md": "# Later\n\nNothing yet.\n"})
+    assert rag_process("index", "--path", str(root), "--name", "home", database=rag_db).returncode == 0
+    make_tree(root, SECRETS | {"notes/later.md": f"# Later\n\n{KEY}"})  # a stored file gains a key
+    done = rag_process("index", "home", "--json", database=rag_db)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["skipped"]["secret"] == len(SECRETS) + 1
+    stored = [r["path"] for r in rows(rag_db, "SELECT path FROM rag.files ORDER BY path")]
+    assert stored == sorted(KEPT)
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    harness = make_harness({"embeddings": {"provider": "none"}})
+    for query in ("PRIVATE KEY", "service_account private_key", "ghp_SECRETTOKEN123", "aws_secret_access_key"):
+        found = harness.ok("search", {"query": query})["results"]
+        assert all("SECRET" not in r["snippet"] and "b3BlbnNzaC1rZXkt" not in r["snippet"] for r in found)
