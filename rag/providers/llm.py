@@ -225,12 +225,15 @@ def build_chat_model(config: LlmConfig) -> OpenAIChatModel:
             "no LLM is configured (llm.provider: none); set llm.provider: openai, llm.baseUrl and "
             "llm.model to use any OpenAI-compatible server (Ollama, llama.cpp, vLLM, a cloud API)"
         )
-    key = config.api_key.get_secret_value() if config.api_key else os.environ.get(config.api_key_env, "")
+    if config.api_key is not None:
+        key, key_variable = config.api_key.get_secret_value(), "the variable llm.apiKey names"
+    else:
+        key, key_variable = os.environ.get(config.api_key_env, ""), config.api_key_env
     return OpenAIChatModel(
         config.model or "",
         base_url=config.base_url,
         api_key=key,
-        api_key_env=config.api_key_env,
+        api_key_env=key_variable,
         temperature=config.temperature,
         retry=RetryPolicy(deadline=config.timeout),
     )
