@@ -121,6 +121,8 @@ class Asker:
         queries: list[str] = []
         for line in result.text.splitlines():
             query = _LIST_MARK.sub("", line).strip().strip("\"'`").strip()
+            if query.endswith(":"):  # "Here are three queries:"
+                continue
             if query and len(query) <= _QUERY_MAX_CHARS and query.lower() not in map(str.lower, queries):
                 queries.append(query)
         if not queries:

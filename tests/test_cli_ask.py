@@ -26,7 +26,7 @@ def chat(messages: list[dict[str, str]]) -> str:
     if "Reply with one word: yes or no" in prompt:
         return "no" if "docs/guide.md" in prompt else "yes"
     if "search queries" in prompt:
-        return "1. combineLatest\n- Streams guide\n\n2. combineLatest"
+        return "Here are the queries:\n1. combineLatest\n- Streams guide\n\n2. combineLatest"
     return "combineLatest merges the latest values of two streams [1]."
 
 
