@@ -258,7 +258,8 @@ class RagService:
         from rag.secrets import MASK
 
         loaded = self.loaded
-        present = {var: MASK for var in API_KEY_VARIABLES if os.environ.get(var)}
+        variables = dict.fromkeys((*API_KEY_VARIABLES, loaded.config.llm.api_key_env))
+        present = {var: MASK for var in variables if os.environ.get(var)}
         return ConfigOutput(path=str(loaded.path) if loaded.path else None, origin=loaded.origin,
                             config=masked_dump(loaded.config), environment_api_keys=present)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from plugins.llm import FAKE_KEY, FAKE_MODEL, Fail, FakeLLM, Hang, Malformed
 
-from rag.config import ConfigError, LlmConfig, masked_dump, parse_config_file
+from rag.config import ConfigError, LlmConfig, LoadedConfig, RagConfig, masked_dump, parse_config_file
 from rag.providers._http import RetryPolicy
 from rag.providers.llm import (
     ChatMessage,
@@ -17,6 +17,7 @@ from rag.providers.llm import (
     build_chat_model,
     complete_each,
 )
+from rag.service import RagService
 
 QUESTION = [ChatMessage("system", "Be brief."), ChatMessage("user", "What is RRF?")]
 
@@ -219,3 +220,13 @@ def test_llm_section_refuses_a_literal_key(tmp_path):
 
     with pytest.raises(ConfigError, match=r"llm\.apiKey: API keys are read from the environment only"):
         parse_config_file(path)
+
+
+def test_rag_config_shows_the_llm_key_variable_masked(monkeypatch):
+    monkeypatch.setenv("MY_LLM_KEY", FAKE_KEY)
+    loaded = LoadedConfig(RagConfig(llm=LlmConfig(api_key_env="MY_LLM_KEY")), None, "built-in defaults")
+
+    shown = RagService(loaded=loaded).config_info()
+
+    assert shown.environment_api_keys == {"MY_LLM_KEY": "****"}
+    assert FAKE_KEY not in shown.model_dump_json()
