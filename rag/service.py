@@ -65,9 +65,11 @@ from rag.schemas import (
 )
 
 if TYPE_CHECKING:
+    from rag.ask import Answering, AskRequest
     from rag.db import Conn, DatabaseTarget
     from rag.indexer import Reporter
     from rag.providers import Embedder
+    from rag.providers.llm import OpenAIChatModel
     from rag.providers.rerankers import Reranker
     from rag.search import SearchRequest, SearchResponse
 
@@ -100,6 +102,7 @@ class RagService:
         self._model_lock = threading.Lock()
         self._embedder = embedder
         self._reranker = reranker
+        self._chat_model: OpenAIChatModel | None = None
         # What status() says of the sources this process keeps fresh (set by the one watching).
         self.watch_status: Callable[[], WatchStatus] | None = None
         self._schema_checked = False
@@ -202,6 +205,10 @@ class RagService:
     def close(self) -> None:
         with self._db_lock:
             self._drop_connection()
+        with self._model_lock:
+            if self._chat_model is not None:
+                self._chat_model.close()
+                self._chat_model = None
 
     def __enter__(self) -> RagService:
         return self
@@ -224,6 +231,15 @@ class RagService:
 
                 self._reranker = configured_reranker(self.config.reranker)
             return self._reranker
+
+    def chat_model(self) -> OpenAIChatModel:
+        """The LLM of the config's ``llm`` section; ProviderError (one line) when none is configured."""
+        with self._model_lock:
+            if self._chat_model is None:
+                from rag.providers.llm import build_chat_model
+
+                self._chat_model = build_chat_model(self.config.llm)
+            return self._chat_model
 
     def warm_up(self) -> None:
         """Connect and load the local models ahead of the first call (run on a background thread)."""
@@ -254,7 +270,8 @@ class RagService:
         from rag.secrets import MASK
 
         loaded = self.loaded
-        present = {var: MASK for var in API_KEY_VARIABLES if os.environ.get(var)}
+        variables = dict.fromkeys((*API_KEY_VARIABLES, loaded.config.llm.api_key_env))
+        present = {var: MASK for var in variables if os.environ.get(var)}
         return ConfigOutput(path=str(loaded.path) if loaded.path else None, origin=loaded.origin,
                             config=masked_dump(loaded.config), environment_api_keys=present)
 
@@ -306,6 +323,13 @@ class RagService:
         response = self.search_response(request)
         return SearchOutput(query=request.query, results=[search_result(hit) for hit in response.hits],
                             warnings=response.warnings)
+
+    def ask(self, request: AskRequest) -> Answering:
+        """A question's sources, searched (and, as asked, rewritten and filtered by the LLM);
+        the answer then streams from the result."""
+        from rag.ask import Asker
+
+        return Asker(self.chat_model(), self.search_response, self.config).prepare(request)
 
     # -- read-back ----------------------------------------------------------
 
