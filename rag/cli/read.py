@@ -43,6 +43,8 @@ def read(
         return
     typer.echo(f"# {out.source_name}: {out.path}:{out.start_line}-{out.end_line} of {out.total_lines}"
                + (" (truncated)" if out.truncated else ""), err=True)
+    if out.contextual_text:
+        typer.echo(f"# context: {out.contextual_text}", err=True)
     typer.echo(out.content)
 
 
