@@ -22,7 +22,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -553,9 +553,10 @@ class RagService:
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
-        writer = self.context_writer()
-        calls = None if writer is None else self._contextual_calls(
-            writer.model_id, [f for f in scanned.files if f.path not in binary])
+        calls = None
+        with self.context_writer() or nullcontext() as writer:
+            if writer is not None:
+                calls = self._contextual_calls(writer.model_id, [f for f in scanned.files if f.path not in binary])
         return DryRunOutput(source=spec.name, root=str(root),
                             files=[f.path for f in scanned.files if f.path not in binary],
                             skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
@@ -567,12 +568,13 @@ class RagService:
     def cached_contextual_texts(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str] | None:
         """The configured LLM's cached contextual texts for (document sha256, chunk content sha256)
         keys; None when ``indexing.context`` is not llm. Never asks the LLM."""
-        writer = self.context_writer()
-        if writer is None:
-            return None
         from rag import contextual
 
-        return self.with_db(lambda conn: contextual.cached_texts(conn, writer.model_id, keys))
+        with self.context_writer() or nullcontext() as writer:
+            if writer is None:
+                return None
+            model = writer.model_id
+        return self.with_db(lambda conn: contextual.cached_texts(conn, model, keys))
 
     def _contextual_calls(self, model: str, files: list[ScannedFile]) -> int:
         """How many requests an index run would make the LLM for these files' contextual
@@ -621,7 +623,7 @@ class RagService:
         embedder = self.embedder()
         context_writer = self.context_writer()
         # Its own connection: the run holds the source's advisory lock until it ends.
-        with database_errors(), self.new_connection() as conn:
+        with database_errors(), self.new_connection() as conn, context_writer or nullcontext():
             summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
                                            force=force, reporter=reporter, paths=paths,
                                            context_writer=context_writer)

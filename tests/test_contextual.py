@@ -211,13 +211,13 @@ def test_context_none_removes_the_texts(service: RagService, rag_db: db.Database
     off = make_service(rag_db, llm, context="none")
     try:
         out = off.index(folder_source(project))
+        assert off.search(SearchRequest("zanzibarian", keyword_only=True)).results == []
     finally:
         off.close()
     assert out.contextual_reused == len(chunk_rows(rag_db))
     for chunk in chunk_rows(rag_db):
         assert (chunk["contextual_text"], chunk["contextual_model"]) == ("", None)
         assert chunk["content_hash"] == content_hash(indexed_text(chunk["context"], chunk["content"]))
-    assert off.search(SearchRequest("zanzibarian", keyword_only=True)).results == []
 
 
 def test_dry_run_counts_the_requests_a_run_would_make(service: RagService, llm: FakeLLM, project: Path) -> None:
