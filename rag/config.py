@@ -186,6 +186,21 @@ class IndexingConfig(_Section):
     context: Literal["none", "llm"] = "none"
 
 
+class LlmConfig(_Section):
+    """An OpenAI-compatible chat model (a cloud API, Ollama, llama.cpp's server, vLLM) for ``rag ask``."""
+
+    provider: Literal["none", "openai"] = "none"
+    base_url: str = "https://api.openai.com/v1"
+    model: str | None = None  # required once provider is set: no default fits every server
+    api_key: SecretStr | None = None  # a ${VAR} reference, like every key
+    api_key_env: str = "OPENAI_API_KEY"  # read when apiKey is not set; optional off OpenAI's URL
+    timeout: float = Field(default=120.0, gt=0)  # seconds per request, every retry included
+    max_concurrency: int = Field(default=4, gt=0)  # requests in flight at once
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    # The model's context window in tokens (the server's, if smaller): sizes rag ask's budget.
+    context_tokens: int = Field(default=8192, gt=0)
+
+
 class McpConfig(_Section):
     # The server keeps the local sources it serves fresh with a background watcher;
     # off for read-only or remote-database setups.
@@ -199,6 +214,7 @@ class RagConfig(_Section):
     search: SearchConfig = SearchConfig()
     sources: list[SourceConfig] = []
     indexing: IndexingConfig = IndexingConfig()
+    llm: LlmConfig = LlmConfig()
     mcp: McpConfig = McpConfig()
 
     @model_validator(mode="after")

@@ -338,3 +338,47 @@ class TraversalOutput(_Out):
 
 
 StatusOutput.model_rebuild()  # its watch field names WatchStatus, defined below it
+
+
+class Citation(_Out):
+    """A chunk given to the LLM as source ``[number]``."""
+
+    number: int
+    chunk_id: int
+    source_name: str
+    path: str
+    start_line: int | None
+    end_line: int | None
+    location: str  # path:start-end, as printed under the answer
+    score: float  # the search's (reranker's, or fused over the rewritten queries)
+    cited: bool  # the answer names it
+
+
+class AskTokens(_Out):
+    prompt: int | None  # the answer's request, as the server counted it (None: it did not say)
+    completion: int | None
+    context: int  # the sources' estimated size, what --context-tokens bounds
+
+
+class AskTimings(_Out):
+    retrieve_ms: float
+    rewrite_ms: float | None
+    filter_ms: float | None
+    first_token_ms: float | None  # from the answer's request to its first piece
+    answer_ms: float
+    total_ms: float
+
+
+class AskOutput(_Out):
+    question: str
+    answer: str
+    found: bool  # False: nothing relevant was retrieved, or the model said so
+    model: str
+    prompt: str  # the prompt's versioned name, e.g. ask_v1
+    queries: list[str]  # the searches run: the question, or its rewrites
+    citations: list[Citation]
+    filtered_out: int  # chunks the LLM judged irrelevant
+    llm_calls: int
+    tokens: AskTokens
+    timings: AskTimings
+    warnings: list[str]

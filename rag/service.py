@@ -22,7 +22,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -64,10 +64,12 @@ from rag.schemas import (
 )
 
 if TYPE_CHECKING:
+    from rag.ask import Answering, AskRequest
     from rag.contextual import ContextWriter
     from rag.db import Conn, DatabaseTarget
     from rag.indexer import Reporter
     from rag.providers import Embedder
+    from rag.providers.llm import OpenAIChatModel
     from rag.providers.rerankers import Reranker
     from rag.search import SearchRequest, SearchResponse
     from rag.sources.scan import ScannedFile
@@ -99,6 +101,7 @@ class RagService:
         self._model_lock = threading.Lock()
         self._embedder = embedder
         self._reranker = reranker
+        self._chat_model: OpenAIChatModel | None = None
         # What status() says of the sources this process keeps fresh (set by the one watching).
         self.watch_status: Callable[[], WatchStatus] | None = None
         self._schema_checked = False
@@ -193,6 +196,10 @@ class RagService:
     def close(self) -> None:
         with self._db_lock:
             self._drop_connection()
+        with self._model_lock:
+            if self._chat_model is not None:
+                self._chat_model.close()
+                self._chat_model = None
 
     def __enter__(self) -> RagService:
         return self
@@ -215,6 +222,15 @@ class RagService:
 
                 self._reranker = configured_reranker(self.config.reranker)
             return self._reranker
+
+    def chat_model(self) -> OpenAIChatModel:
+        """The LLM of the config's ``llm`` section; ProviderError (one line) when none is configured."""
+        with self._model_lock:
+            if self._chat_model is None:
+                from rag.providers.llm import build_chat_model
+
+                self._chat_model = build_chat_model(self.config.llm)
+            return self._chat_model
 
     def warm_up(self) -> None:
         """Connect and load the local models ahead of the first call (run on a background thread)."""
@@ -296,6 +312,13 @@ class RagService:
         response = self.search_response(request)
         return SearchOutput(query=request.query, results=[search_result(hit) for hit in response.hits],
                             total_candidates=response.total_candidates, warnings=response.warnings)
+
+    def ask(self, request: AskRequest) -> Answering:
+        """A question's sources, searched (and, as asked, rewritten and filtered by the LLM);
+        the answer then streams from the result."""
+        from rag.ask import Asker
+
+        return Asker(self.chat_model(), self.search_response, self.config).prepare(request)
 
     # -- read-back ----------------------------------------------------------
 
@@ -553,10 +576,9 @@ class RagService:
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
-        calls = None
-        with self.context_writer() or nullcontext() as writer:
-            if writer is not None:
-                calls = self._contextual_calls(writer.model_id, [f for f in scanned.files if f.path not in binary])
+        writer = self.context_writer()
+        calls = None if writer is None else self._contextual_calls(
+            writer.model_id, [f for f in scanned.files if f.path not in binary])
         return DryRunOutput(source=spec.name, root=str(root),
                             files=[f.path for f in scanned.files if f.path not in binary],
                             skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
@@ -570,11 +592,10 @@ class RagService:
         keys; None when ``indexing.context`` is not llm. Never asks the LLM."""
         from rag import contextual
 
-        with self.context_writer() or nullcontext() as writer:
-            if writer is None:
-                return None
-            model = writer.model_id
-        return self.with_db(lambda conn: contextual.cached_texts(conn, model, keys))
+        writer = self.context_writer()
+        if writer is None:
+            return None
+        return self.with_db(lambda conn: contextual.cached_texts(conn, writer.model_id, keys))
 
     def _contextual_calls(self, model: str, files: list[ScannedFile]) -> int:
         """How many requests an index run would make the LLM for these files' contextual
@@ -604,12 +625,11 @@ class RagService:
         if self.config.indexing.context != "llm":
             return None
         from rag.contextual import ContextWriter
-        from rag.providers.llm import build_chat_model
 
         if self.config.llm.provider == "none":
             raise ConfigError("indexing.context is llm but no LLM is configured (llm.provider: none); "
                               "set llm.provider, llm.baseUrl and llm.model, or indexing.context: none")
-        return ContextWriter(build_chat_model(self.config.llm), self.config.llm.max_concurrency)
+        return ContextWriter(self.chat_model(), self.config.llm.max_concurrency)
 
     def index(self, spec: SourceSpec, *, force: bool = False,
               reporter: Reporter | None = None, paths: Collection[str] | None = None,
@@ -623,7 +643,7 @@ class RagService:
         embedder = self.embedder()
         context_writer = self.context_writer()
         # Its own connection: the run holds the source's advisory lock until it ends.
-        with database_errors(), self.new_connection() as conn, context_writer or nullcontext():
+        with database_errors(), self.new_connection() as conn:
             summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
                                            force=force, reporter=reporter, paths=paths,
                                            context_writer=context_writer)

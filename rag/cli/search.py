@@ -19,20 +19,35 @@ if TYPE_CHECKING:
     from rag.service import RagService
 
 
+# The filters `rag search` and `rag ask` share.
+TopKOption = Annotated[int | None, typer.Option("--top-k", "-k", min=1, max=100,
+                                                help="Results (default: search.finalTopK).")]
+SourceOption = Annotated[list[str] | None, typer.Option("--source", help="Only this source (repeatable).")]
+TypeOption = Annotated[list[str] | None, typer.Option(
+    "--type", help="code, markdown, text or pdf (repeatable).")]
+LanguageOption = Annotated[list[str] | None, typer.Option(
+    "--lang", help="A language, alias or extension: python, py, ts, golang, c++ (repeatable).")]
+PathPrefixOption = Annotated[str | None, typer.Option("--path-prefix", help="e.g. src/api/")]
+
+
+def check_source_types(kinds: list[str] | None) -> None:
+    """RagError naming a --type that is not a source type."""
+    from rag.schemas import SOURCE_TYPES
+
+    for kind in kinds or []:
+        if kind not in SOURCE_TYPES:
+            raise RagError(f"--type {kind}: choose one of {', '.join(SOURCE_TYPES)}")
+
+
 @app.command()
 def search(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(help="What to look for, in words or identifiers.")] = None,
-    top_k: Annotated[int | None, typer.Option("--top-k", "-k", min=1, max=100,
-                                              help="Results (default: search.finalTopK).")] = None,
-    source: Annotated[
-        list[str] | None, typer.Option("--source", help="Only this source (repeatable).")
-    ] = None,
-    source_type: Annotated[list[str] | None, typer.Option(
-        "--type", help="code, markdown, text or pdf (repeatable).")] = None,
-    language: Annotated[list[str] | None, typer.Option(
-        "--lang", help="A language, alias or extension: python, py, ts, golang, c++ (repeatable).")] = None,
-    path_prefix: Annotated[str | None, typer.Option("--path-prefix", help="e.g. src/api/")] = None,
+    top_k: TopKOption = None,
+    source: SourceOption = None,
+    source_type: TypeOption = None,
+    language: LanguageOption = None,
+    path_prefix: PathPrefixOption = None,
     no_rerank: Annotated[bool, typer.Option("--no-rerank", help="Skip the reranker.")] = False,
     per_file: Annotated[int | None, typer.Option(
         "--per-file", min=1,
@@ -47,14 +62,11 @@ def search(
 
     Example: rag search "where is the embedded server started" --type code -k 5
     """
-    from rag.schemas import SOURCE_TYPES
     from rag.search import SearchRequest
 
     if (query is None) == (batch is None):
         raise RagError("give a QUERY or --batch FILE (one of them)")
-    for kind in source_type or []:
-        if kind not in SOURCE_TYPES:
-            raise RagError(f"--type {kind}: choose one of {', '.join(SOURCE_TYPES)}")
+    check_source_types(source_type)
     service = state(ctx).service
 
     def request(text: str) -> SearchRequest:

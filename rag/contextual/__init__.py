@@ -97,15 +97,6 @@ class ContextWriter:
     def model_id(self) -> str:
         return self.chat.model_id
 
-    def __enter__(self) -> ContextWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """Closes the model's connections, if it holds any (an HTTP client does)."""
-        close = getattr(self.chat, "close", None)
-        if callable(close):
-            close()
-
     def write(self, document: str, chunk: str) -> str:
         answer = self.chat.complete(prompt_messages(document, chunk), max_tokens=ANSWER_TOKENS)
         return clean_answer(answer.text)

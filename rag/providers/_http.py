@@ -13,7 +13,7 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,20 +94,46 @@ class JsonApi:
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
         """The decoded JSON answer; ProviderError once retrying no longer makes sense."""
+        response = self._send(path, body, stream=False)
+        return self._decode(response, f"{self._base_url}{path}")
+
+    def post_stream(self, path: str, body: dict[str, Any]) -> Iterator[str]:
+        """The answer's lines as they arrive (a server-sent event stream).
+
+        Retries and the deadline cover reaching the server and its status line, as in
+        ``post``. A long answer from a slow model may rightly outlast the deadline, so
+        once it streams only a pause longer than the time that was left ends it.
+        """
+        response = self._send(path, body, stream=True)
+        url = f"{self._base_url}{path}"
+        try:
+            yield from response.iter_lines()
+        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            raise ProviderError(
+                f"{self.provider}: the answer from {url} broke off "
+                f"({type(exc).__name__}: {self.scrub(str(exc))})"
+            ) from None
+        finally:
+            response.close()
+
+    def _send(self, path: str, body: dict[str, Any], *, stream: bool) -> httpx.Response:
+        """A successful response (open, for a stream), retrying what can be retried."""
         url = f"{self._base_url}{path}"
         deadline = self._clock() + self._retry.deadline
         for attempt in range(1, self._retry.max_attempts + 1):
             left = max(deadline - self._clock(), 0.001)
+            timeout = httpx.Timeout(left, connect=min(CONNECT_TIMEOUT, left))
+            request = self._client.build_request("POST", path, json=body, timeout=timeout)
             try:
-                response = self._client.post(
-                    path, json=body, timeout=httpx.Timeout(left, connect=min(CONNECT_TIMEOUT, left))
-                )
+                response = self._client.send(request, stream=stream)
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                failure = f"cannot reach {url} ({type(exc).__name__}: {self._scrub(str(exc))})"
+                failure = f"cannot reach {url} ({type(exc).__name__}: {self.scrub(str(exc))})"
                 delay = self._retry.backoff(attempt)
             else:
                 if response.is_success:
-                    return self._decode(response, url)
+                    return response
+                response.read()
+                response.close()
                 if not _is_retryable(response):
                     raise self._rejection(response, body, url)
                 failure = f"HTTP {response.status_code}: {self._server_message(response)}"
@@ -185,9 +211,10 @@ class JsonApi:
 
     def _server_message(self, response: httpx.Response) -> str:
         # Scrubbed before it is cut: a cut could leave half a key unrecognised.
-        return self._scrub(_server_message(response))[:_SERVER_MESSAGE_LIMIT]
+        return self.scrub(_server_message(response))[:_SERVER_MESSAGE_LIMIT]
 
-    def _scrub(self, text: str) -> str:
+    def scrub(self, text: str) -> str:
+        """``text`` without this API's key or any Authorization value: safe to show or log."""
         return scrub(text, [self._api_key] if self._api_key else [])
 
 
