@@ -606,7 +606,7 @@ class RagService:
         from rag.sources.reading import read_regular_file
 
         settings = self.config.chunk_settings()
-        keys = set()
+        keys: set[tuple[str, str]] = set()
         for scanned_file in files:
             try:
                 data = read_regular_file(scanned_file.abs_path)
