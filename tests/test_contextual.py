@@ -2,6 +2,7 @@
 what is asked, what is cached and reused, what a failure leaves, and what BM25, the embedder,
 search results and read-back see."""
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -228,3 +229,42 @@ def test_dry_run_counts_the_requests_a_run_would_make(service: RagService, llm: 
     assert before.contextual_calls == len(llm.requests)
     (project / "billing.py").write_text(CODE + "\n\ndef tax(x):\n    return x\n")
     assert service.dry_run(spec).contextual_calls == 1  # only the changed file's chunk
+
+
+def test_mcp_search_results_carry_the_text(service: RagService, project: Path) -> None:
+    from plugins.mcp import Harness
+
+    service.index(folder_source(project))
+    out = Harness(service).ok("search", {"query": "zanzibarian"})
+    assert out["results"] and all(r["contextualText"].startswith("Zanzibarian") for r in out["results"])
+
+
+def test_cli_chunk_read_and_dry_run_show_it(rag_db: db.DatabaseTarget, llm: FakeLLM, project: Path,
+                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from rag.cli import app
+
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    monkeypatch.setenv("TEST_LLM_KEY", llm.api_key or "")
+    config = tmp_path / "rag.config.yaml"
+    config.write_text("embeddings: {provider: none}\nindexing: {context: llm}\n"
+                      f"llm: {{provider: openai, baseUrl: '{llm.base_url}', model: m, apiKey: '${{TEST_LLM_KEY}}'}}\n")
+    runner = CliRunner()
+
+    def rag(*args: str) -> str:
+        result = runner.invoke(app, ["--config", str(config), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    chunked = [json.loads(line) for line in rag("chunk", "--json", str(project / "billing.py")).splitlines()]
+    assert [c["contextualText"] for c in chunked] == [None]  # not asked for yet
+    dry = rag("index", "--dry-run", "--path", str(project))
+    assert "# proj: 2 files would be indexed" in dry and "contextual text: 4 LLM requests" in dry
+    rag("index", "--path", str(project))
+    assert "contextual text: 0 LLM requests" in rag("index", "--dry-run", "--path", str(project))
+    chunked = [json.loads(line) for line in rag("chunk", "--json", str(project / "billing.py")).splitlines()]
+    assert [c["contextualText"] for c in chunked] == ["Zanzibarian context: this part covers def total(items): return."]
+    found = json.loads(rag("search", "zanzibarian total", "--json"))["results"][0]
+    assert found["contextualText"] == chunked[0]["contextualText"]
+    assert f"# context: {found['contextualText']}" in rag("read", str(found["chunkId"]))
