@@ -29,7 +29,8 @@ COMMENT ON FUNCTION rag._text_hash(text) IS
 CREATE OR REPLACE FUNCTION rag._chunks_wanting_contextual_text(
     target_source_id bigint,
     llm_model        text,   -- NULL: no contextual text wanted
-    prompt_version   text
+    prompt_version   text,
+    uncached_only    boolean DEFAULT false  -- only those the LLM must be asked about
 )
 RETURNS TABLE (
     chunk_id      bigint,
@@ -43,15 +44,22 @@ SET search_path = pg_catalog, rag, public
 AS $$
     -- The chunk hash is computed for these rows only: after the first run of
     -- a model and prompt, the filter leaves the new chunks alone.
-    SELECT c.id, f.path, f.sha256, rag._text_hash(c.content)
-    FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id
-    WHERE c.source_id = target_source_id
-      AND CASE WHEN llm_model IS NULL THEN c.contextual_model IS NOT NULL
-               ELSE (c.contextual_model, c.contextual_prompt) IS DISTINCT FROM (llm_model, prompt_version) END
+    SELECT w.id, w.path, w.sha256, w.chunk_hash
+    FROM (SELECT c.id, f.path, f.sha256, rag._text_hash(c.content) AS chunk_hash
+          FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id
+          WHERE c.source_id = target_source_id
+            AND CASE WHEN llm_model IS NULL THEN c.contextual_model IS NOT NULL
+                     ELSE (c.contextual_model, c.contextual_prompt) IS DISTINCT FROM (llm_model, prompt_version) END) w
+    WHERE NOT uncached_only
+       OR (llm_model IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM rag.contextual_texts k
+                            WHERE k.model = llm_model AND k.prompt_version = _chunks_wanting_contextual_text.prompt_version
+                              AND k.document_hash = w.sha256 AND k.chunk_hash = w.chunk_hash))
 $$;
-COMMENT ON FUNCTION rag._chunks_wanting_contextual_text(bigint, text, text) IS
+COMMENT ON FUNCTION rag._chunks_wanting_contextual_text(bigint, text, text, boolean) IS
     'Private: a source''s chunks whose contextual text is not from this model and prompt version '
-    '(llm_model NULL: those that have one), with their cache keys (file sha256, content sha256).';
+    '(llm_model NULL: those that have one), with their cache keys (file sha256, content sha256); '
+    'uncached_only: those of them the cache holds no text for.';
 
 -- ---------------------------------------------------------------------------
 -- _rewrite_contextual_texts: give chunks a contextual text, re-posting their terms
@@ -199,11 +207,7 @@ SET search_path = pg_catalog, rag, public
 AS $$
     SELECT count(*)
     FROM (SELECT DISTINCT w.document_hash, w.chunk_hash
-          FROM rag._chunks_wanting_contextual_text(target_source_id, llm_model, prompt_version) w
-          WHERE llm_model IS NOT NULL
-            AND NOT EXISTS (SELECT 1 FROM rag.contextual_texts k
-                             WHERE k.model = llm_model AND k.prompt_version = count_chunks_without_contextual_text.prompt_version
-                               AND k.document_hash = w.document_hash AND k.chunk_hash = w.chunk_hash)) t
+          FROM rag._chunks_wanting_contextual_text(target_source_id, llm_model, prompt_version, true) w) t
 $$;
 COMMENT ON FUNCTION rag.count_chunks_without_contextual_text(bigint, text, text) IS
     'How many requests an index run makes the LLM for a source''s contextual texts: its distinct '
@@ -230,11 +234,8 @@ SET search_path = pg_catalog, rag, public
 AS $$
     WITH wanted AS (
         SELECT DISTINCT ON (w.document_hash, w.chunk_hash) w.document_hash, w.chunk_hash, w.file_path, w.chunk_id
-        FROM rag._chunks_wanting_contextual_text(target_source_id, llm_model, prompt_version) w
-        WHERE llm_model IS NOT NULL AND w.document_hash > coalesce(after_document, '')
-          AND NOT EXISTS (SELECT 1 FROM rag.contextual_texts k
-                           WHERE k.model = llm_model AND k.prompt_version = chunks_without_contextual_text.prompt_version
-                             AND k.document_hash = w.document_hash AND k.chunk_hash = w.chunk_hash)
+        FROM rag._chunks_wanting_contextual_text(target_source_id, llm_model, prompt_version, true) w
+        WHERE w.document_hash > coalesce(after_document, '')
         ORDER BY w.document_hash, w.chunk_hash, w.file_path
     ),
     documents AS (
