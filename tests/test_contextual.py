@@ -268,3 +268,14 @@ def test_cli_chunk_read_and_dry_run_show_it(rag_db: db.DatabaseTarget, llm: Fake
     found = json.loads(rag("search", "zanzibarian total", "--json"))["results"][0]
     assert found["contextualText"] == chunked[0]["contextualText"]
     assert f"# context: {found['contextualText']}" in rag("read", str(found["chunkId"]))
+
+
+def test_a_long_document_is_shown_by_its_head_and_the_chunks_surroundings() -> None:
+    document = "".join(f"line {i} of a long document\n" for i in range(2000))
+    chunk = "line 1500 of a long document\nline 1501 of a long document\n"
+    shown = contextual.document_window(document, chunk)
+    assert len(shown) <= contextual.DOCUMENT_CHARS + len("\n[...]\n")
+    assert shown.startswith("line 0 of") and "\n[...]\n" in shown and chunk in shown
+    assert contextual.document_window("short\n", "short\n") == "short\n"
+    [message] = contextual.prompt_messages(document, chunk)
+    assert message.role == "user" and f"<chunk>\n{chunk}\n</chunk>" in message.content
