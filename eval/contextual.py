@@ -1,7 +1,8 @@
 """Contextual chunk text measured: MRR@10 of each set without and with ``indexing.context: llm``.
 
-For each ``SET[:PREFIX]`` (a set of ``make eval``, or the part of its copy under PREFIX with
-the cases whose answers lie there, when the whole set would take the LLM too long) the
+For each ``SET[:PREFIX[+PREFIX...]]`` (a set of ``make eval``, or the part of its copy under
+the prefixes with the cases whose answers lie there, when the whole set would take the LLM
+too long) the
 copy is indexed in ``RAG_HOME=.bench/home-contextual`` with the repository's configuration
 plus ``indexing.context: none``, evaluated (bm25, vector, hybrid), indexed again with
 ``indexing.context: llm`` through the OpenAI-compatible server at ``--base-url`` (only the
@@ -14,6 +15,7 @@ Usage: .venv/bin/python eval/contextual.py --base-url http://127.0.0.1:8091/v1 -
 """
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -44,7 +46,8 @@ def rag(config: Path, *args: str) -> str:
                           text=True).stdout
 
 
-def write_configs(base_url: str, model: str, concurrency: int, timeout: float) -> tuple[Path, Path]:
+def write_configs(base_url: str, model: str, concurrency: int, timeout: float,
+                  temperature: float) -> tuple[Path, Path]:
     """The repository's configuration with contextual text off, and on through the server."""
     settings = yaml.safe_load((ROOT / "rag.config.yaml").read_text()) or {}
     settings.pop("sources", None)
@@ -54,7 +57,7 @@ def write_configs(base_url: str, model: str, concurrency: int, timeout: float) -
         variant = {**settings, "indexing": {**settings.get("indexing", {}), "context": context}}
         if context == "llm":
             variant["llm"] = {"provider": "openai", "baseUrl": base_url, "model": model,
-                              "maxConcurrency": concurrency, "timeout": timeout}
+                              "maxConcurrency": concurrency, "timeout": timeout, "temperature": temperature}
         path = WORK / f"context-{context}.yaml"
         path.write_text(yaml.safe_dump(variant, sort_keys=False))
         paths.append(path)
@@ -62,19 +65,20 @@ def write_configs(base_url: str, model: str, concurrency: int, timeout: float) -
 
 
 def subset(set_name: str, prefix: str) -> tuple[Path, list[EvalCase]]:
-    """The set's copy (under ``prefix`` only, copied apart) and the cases answered there."""
+    """The set's copy (under the ``+``-separated prefixes only, copied apart) and the cases answered there."""
     folder = set_dir(set_name)
     if not (folder / "cases.jsonl").exists():
         raise SystemExit(f"{set_name}: build the set first (make eval, or eval/run_eval.py --sets {set_name})")
+    prefixes = tuple(prefix.split("+"))
     cases = [c for c in load_cases(folder / "cases.jsonl")
-             if all(a.path.startswith(prefix) for a in c.relevant)]
+             if all(a.path.startswith(prefixes) for a in c.relevant)]
     if not prefix:
         return folder / "copy", cases
-    copy = WORK / f"{set_name}-{prefix.strip('/').replace('/', '-')}"
+    copy = WORK / f"{set_name}-{hashlib.sha256(prefix.encode()).hexdigest()[:8]}"
     if not copy.exists():
         for path in (folder / "copy").rglob("*"):
             relative = path.relative_to(folder / "copy")
-            if path.is_file() and relative.as_posix().startswith(prefix):
+            if path.is_file() and relative.as_posix().startswith(prefixes):
                 (copy / relative).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, copy / relative)
     return copy, cases
@@ -127,12 +131,13 @@ def main() -> None:
     parser.add_argument("--model", required=True)
     parser.add_argument("--concurrency", type=int, default=2, help="llm.maxConcurrency")
     parser.add_argument("--timeout", type=float, default=300.0, help="llm.timeout (seconds per request)")
+    parser.add_argument("--temperature", type=float, default=0.0, help="llm.temperature")
     args = parser.parse_args()
     os.chdir(ROOT)
     for variable in [v for v in os.environ if v.startswith("RAG_")]:
         del os.environ[variable]
     os.environ["RAG_HOME"] = str(HOME)
-    off, on = write_configs(args.base_url, args.model, args.concurrency, args.timeout)
+    off, on = write_configs(args.base_url, args.model, args.concurrency, args.timeout, args.temperature)
     rag(off, "init")
     for spec in args.sets.split(","):
         print(run_set(spec, off, on) + "\n", flush=True)

@@ -279,3 +279,13 @@ def test_a_long_document_is_shown_by_its_head_and_the_chunks_surroundings() -> N
     assert contextual.document_window("short\n", "short\n") == "short\n"
     [message] = contextual.prompt_messages(document, chunk)
     assert message.role == "user" and f"<chunk>\n{chunk}\n</chunk>" in message.content
+
+
+@pytest.mark.parametrize(("answer", "kept"), [
+    ("  One sentence\n with version 1.2 in it. A second!  A third.", "One sentence with version 1.2 in it. A second!"),
+    ("The answer.\n\nAnother paragraph the model went on with.", "The answer."),
+    ("Covers hashing. </chunk> <document> echoed", "Covers hashing."),
+    ("no end punctuation", "no end punctuation"),
+])
+def test_an_answer_is_kept_to_its_first_two_sentences(answer: str, kept: str) -> None:
+    assert contextual.clean_answer(answer) == kept

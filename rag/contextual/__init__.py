@@ -16,6 +16,7 @@ records a failed request as an error of the chunk's file, never ending the run.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -38,9 +39,10 @@ PROMPT_VERSION = "chunk-context-" + hashlib.sha256(PROMPT.encode("utf-8")).hexdi
 # a prompt of that size in seconds on a CPU; the whole of a long document would take minutes.
 DOCUMENT_CHARS = 8_000
 HEAD_CHARS = 2_000
-ANSWER_TOKENS = 120  # one or two sentences
-ANSWER_CHARS = 800  # a model that rambles on is cut here
+ANSWER_TOKENS = 80  # one or two sentences
+ANSWER_CHARS = 600  # a model that rambles on is cut here
 DOCUMENTS_PER_PAGE = 20  # documents listed, asked about and stored at a time
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # Failed requests in a row after which the LLM is taken to be down: the rest of the
 # chunks keep their structural context (one error says so) and the next run asks again.
 FAILURES_IN_A_ROW = 10
@@ -80,8 +82,12 @@ def prompt_messages(document: str, chunk: str) -> list[ChatMessage]:
 
 
 def clean_answer(text: str) -> str:
-    """The answer as stored: whitespace folded to single spaces, at most ANSWER_CHARS."""
-    return " ".join(text.split())[:ANSWER_CHARS]
+    """The answer as stored: its first paragraph up to any markup the prompt used, at most
+    two sentences, whitespace folded, at most ANSWER_CHARS. A small model goes on writing
+    after its answer (the next paragraph, a tag of the prompt): that part is dropped."""
+    first = re.split(r"\n\s*\n|</?(?:chunk|document)>", text.strip(), maxsplit=1)[0]
+    kept = " ".join(_SENTENCE_END.split(first.strip())[:2])
+    return " ".join(kept.split())[:ANSWER_CHARS]
 
 
 class ContextWriter:
