@@ -191,6 +191,9 @@ class IndexingConfig(_Section):
     max_file_size: int = Field(default=1_000_000, gt=0)
     # Seconds the store phase and the embed phase of a run may each take; unset: no limit.
     phase_timeout: float | None = Field(default=None, gt=0)
+    # llm: the llm section's model situates every chunk in its document in a sentence or two,
+    # indexed with it (rag/contextual/); none: chunks are indexed as they are.
+    context: Literal["none", "llm"] = "none"
 
 
 class LlmConfig(_Section):

@@ -1,4 +1,4 @@
-"""One index run of one source: scan → ask SQL what changed → chunk → embed what is missing → store.
+"""One index run of one source: scan → ask SQL what changed → chunk → store → LLM context → embed the rest.
 
 The decisions (which files changed, which content hashes lack a vector) and the
 atomic replacement of a file's chunks are SQL functions (``sql/020_runs.sql``, ``022_storing.sql``);
@@ -37,6 +37,7 @@ from rag.sources.scan import ScannedFile, ScanResult, scan_paths, scan_source
 if TYPE_CHECKING:
     from rag.chunking.dispatcher import FileChunks
     from rag.chunking.model import Chunk
+    from rag.contextual import ContextWriter
 
 BATCH_FILES = 64  # files per replace_files transaction, at most
 # ... and JSON bytes per batch: a batch is one jsonb value, which PostgreSQL
@@ -90,6 +91,8 @@ class RunSummary:
     chunks_total: int = 0
     embedded: int = 0
     reused: int = 0
+    contextualized: int = 0  # chunks given a contextual text the LLM wrote in this run
+    contextual_reused: int = 0  # chunks given a cached one (or, context off, stripped of theirs)
     errors: list[dict[str, str]] = field(default_factory=list)
     warnings: list[dict[str, str]] = field(default_factory=list)  # {"path", "warning"}
     seconds: float = 0.0
@@ -99,7 +102,8 @@ class RunSummary:
             "filesFound": self.files_found, "skipped": self.skipped, "new": self.new,
             "changed": self.changed, "unchanged": self.unchanged, "deleted": self.deleted,
             "chunksAdded": self.chunks_added, "chunksRemoved": self.chunks_removed,
-            "embedded": self.embedded, "reused": self.reused, "errors": len(self.errors),
+            "embedded": self.embedded, "reused": self.reused, "contextualized": self.contextualized,
+            "contextualReused": self.contextual_reused, "errors": len(self.errors),
             "warnings": len(self.warnings),
         }
 
@@ -112,6 +116,8 @@ class Reporter(Protocol):
     def chunked(self, chunks: int, files: int) -> None: ...
     def embedding_started(self, total: int) -> None: ...
     def embedded(self, count: int) -> None: ...
+    def contextualizing_started(self, calls: int) -> None: ...
+    def contextualized(self, count: int) -> None: ...
 
 
 class SilentReporter:
@@ -128,6 +134,12 @@ class SilentReporter:
         pass
 
     def embedded(self, count: int) -> None:
+        pass
+
+    def contextualizing_started(self, calls: int) -> None:
+        pass
+
+    def contextualized(self, count: int) -> None:
         pass
 
 
@@ -170,9 +182,11 @@ def index_source(
     force: bool = False,
     reporter: Reporter | None = None,
     paths: Collection[str] | None = None,
+    context_writer: "ContextWriter | None" = None,
 ) -> RunSummary:
     """Bring the stored index of ``spec`` (files under ``root``) up to date; with ``paths``
-    (relative files or folders, e.g. those a watcher saw change) only what lies at or under them."""
+    (relative files or folders, e.g. those a watcher saw change) only what lies at or under them.
+    ``context_writer``: the LLM that gives chunks contextual text; None strips any they have."""
     report = reporter or SilentReporter()
     started = time.monotonic()
     summary = RunSummary(spec.name)
@@ -195,7 +209,7 @@ def index_source(
     status = "failed"
     try:
         with _fewer_collections():
-            _run(conn, source_id, scanned, scope, embedder, settings, force, summary, report)
+            _run(conn, source_id, scanned, scope, embedder, settings, force, summary, report, context_writer)
         status = "succeeded"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -222,6 +236,7 @@ def _run(
     force: bool,
     summary: RunSummary,
     report: Reporter,
+    context_writer: "ContextWriter | None",
 ) -> None:
     by_path = {f.path: f for f in scanned.files}
     plan = sqlapi.plan_files(conn, source_id, [{"path": f.path, "size": f.size, "mtimeNs": f.mtime_ns}
@@ -268,6 +283,7 @@ def _run(
             # All postings are new: until autovacuum comes, every index-only read
             # of one would fetch its row too (Django's first searches: p95 36 -> 23 ms).
             db.vacuum_postings(conn)
+    _contextualize(conn, source_id, context_writer, summary, report, settings.phase_timeout)
     if embedder.dimensions:
         _embed_missing(conn, source_id, embedder, summary, report, settings.phase_timeout)
 
@@ -501,6 +517,25 @@ def _chunk_json(chunk: "Chunk") -> dict[str, Any]:
     if passages:
         row["passages"] = [{"end": p.end, "hash": p.content_hash} for p in passages]
     return row
+
+
+def _contextualize(
+    conn: db.Conn,
+    source_id: int,
+    context_writer: "ContextWriter | None",
+    summary: RunSummary,
+    report: Reporter,
+    phase_timeout: float | None,
+) -> None:
+    """The source's chunks given (or stripped of) contextual text before they are embedded, so
+    that the vectors are of the text BM25 sees."""
+    from rag.contextual import contextualize_source
+
+    before = summary.contextualized + summary.contextual_reused
+    contextualize_source(conn, source_id, context_writer, summary, report,
+                         PhaseDeadline("contextual text", phase_timeout))
+    if summary.contextualized + summary.contextual_reused > before:
+        sqlapi.ensure_heads_index(conn)  # (the chunks' lengths changed)
 
 
 def _embed_missing(

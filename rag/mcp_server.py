@@ -408,9 +408,10 @@ class ProgressReporter:
 
     def __init__(self, send: ProgressFn) -> None:
         self._send = send
-        self._base = 0
-        self._total: int | None = None
+        self._base = 3  # after the three steps before the first counted phase
+        self._total = 0
         self._done = 0
+        self._counted = ""  # what the running phase has done, e.g. "embedded {done}/{total} chunks"
 
     def scanned(self, found: int, skipped: dict[str, int]) -> None:
         self._send(1, None, f"scanned: {found:,} files found ({sum(skipped.values()):,} excluded)")
@@ -421,14 +422,29 @@ class ProgressReporter:
     def chunked(self, chunks: int, files: int) -> None:
         self._send(3, None, f"chunked: {chunks:,} chunks from {files:,} files")
 
+    def contextualizing_started(self, calls: int) -> None:
+        self._phase(calls, f"asking the LLM for {calls:,} contextual texts",
+                    "contextual texts: {done:,}/{total:,} requests answered")
+
+    def contextualized(self, count: int) -> None:
+        self._advance(count)
+
     def embedding_started(self, total: int) -> None:
-        self._base, self._total, self._done = 4, total, 0
-        self._send(4, 4 + total, f"embedding {total:,} chunks")
+        self._phase(total, f"embedding {total:,} chunks", "embedded {done:,}/{total:,} chunks")
 
     def embedded(self, count: int) -> None:
+        self._advance(count)
+
+    def _phase(self, total: int, message: str, counted: str) -> None:
+        """A counted phase (contextual texts, then embeddings) begins where the last one ended."""
+        self._base, self._total, self._done, self._counted = self._base + self._total + 1, total, 0, counted
+        self._send(self._base, self._base + total, message)
+
+    def _advance(self, count: int) -> None:
         self._done += count
-        total = self._total or self._done
-        self._send(self._base + self._done, self._base + total, f"embedded {self._done:,}/{total:,} chunks")
+        total = max(self._total, self._done)
+        self._send(self._base + self._done, self._base + total,
+                   self._counted.format(done=self._done, total=total))
 
 
 def log_level() -> str:

@@ -30,8 +30,16 @@ def plural(count: int, noun: str) -> str:
 
 
 class _RateColumn(ProgressColumn):
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
     def render(self, task: Task) -> Text:
-        return Text(f"{task.speed:,.0f} chunks/s" if task.speed else "")
+        if not task.speed:
+            return Text("")
+        if task.speed < 1:  # (an LLM writing contextual text)
+            return Text(f"{1 / task.speed:,.1f} s/{self.unit}")
+        return Text(f"{task.speed:,.0f} {self.unit}s/s")
 
 
 class _OnceStarted(ProgressColumn):
@@ -58,6 +66,7 @@ class TerminalReporter:
         self._plain_total = 0
         self._plain_done = 0
         self._plain_next = 0
+        self._label = ""
         self._say(f"Indexing {source}...")
 
     def _say(self, line: str) -> None:
@@ -75,7 +84,24 @@ class TerminalReporter:
     def chunked(self, chunks: int, files: int) -> None:
         self._say(f"  Chunking: {plural(chunks, 'chunk')} from {plural(files, 'file')}")
 
+    def contextualizing_started(self, calls: int) -> None:
+        self._say(f"  Contextual text: {plural(calls, 'chunk')} to ask the LLM about")
+        self._start_bar("Contextual text", calls, "waiting for the LLM...", "chunk")
+
+    def contextualized(self, count: int) -> None:
+        self._advance(count)
+
     def embedding_started(self, total: int) -> None:
+        self._start_bar("Embedding", total, "loading the model...", "chunk")
+
+    def embedded(self, count: int) -> None:
+        self._advance(count)
+
+    def _start_bar(self, label: str, total: int, waiting: str, unit: str) -> None:
+        """A phase counted in units (contextual texts, then embeddings): a bar on a terminal, else a
+        line at every tenth done."""
+        self._stop_bar()
+        self._label = label
         if self.quiet:
             return
         # More texts than chunks: a document's chunk is also embedded passage by passage.
@@ -83,24 +109,25 @@ class TerminalReporter:
                   "of document chunks)")
         if self.console.is_terminal:
             self._progress = Progress(
-                TextColumn("  Embedding:"), _OnceStarted(BarColumn(), "loading the model..."),
-                _OnceStarted(MofNCompleteColumn()), _RateColumn(),
+                TextColumn(f"  {label}:"), _OnceStarted(BarColumn(), waiting),
+                _OnceStarted(MofNCompleteColumn()), _RateColumn(unit),
                 _OnceStarted(TimeRemainingColumn()),
                 console=self.console, transient=False,
             )
             self._progress.start()
-            self._task = self._progress.add_task("embed", total=total)
+            self._task = self._progress.add_task(label, total=total)
         else:
-            self._plain_total = total
+            self._plain_total, self._plain_done = total, 0
             self._plain_next = max(1, total // 10)
 
-    def embedded(self, count: int) -> None:
+    def _advance(self, count: int) -> None:
         if self._progress is not None and self._task is not None:
             self._progress.advance(self._task, count)
         elif self._plain_total and not self.quiet:
             self._plain_done += count
             if self._plain_done >= self._plain_next or self._plain_done >= self._plain_total:
-                self._say(f"  Embedding: {min(self._plain_done, self._plain_total):,}/{self._plain_total:,}")
+                done = min(self._plain_done, self._plain_total)
+                self._say(f"  {self._label}: {done:,}/{self._plain_total:,}")
                 self._plain_next = self._plain_done + max(1, self._plain_total // 10)
 
     def __enter__(self) -> "TerminalReporter":
@@ -122,6 +149,10 @@ class TerminalReporter:
             f"  Total: {summary.chunks_total:,} chunks (+{summary.chunks_added:,} new, "
             f"-{summary.chunks_removed:,} removed); embedded {summary.embedded:,}, reused {summary.reused:,}"
         )
+        if summary.contextualized or summary.contextual_reused:
+            self._say(f"  Contextual text: {summary.contextualized:,} written by the LLM, "
+                      f"{summary.contextual_reused:,} set without asking it "
+                      "(cached, or removed: context none)")
         for error in summary.file_errors:
             self._say(f"  Error: {error.path}: {error.error}")
         for warning in summary.file_warnings:

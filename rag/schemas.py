@@ -57,6 +57,7 @@ class SearchResult(_Out):
     absolute_path: str | None = None  # local sources: the file as a user can open it
     fqns: list[str] | None = None  # a chunk holding several small definitions: all their names
     header_paths: list[str] | None = None  # a chunk holding several small sections: all their headerPaths
+    contextual_text: str | None = None  # what an LLM wrote to situate the chunk (indexing.context: llm)
     start_line: int | None
     end_line: int | None
     coordinates: Coordinates
@@ -82,6 +83,7 @@ class SourceText(_Out):
     truncated: bool
     chunk_id: int | None = None
     metadata: dict[str, Any] | None = None
+    contextual_text: str | None = None  # a chunk's, when an LLM situated it (indexing.context: llm)
 
 
 class SourceInfo(_Out):
@@ -252,6 +254,8 @@ class IndexOutput(_Out):
     chunks_total: int
     embedded: int
     reused: int
+    contextualized: int = 0  # chunks given a contextual text the LLM wrote in this run
+    contextual_reused: int = 0  # chunks given a cached one (or stripped of theirs: context off)
     errors: int
     file_errors: list[FileError]
     file_warnings: list[FileWarning]
@@ -294,6 +298,7 @@ class DryRunOutput(_Out):
     skipped_folders: dict[str, int] = {}  # reason -> how many of those are folders
     skipped_paths: dict[str, list[str]] | None = None  # reason -> paths, with --verbose
     file_errors: list[FileError]
+    contextual_calls: int | None = None  # indexing.context llm: the LLM requests a run would make
 
 
 class WatchEvent(_Out):

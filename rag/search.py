@@ -56,6 +56,7 @@ class SearchHit:
     fqns: list[str] | None = None  # the names a chunk holding several small definitions carries
     header_paths: list[str] | None = None  # the headerPath of each section a merged chunk holds
     abs_path: str | None = None  # a local source's file, as a user can open it
+    contextual_text: str | None = None  # what an LLM wrote to situate it (indexing.context: llm)
 
 
 @dataclass
@@ -111,6 +112,7 @@ class Searcher:
             # Said as `rag list` says it: the other warnings (no vectors) follow from this one.
             return SearchResponse([], [with_hint(NOTHING_INDEXED, Hint("index_folder"), self.interface)])
         self._add_absolute_paths(hits)
+        self._add_contextual_texts(hits)
         response = SearchResponse(hits, warnings)
         if use_reranker and hits:
             response.hits = self._rerank(query, hits, final_k, response.warnings)
@@ -124,6 +126,13 @@ class Searcher:
         for hit in hits:
             if hit.source_name in roots:
                 hit.abs_path = str(Path(roots[hit.source_name]) / hit.path)
+
+    def _add_contextual_texts(self, hits: list[SearchHit]) -> None:
+        if not hits:
+            return
+        texts = sqlapi.chunk_contextual_texts(self.conn, [h.chunk_id for h in hits])
+        for hit in hits:
+            hit.contextual_text = texts.get(hit.chunk_id)
 
     def _query_vector(self, query: str, sources: list[str] | None, warnings: list[str]) -> str | None:
         """The query's embedding as pgvector text, stored for reuse; None for a keyword-only index

@@ -15,6 +15,7 @@ of ``rag.*`` functions, search is ``rag.search.Searcher``, indexing ``rag.indexe
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import os
 import re
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rag import __version__, sqlapi
 from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
-from rag.errors import DatabaseError, ProviderError, RagError, UnexpectedDatabaseError, first_line
+from rag.errors import ConfigError, DatabaseError, ProviderError, RagError, UnexpectedDatabaseError, first_line
 from rag.hints import Hint, Interface
 from rag.schemas import (
     ActiveRun,
@@ -66,12 +67,14 @@ from rag.schemas import (
 
 if TYPE_CHECKING:
     from rag.ask import Answering, AskRequest
+    from rag.contextual import ContextWriter
     from rag.db import Conn, DatabaseTarget
     from rag.indexer import Reporter
     from rag.providers import Embedder
     from rag.providers.llm import OpenAIChatModel
     from rag.providers.rerankers import Reranker
     from rag.search import SearchRequest, SearchResponse
+    from rag.sources.scan import ScannedFile
 
 log = logging.getLogger(__name__)
 
@@ -611,13 +614,61 @@ class RagService:
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
         folders = {reason: n for reason, paths in scanned.skipped.items()
                    if (n := sum(p.endswith("/") for p in paths))}  # (folders are not walked)
+        writer = self.context_writer()
+        calls = None if writer is None else self._contextual_calls(
+            writer.model_id, [f for f in scanned.files if f.path not in binary])
         return DryRunOutput(source=spec.name, root=str(root),
                             files=[f.path for f in scanned.files if f.path not in binary],
                             skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
                             skipped_folders=dict(sorted(folders.items())),
                             skipped_paths=dict(sorted(scanned.skipped.items())) if verbose else None,
                             file_errors=[FileError(**problem) for problem in scanned.problems()]
-                            + [FileError(path=path, error="binary file") for path in sorted(binary)])
+                            + [FileError(path=path, error="binary file") for path in sorted(binary)],
+                            contextual_calls=calls)
+
+    def cached_contextual_texts(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str] | None:
+        """The configured LLM's cached contextual texts for (document sha256, chunk content sha256)
+        keys; None when ``indexing.context`` is not llm. Never asks the LLM."""
+        from rag import contextual
+
+        writer = self.context_writer()
+        if writer is None:
+            return None
+        return self.with_db(lambda conn: contextual.cached_texts(conn, writer.model_id, keys))
+
+    def _contextual_calls(self, model: str, files: list[ScannedFile]) -> int:
+        """How many requests an index run would make the LLM for these files' contextual
+        texts: their distinct (document, chunk) pairs the cache lacks (each file read and chunked)."""
+        from rag import contextual
+        from rag.chunking.dispatcher import chunk_bytes
+        from rag.chunking.model import content_hash
+        from rag.sources.reading import read_regular_file
+
+        settings = self.config.chunk_settings()
+        keys: set[tuple[str, str]] = set()
+        for scanned_file in files:
+            try:
+                data = read_regular_file(scanned_file.abs_path)
+            except OSError:
+                continue  # (the run records it as a file error, and asks nothing about it)
+            document = hashlib.sha256(data).hexdigest()
+            chunked = chunk_bytes(data, scanned_file.path, max_tokens=settings.max_tokens,
+                                  overlap=settings.overlap)
+            keys.update((document, content_hash(c.content)) for c in chunked.chunks)
+        cached = self.with_db(lambda conn: contextual.cached_texts(conn, model, sorted(keys)))
+        return len(keys) - len(cached)
+
+    def context_writer(self) -> ContextWriter | None:
+        """What writes contextual chunk text: the ``llm`` section's model with
+        ``indexing.context: llm``, else None (chunks are indexed as they are)."""
+        if self.config.indexing.context != "llm":
+            return None
+        from rag.contextual import ContextWriter
+
+        if self.config.llm.provider == "none":
+            raise ConfigError("indexing.context is llm but no LLM is configured (llm.provider: none); "
+                              "set llm.provider, llm.baseUrl and llm.model, or indexing.context: none")
+        return ContextWriter(self.chat_model(), self.config.llm.max_concurrency)
 
     def index(self, spec: SourceSpec, *, force: bool = False,
               reporter: Reporter | None = None, paths: Collection[str] | None = None,
@@ -630,11 +681,13 @@ class RagService:
         root, commit = self._checkout(spec, sync=fetch)
         warnings = self._same_folder_warnings(spec)
         embedder = self.embedder()
+        context_writer = self.context_writer()
         # Its own connection: the run holds the source's advisory lock until it ends.
         try:
             with database_errors(), self.new_connection() as conn:
                 summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
-                                               force=force, reporter=reporter, paths=paths)
+                                               force=force, reporter=reporter, paths=paths,
+                                               context_writer=context_writer)
                 if commit is not None:
                     sqlapi.record_commit(conn, spec.name, commit)
         except UnexpectedDatabaseError:
@@ -649,6 +702,7 @@ class RagService:
             changed=summary.changed, unchanged=summary.unchanged, deleted=summary.deleted,
             chunks_added=summary.chunks_added, chunks_removed=summary.chunks_removed,
             chunks_total=summary.chunks_total, embedded=summary.embedded, reused=summary.reused,
+            contextualized=summary.contextualized, contextual_reused=summary.contextual_reused,
             errors=len(summary.errors), file_errors=[FileError(path=e["path"], error=e["error"])
                                                      for e in summary.errors],
             file_warnings=[FileWarning(**w) for w in summary.warnings], warnings=warnings,
@@ -728,6 +782,7 @@ def search_result(hit: Any) -> SearchResult:
     return SearchResult(
         chunk_id=hit.chunk_id, source_name=hit.source_name, path=hit.path, source_type=hit.source_type,
         language=hit.language, absolute_path=hit.abs_path, fqns=hit.fqns, header_paths=hit.header_paths,
+        contextual_text=hit.contextual_text,
         start_line=hit.coordinates.get("startLine"), end_line=hit.coordinates.get("endLine"),
         coordinates=Coordinates.model_validate(hit.coordinates), snippet=hit.content[:SNIPPET_CHARS],
         scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank,
@@ -767,7 +822,7 @@ def _source_text(row: dict[str, Any]) -> SourceText:
     return SourceText(source_name=row["source_name"], path=row["path"], source_type=row["source_type"],
                       language=row["language"], start_line=row["start_line"], end_line=row["end_line"],
                       total_lines=row["total_lines"], content=row["content"], truncated=row["truncated"],
-                      metadata=row["metadata"])
+                      metadata=row["metadata"], contextual_text=row["contextual_text"])
 
 
 @contextmanager

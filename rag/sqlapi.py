@@ -182,6 +182,49 @@ def store_embeddings(conn: Conn, model: str, dimensions: int, hashes: list[str],
     conn.execute("SELECT rag.store_embeddings(%s, %s, %s, %s)", (model, dimensions, hashes, vectors))
 
 
+# -- contextual chunk text (sql/024_contextual.sql) ---------------------------------
+
+
+def apply_contextual_texts(conn: Conn, source_id: int, model: str | None, prompt_version: str | None) -> int:
+    """Gives the source's chunks the cached texts of ``model`` and the prompt (None: removes them
+    all): how many chunks changed."""
+    return int(_value(conn, "SELECT rag.apply_contextual_texts(%s, %s, %s)",
+                      (source_id, model, prompt_version)))
+
+
+def count_chunks_without_contextual_text(conn: Conn, source_id: int, model: str, prompt_version: str) -> int:
+    """How many requests the LLM must answer for the source's chunks."""
+    return int(_value(conn, "SELECT rag.count_chunks_without_contextual_text(%s, %s, %s)",
+                      (source_id, model, prompt_version)))
+
+
+def chunks_without_contextual_text(conn: Conn, source_id: int, model: str, prompt_version: str,
+                                   after_document: str, max_documents: int) -> list[Row]:
+    """(document_hash, path, document, chunks [{hash, content, startLine, endLine}]) to ask the LLM about."""
+    return _rows(conn, "SELECT * FROM rag.chunks_without_contextual_text(%s, %s, %s, %s, %s)",
+                 (source_id, model, prompt_version, after_document, max_documents))
+
+
+def store_contextual_texts(conn: Conn, source_id: int, model: str, prompt_version: str,
+                           document_hashes: list[str], chunk_hashes: list[str], texts: list[str]) -> int:
+    """Caches the LLM's texts and gives them to the source's chunks: how many chunks changed."""
+    return int(_value(conn, "SELECT rag.store_contextual_texts(%s, %s, %s, %s, %s, %s)",
+                      (source_id, model, prompt_version, document_hashes, chunk_hashes, texts)))
+
+
+def cached_contextual_texts(conn: Conn, model: str, prompt_version: str, document_hashes: list[str],
+                            chunk_hashes: list[str]) -> list[Row]:
+    """(document_hash, chunk_hash, contextual_text) of the given pairs that are cached."""
+    return _rows(conn, "SELECT * FROM rag.cached_contextual_texts(%s, %s, %s, %s)",
+                 (model, prompt_version, document_hashes, chunk_hashes))
+
+
+def chunk_contextual_texts(conn: Conn, chunk_ids: list[int]) -> dict[int, str]:
+    """The contextual texts of those chunks that have one, by chunk id."""
+    return {r["id"]: r["contextual_text"]
+            for r in _rows(conn, "SELECT * FROM rag.chunk_contextual_texts(%s)", (chunk_ids,))}
+
+
 def gc(conn: Conn) -> int:
     """Deletes embeddings no chunk uses: how many."""
     return int(_value(conn, "SELECT rag.gc()"))

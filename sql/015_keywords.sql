@@ -64,6 +64,26 @@ COMMENT ON FUNCTION rag._indexed_text(text, text) IS
     'Private: a chunk''s indexed text, its context lines (path, fqn or headerPath) then its content; content alone without context.';
 
 -- ---------------------------------------------------------------------------
+-- _chunk_prefix: what precedes a chunk's content in its indexed text
+CREATE OR REPLACE FUNCTION rag._chunk_prefix(
+    context         text,
+    contextual_text text
+)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- Inlined like _indexed_text. A chunk is stored with its structural context
+-- alone; an LLM's contextual text (migration 0014, sql/024_contextual.sql)
+-- comes after it, so rag._indexed_text(rag._chunk_prefix(...), content) is
+-- what BM25 and the embedding model see.
+RETURN CASE WHEN contextual_text = '' THEN context
+            WHEN context = '' THEN contextual_text
+            ELSE context || E'\n' || contextual_text END;
+COMMENT ON FUNCTION rag._chunk_prefix(text, text) IS
+    'Private: the lines indexed before a chunk''s content: its context (path, fqn or headerPath), then its contextual text if it has one.';
+
+-- ---------------------------------------------------------------------------
 -- query_terms
 CREATE OR REPLACE FUNCTION rag.query_terms(
     query text
@@ -269,6 +289,35 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION rag._documents() IS
     'Private: how many chunks are documents (those posting stem: terms): the document frequency of the term stem:.';
+
+-- ---------------------------------------------------------------------------
+-- _chunk_terms: every term a chunk posts
+CREATE OR REPLACE FUNCTION rag._chunk_terms(
+    prefix   text,   -- rag._chunk_prefix(context, contextual_text)
+    context  text,
+    content  text,
+    metadata jsonb
+)
+RETURNS TABLE (
+    term    text,
+    tf      integer,
+    in_text boolean  -- counted in the document length (the names and the marker are not)
+)
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+BEGIN ATOMIC
+    -- Its indexed text's terms, then its names' (from the structural context
+    -- alone) or a document's marker.
+    SELECT t.term, t.tf, true FROM rag._text_frequencies(prefix, content, metadata) t
+    UNION ALL
+    SELECT t.term, t.tf, false FROM rag._name_frequencies(context, metadata) t
+    UNION ALL
+    SELECT t.term, t.tf, false FROM rag._document_marker(metadata) t;
+END;
+COMMENT ON FUNCTION rag._chunk_terms(text, text, text, jsonb) IS
+    'Private: the terms a chunk posts with their counts, and whether each counts in its BM25 length: '
+    'its indexed text''s, its names'' and a document''s stem: marker.';
 
 CREATE OR REPLACE FUNCTION rag._field_idf(
     term      text,
@@ -655,9 +704,8 @@ BEGIN
     INSERT INTO rag.postings (term, chunk_id, tf, term_count)
     SELECT t.term, c.id, t.tf, c.term_count
     FROM rag.chunks c,
-         LATERAL (SELECT * FROM rag._text_frequencies(c.context, c.content, c.metadata)
-                  UNION ALL SELECT * FROM rag._name_frequencies(c.context, c.metadata)
-                  UNION ALL SELECT * FROM rag._document_marker(c.metadata)) t;
+         LATERAL rag._chunk_terms(rag._chunk_prefix(c.context, c.contextual_text), c.context, c.content,
+                                  c.metadata) t;
     PERFORM rag._build_postings_key();
     PERFORM rag.ensure_heads_index();  -- (dropped above: built again)
     INSERT INTO rag.keyword_data_intact DEFAULT VALUES;

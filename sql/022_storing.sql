@@ -116,15 +116,8 @@ BEGIN
         CROSS JOIN LATERAL jsonb_array_elements(b.chunks) WITH ORDINALITY AS c(value, ordinality)
     ),
     tokens AS MATERIALIZED (
-        -- Its text's terms, then its names' (rag._name_frequencies) or a
-        -- document's marker (rag._document_marker): the document length
-        -- counts the text's alone.
-        SELECT r.file_id, r.ordinal, t.term, t.tf, true AS in_text
-        FROM chunk_rows r, LATERAL rag._text_frequencies(r.context, r.content, r.metadata) t
-        UNION ALL
-        SELECT r.file_id, r.ordinal, t.term, t.tf, false
-        FROM chunk_rows r, LATERAL (SELECT * FROM rag._name_frequencies(r.context, r.metadata)
-                                    UNION ALL SELECT * FROM rag._document_marker(r.metadata)) t
+        SELECT r.file_id, r.ordinal, t.term, t.tf, t.in_text
+        FROM chunk_rows r, LATERAL rag._chunk_terms(r.context, r.context, r.content, r.metadata) t
     ),
     fresh AS (
         INSERT INTO rag.chunks (source_id, file_id, ordinal, content, context, content_hash, metadata,
@@ -291,11 +284,14 @@ BEGIN
         RETURNING 1
     )
     SELECT (SELECT count(*) FROM chunks_gone) + (SELECT count(*) FROM passages_gone) INTO pruned;
+    -- Contextual texts of documents no file holds any more (sql/024_contextual.sql).
+    DELETE FROM rag.contextual_texts k WHERE NOT EXISTS (SELECT 1 FROM rag.files f WHERE f.sha256 = k.document_hash);
     RETURN pruned;
 END
 $$;
 COMMENT ON FUNCTION rag.gc() IS
-    'Deletes embeddings no chunk or passage refers to any more (after rag remove or edits); returns how many.';
+    'Deletes embeddings no chunk or passage refers to any more (after rag remove or edits), and the cached '
+    'contextual texts of documents no file holds; returns how many embeddings went.';
 
 -- ---------------------------------------------------------------------------
 -- embedding_coverage
@@ -341,14 +337,16 @@ AS $$
            rag._indexed_text(t.context, CASE WHEN t.end_offset IS NULL THEN t.content
                                              ELSE substr(t.content, t.start_offset + 1, t.end_offset - t.start_offset) END)
     FROM (
-        SELECT c.content_hash, c.context, c.content, NULL::integer AS start_offset, NULL::integer AS end_offset
+        SELECT c.content_hash, rag._chunk_prefix(c.context, c.contextual_text) AS context, c.content,
+               NULL::integer AS start_offset, NULL::integer AS end_offset
         FROM rag.chunks c
         WHERE c.source_id = target_source_id
           AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
                            WHERE e.model = embedding_model AND e.content_hash = c.content_hash)
         UNION ALL
         SELECT w.content_hash, w.context, w.content, w.start_offset, w.end_offset
-        FROM (SELECT p.content_hash, c.context, c.content, p.end_offset,
+        FROM (SELECT p.content_hash, rag._chunk_prefix(c.context, c.contextual_text) AS context, c.content,
+                     p.end_offset,
                      lag(p.end_offset, 1, 0) OVER (PARTITION BY p.chunk_id ORDER BY p.ordinal) AS start_offset
               FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
               WHERE p.source_id = target_source_id) w
@@ -359,7 +357,7 @@ AS $$
     LIMIT greatest(max_rows, 1)
 $$;
 COMMENT ON FUNCTION rag.chunks_without_embedding(bigint, text, integer) IS
-    'Distinct indexed texts (rag._indexed_text: context, then content) of a source''s chunks and of their passages '
+    'Distinct indexed texts (rag._indexed_text: context and contextual text, then content) of a source''s chunks and of their passages '
     'that have no vector for the model yet: what an index run must embed (after a model switch or an interrupted run too).';
 
 -- ---------------------------------------------------------------------------

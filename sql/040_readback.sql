@@ -91,7 +91,8 @@ BEGIN
         RAISE EXCEPTION 'read_chunk: context must be 0 or more, not %', coalesce(context::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT c.id, c.metadata, c.content AS chunk_content, f.path, f.source_type, f.language,
+    SELECT c.id, c.metadata, c.content AS chunk_content, nullif(c.contextual_text, '') AS contextual_text,
+           f.path, f.source_type, f.language,
            f.content AS file_content, s.name AS source_name
       INTO hit
       FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id JOIN rag.sources s ON s.id = c.source_id
@@ -109,12 +110,13 @@ BEGIN
         -- No stored file text or no line numbers (a PDF page): the chunk itself.
         n_lines := cardinality(regexp_split_to_array(hit.chunk_content, E'\n'));
         RETURN QUERY SELECT hit.source_name, hit.path, hit.source_type, hit.language,
-            1, n_lines, n_lines, hit.chunk_content, false, coalesce(hit.metadata, '{}');
+            1, n_lines, n_lines, hit.chunk_content, false, coalesce(hit.metadata, '{}'), hit.contextual_text;
         RETURN;
     END IF;
     RETURN QUERY
         SELECT hit.source_name, hit.path, hit.source_type, hit.language,
-               t.start_line, t.end_line, t.total_lines, t.content, t.truncated, coalesce(hit.metadata, '{}')
+               t.start_line, t.end_line, t.total_lines, t.content, t.truncated, coalesce(hit.metadata, '{}'),
+               hit.contextual_text
         FROM rag._text_lines(hit.file_content, hit.path, first_, last_, context) t;
 END
 $$;
@@ -280,13 +282,13 @@ BEGIN
         END IF;
         RETURN QUERY
             SELECT file.source_name, file.path, file.source_type, file.language,
-                   t.start_line, t.end_line, t.total_lines, t.content, t.truncated, NULL::jsonb
+                   t.start_line, t.end_line, t.total_lines, t.content, t.truncated, NULL::jsonb, NULL::text
             FROM rag._text_lines(file.content, file.path, span.first_, span.last_, context) t;
         RETURN;
     END IF;
     RETURN QUERY
         SELECT file.source_name, file.path, file.source_type, file.language,
-               t.start_line, t.end_line, t.total_lines, t.content, t.truncated, NULL::jsonb
+               t.start_line, t.end_line, t.total_lines, t.content, t.truncated, NULL::jsonb, NULL::text
         FROM rag._text_lines(file.content, file.path, coalesce(first_line, 1), last_line, context) t;
 END
 $$;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,9 @@ from rag.cli.root import app, state
 from rag.errors import RagError
 
 if TYPE_CHECKING:
+    from rag.chunking.model import Chunk
     from rag.config import ChunkSettings
+    from rag.service import RagService
 
 
 @app.command()
@@ -43,6 +46,7 @@ def chunk(
     failed = 0
     for file, shown in _files_to_chunk(paths, settings):
         result = chunk_file(file, shown, max_tokens=limit, overlap=window_overlap)
+        contextual = _contextual_texts(state(ctx).service, file, result.chunks) if as_json else {}
         for warning in result.warnings:
             typer.echo(f"warning: {shown}: {warning}", err=True)
         if result.error:
@@ -53,12 +57,27 @@ def chunk(
                 typer.echo(json.dumps({**piece.metadata, "context": piece.context,
                                        "contentHash": piece.content_hash, "tokens": piece.tokens,
                                        "passageEnds": [p.end for p in chunk_passages(piece)],
-                                       "content": piece.content},
+                                       **contextual.get(piece.content, {}), "content": piece.content},
                                       ensure_ascii=False))
             else:
                 typer.echo(_describe_chunk(piece.metadata, piece.tokens))
     if failed:  # every file was shown; the exit code says some could not be chunked
         raise typer.Exit(1)
+
+
+def _contextual_texts(
+    service: RagService, file: Path, chunks: list[Chunk]
+) -> dict[str, dict[str, str | None]]:
+    """With indexing.context llm: each chunk's cached contextual text (null until an index run
+    asks the LLM), by content, as ``{"contextualText": ...}``; nothing otherwise."""
+    from rag.chunking.model import content_hash
+
+    document = hashlib.sha256(file.read_bytes()).hexdigest()
+    keys = [(document, content_hash(c.content)) for c in chunks]
+    cached = service.cached_contextual_texts(keys)
+    if cached is None:
+        return {}
+    return {c.content: {"contextualText": cached.get(key)} for c, key in zip(chunks, keys, strict=True)}
 
 
 def _files_to_chunk(paths: list[Path], settings: ChunkSettings) -> Iterator[tuple[Path, str]]:

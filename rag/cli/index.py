@@ -134,3 +134,6 @@ def _dry_run(service: RagService, spec: SourceSpec, as_json: bool, verbose: bool
             typer.echo(f"#     {path}", err=True)
     for problem in out.file_errors:
         typer.echo(f"#   error: {problem.path}: {problem.error}", err=True)
+    if out.contextual_calls is not None:
+        typer.echo(f"#   contextual text: {plural(out.contextual_calls, 'LLM request')} "
+                   "(chunks whose text is not cached yet)", err=True)

@@ -45,6 +45,8 @@ def read(
         return
     where = f"{out.source_name}: {out.path}:{out.start_line}-{out.end_line} of {out.total_lines}"
     typer.echo(printable(f"# {where}" + (" (truncated)" if out.truncated else "")), err=True)
+    if out.contextual_text:
+        typer.echo(printable(f"# context: {out.contextual_text}"), err=True)
     typer.echo(printable(out.content))
 
 
