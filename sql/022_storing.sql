@@ -104,6 +104,7 @@ SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
     counting boolean := rag._counting_term_stats();
+    dictionaries regdictionary[] := rag._stem_dictionaries();
 BEGIN
     -- The document length goes in with the chunk: updating it afterwards
     -- would write every chunk row twice.
@@ -120,7 +121,7 @@ BEGIN
         -- document's marker (rag._document_marker): the document length
         -- counts the text's alone.
         SELECT r.file_id, r.ordinal, t.term, t.tf, true AS in_text
-        FROM chunk_rows r, LATERAL rag._text_frequencies(r.context, r.content, r.metadata) t
+        FROM chunk_rows r, LATERAL rag._text_frequencies(r.context, r.content, r.metadata, dictionaries) t
         UNION ALL
         SELECT r.file_id, r.ordinal, t.term, t.tf, false
         FROM chunk_rows r, LATERAL (SELECT * FROM rag._name_frequencies(r.context, r.metadata)
