@@ -12,7 +12,7 @@ from helpers import rows
 from rag import db, sqlapi
 from rag.config import ChunkSettings, EmbeddingsConfig, LocalEmbeddings, SearchConfig, SourceSpec
 from rag.indexer import index_source
-from rag.providers import model_languages
+from rag.providers import LocalEmbedder, model_languages
 from rag.providers.rerankers import NoReranker
 from rag.search import Searcher, SearchRequest
 
@@ -166,3 +166,16 @@ def test_the_model_languages_default_to_english_for_the_bundled_model_only() -> 
     assert model_languages(EmbeddingsConfig(
         local=LocalEmbeddings(model="/models/e5", languages=["english", "russian"]))) == ["english", "russian"]
     assert model_languages(EmbeddingsConfig(provider="jina")) is None
+
+
+@pytest.mark.slow  # loads the bundled model
+def test_query_and_document_prefixes_reach_the_model() -> None:
+    plain = LocalEmbedder()
+    prefixed = LocalEmbedder(query_prefix="query: ", document_prefix="passage: ")
+    assert prefixed.embed_query("резервная копия") == pytest.approx(plain.embed_query("query: резервная копия"))
+    assert prefixed.embed_documents(["база данных"])[0] == pytest.approx(
+        plain.embed_documents(["passage: база данных"])[0])
+    assert prefixed.embed_query("база данных") != pytest.approx(prefixed.embed_documents(["база данных"])[0])
+    # Other prefixes make other vectors: stored apart, as another model's.
+    assert plain.model_id == "local:all-MiniLM-L6-v2@384"
+    assert prefixed.model_id.startswith("local:all-MiniLM-L6-v2@384~prefixes:")

@@ -32,6 +32,6 @@ def evaluate_retrieval(
     result = service.with_db(
         lambda conn: evaluation.evaluate(service.searcher(conn), cases, modes, source=source))
     if as_json:
-        typer.echo(json.dumps(result.as_dict()))
+        typer.echo(json.dumps(result.as_dict(), ensure_ascii=False))
     else:
         typer.echo(evaluation.format_table(result.metrics, result.notes, title=str(file)))
