@@ -45,8 +45,8 @@ MIN_WORDS = 4
 
 _DASH = re.compile(r"\s[-–—]\s")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_ABBREVIATION = re.compile(r"(?:\b(?:т\.\s?е|т\.\s?д|т\.\s?п|т\.\s?к|см|напр|др|англ|и\.\s?т\.\s?д|e\.g|i\.e|etc)|\.\.)\.$",
-                           re.IGNORECASE)
+# A dot after one letter (т. е., и т. д., initials) or these words ends no sentence.
+_ABBREVIATION = re.compile(r"(?:(?<!\w)\w|\b(?:см|напр|др|англ|стр|etc)|\.\.)\.$", re.IGNORECASE)
 
 
 def fetch_pages() -> dict[str, str]:

@@ -154,7 +154,10 @@ class RussianAwareStemmer:
         self._russian = snowballstemmer.stemmer("russian")
         self._english = snowballstemmer.stemmer("english")
 
-    def __call__(self, word: str) -> str:
+    def stemWords(self, words: Sequence[str]) -> list[str]:  # noqa: N802 (the name bm25s calls)
+        return [self._stem(word) for word in words]
+
+    def _stem(self, word: str) -> str:
         word = word.replace("ё", "е")
         cyrillic = any("\u0400" <= letter <= "\u04ff" for letter in word)
         return str((self._russian if cyrillic else self._english).stemWord(word))

@@ -98,7 +98,7 @@ class Searcher:
             bm25_weight=0.0 if request.vector_only else self.settings.bm25_weight,
             # No vector of this config's model: keywords alone, never a query vector another
             # model stored for the same text (rag.search would pick one up when given none).
-            vector_weight=0.0 if embedding is None else self._vector_weight(query),
+            vector_weight=0.0 if embedding is None else self._vector_weight(query, request.vector_only),
             rrf_k=self.settings.rrf.k, candidates=candidates,
             model=self.embedder.model_id if self.embedder.dimensions else None,
             k1=self.settings.bm25.k1, b=self.settings.bm25.b, fusion=self.settings.fusion,
@@ -113,10 +113,10 @@ class Searcher:
             response.hits = self._rerank(query, hits, final_k, response.warnings)
         return response
 
-    def _vector_weight(self, query: str) -> float:
-        """The vector arm's weight for this query: scaled by the share of its words the model
-        reads, so an English-only model adds nothing to a Russian question's keywords."""
-        if self.model_languages is None:
+    def _vector_weight(self, query: str, vector_only: bool) -> float:
+        """The vector arm's weight for this query: in a hybrid search, scaled by the share of its
+        words the model reads, so an English-only model adds nothing to a Russian question's keywords."""
+        if self.model_languages is None or vector_only:
             return self.settings.vector_weight
         return self.settings.vector_weight * sqlapi.readable_share(self.conn, query, self.model_languages)
 
