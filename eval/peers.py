@@ -154,7 +154,7 @@ class RussianAwareStemmer:
         self._russian = snowballstemmer.stemmer("russian")
         self._english = snowballstemmer.stemmer("english")
 
-    def stemWords(self, words: Sequence[str]) -> list[str]:  # noqa: N802 (the name bm25s calls)
+    def stemWords(self, words: Sequence[str]) -> list[str]:  # (the name bm25s calls)
         return [self._stem(word) for word in words]
 
     def _stem(self, word: str) -> str:
