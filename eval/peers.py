@@ -4,7 +4,9 @@
   overlapping by 200, dense retrieval only, exact cosine in memory;
 - ``bm25-1000/200``: Okapi BM25 (k1 1.2, b 0.75, bm25s' default tokenizer:
   lower-cased words of two or more characters, English stop words dropped,
-  no stemming) over the same windows;
+  no stemming) over the same windows; on a Russian set (``russian=True``),
+  fairly, Russian stop words dropped too and every word stemmed by the Snowball
+  stemmer of its script (``snowballstemmer``: Russian, English), ё as е;
 - ``rrf-1000/200``: a naive reciprocal rank fusion (k 60, equal weights) of
   the dense and the BM25 rankings, each cut at ``FUSION_DEPTH``.
 
@@ -17,9 +19,12 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
+import snowballstemmer
+from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_RUSSIAN
 
 from rag.chunking.markdown import markdown_sections
 from rag.chunking.model import count_tokens
@@ -142,12 +147,33 @@ class _SectionSpans:
 # --- BM25 and naive fusion over the windows -------------------------------------
 
 
-def bm25_rankings(windows: Sequence[Window], queries: Sequence[str], depth: int = FUSION_DEPTH) -> list[list[int]]:
-    """For each query, the indexes of the windows with a positive BM25 score, best first, at most ``depth``."""
+class RussianAwareStemmer:
+    """A word's Snowball stem in the language of its script: Cyrillic Russian, the rest English."""
+
+    def __init__(self) -> None:
+        self._russian = snowballstemmer.stemmer("russian")
+        self._english = snowballstemmer.stemmer("english")
+
+    def stemWords(self, words: Sequence[str]) -> list[str]:  # (the name bm25s calls)
+        return [self._stem(word) for word in words]
+
+    def _stem(self, word: str) -> str:
+        word = word.replace("ё", "е")
+        cyrillic = any("\u0400" <= letter <= "\u04ff" for letter in word)
+        return str((self._russian if cyrillic else self._english).stemWord(word))
+
+
+def bm25_rankings(windows: Sequence[Window], queries: Sequence[str], depth: int = FUSION_DEPTH,
+                  *, russian: bool = False) -> list[list[int]]:
+    """For each query, the indexes of the windows with a positive BM25 score, best first, at most
+    ``depth``; ``russian``: with Russian stop words and stems too."""
+    tokenizing: dict[str, Any] = {"show_progress": False}
+    if russian:
+        tokenizing.update(stopwords=[*STOPWORDS_EN, *STOPWORDS_RUSSIAN], stemmer=RussianAwareStemmer())
     retriever = bm25s.BM25(k1=1.2, b=0.75)
-    retriever.index(bm25s.tokenize([w.text for w in windows], show_progress=False), show_progress=False)
+    retriever.index(bm25s.tokenize([w.text for w in windows], **tokenizing), show_progress=False)
     rankings = []
-    for tokens in bm25s.tokenize(list(queries), return_ids=False, show_progress=False):
+    for tokens in bm25s.tokenize(list(queries), return_ids=False, **tokenizing):
         known = [t for t in tokens if t in retriever.vocab_dict]
         scores = retriever.get_scores(known) if known else np.zeros(len(windows))
         order = np.argsort(-scores, kind="stable")[:depth]

@@ -28,6 +28,7 @@ import build_django_code
 import build_lodash_code
 import build_md_docs
 import build_rst_docs
+import build_ru_man
 import build_rxjs_code
 import numpy as np
 from common import ROOT, set_dir
@@ -46,13 +47,15 @@ from peers import (
 from rag import db
 from rag.config import load_config
 from rag.evaluation import MODES, EvalCase, Metrics, evaluate, format_table, load_cases
-from rag.providers import Embedder, configured_embedder
+from rag.providers import Embedder, configured_embedder, model_languages
 from rag.providers.base import ProgressCallback
 from rag.providers.rerankers import configured_reranker
 from rag.search import Searcher
 
 BUILDERS = {module.NAME: module.build for module in
-            (build_django_code, build_md_docs, build_rxjs_code, build_lodash_code, build_rst_docs)}
+            (build_django_code, build_md_docs, build_rxjs_code, build_lodash_code, build_rst_docs, build_ru_man)}
+BUILDERS[build_ru_man.OPTIONS] = build_ru_man.build  # (one builder, two sets)
+RUSSIAN_SETS = {build_ru_man.PAGES, build_ru_man.OPTIONS}  # their BM25 peer stems Russian (peers.py)
 PEERS = (SEED_MODE, BM25_MODE, RRF_MODE)
 HOME = ROOT / ".bench" / "home-eval"
 RAG = str(Path(sys.executable).parent / "rag")
@@ -98,11 +101,12 @@ def index_alone(config: str | None, name: str, copy: Path) -> None:
     rag(config, "index", "--path", str(copy), "--name", name, "--force")
 
 
-def peer_metrics(copy: Path, cases: list[EvalCase], embedder: CachedEmbedder) -> dict[str, Metrics]:
+def peer_metrics(copy: Path, cases: list[EvalCase], embedder: CachedEmbedder,
+                 russian: bool = False) -> dict[str, Metrics]:
     """The peers over the copy's 1000/200 windows: dense (the seed design), BM25, and their naive RRF."""
     windows = folder_windows(copy)
     dense = dense_window_rankings(windows, cases, embedder, depth=FUSION_DEPTH)
-    keyword = bm25_rankings(windows, [c.query for c in cases])
+    keyword = bm25_rankings(windows, [c.query for c in cases], russian=russian)
     rankings = {SEED_MODE: dense, BM25_MODE: keyword, RRF_MODE: rrf([dense, keyword])}
     return {mode: score_window_rankings(copy, windows, cases, ranked) for mode, ranked in rankings.items()}
 
@@ -131,7 +135,8 @@ def run_set(set_name: str, config_path: str | None, with_peers: bool) -> tuple[s
     config = load_config(config_path).config
     embedder = configured_embedder(config.embeddings)
     with db.connect(db.resolve_target(config.database)) as conn:
-        searcher = Searcher(conn, config.search, embedder, configured_reranker(config.reranker))
+        searcher = Searcher(conn, config.search, embedder, configured_reranker(config.reranker),
+                            model_languages(config.embeddings))
         result = evaluate(searcher, cases, MODES, source=source)
         # The other fusion too, so one run says which ranks better on this set.
         searcher.settings = config.search.model_copy(update={"fusion": other_fusion(config.search.fusion)})
@@ -141,7 +146,8 @@ def run_set(set_name: str, config_path: str | None, with_peers: bool) -> tuple[s
         chunks = conn.execute("SELECT count(*) AS n FROM rag.chunks").fetchone()
     metrics: dict[str, Metrics] = dict(result.metrics)
     if with_peers:
-        metrics.update(peer_metrics(folder / "copy", cases, CachedEmbedder(embedder, folder / "seed-vectors.npz")))
+        metrics.update(peer_metrics(folder / "copy", cases, CachedEmbedder(embedder, folder / "seed-vectors.npz"),
+                                    russian=set_name in RUSSIAN_SETS))
     size = config.indexing.chunk_size
     fusion = f"rrf k {config.search.rrf.k}" if config.search.fusion == "rrf" else "scores"
     title = (f"{set_name}: {chunks['n'] if chunks else '?':,} chunks (maxTokens {size.max_tokens}, overlap "

@@ -62,6 +62,13 @@ class LocalEmbeddings(_Section):
     batch_size: int = Field(default=32, gt=0)
     # auto: ONNX Runtime when the model can be exported; sentence-transformers: always torch (to compare)
     runtime: Literal["auto", "sentence-transformers"] = "auto"
+    # Put before every query / document text (e5: "query: " / "passage: "; FRIDA: "search_query: " /
+    # "search_document: "), besides any prompt the model's own config declares.
+    query_prefix: str = ""
+    document_prefix: str = ""
+    # Languages (search.languages names) the model reads; unset: english for the bundled
+    # all-MiniLM-L6-v2, any for another model. The vector arm of a query in other scripts weighs less.
+    languages: list[str] | None = None
 
 
 class EmbeddingsConfig(_Section):
@@ -111,6 +118,9 @@ class SearchConfig(_Section):
     # The ranking step's factors over their defaults (rag.ranking_priors), e.g. {test: 0.5, example: 0.7}.
     priors: dict[str, float] = {}
     per_file: int = Field(default=3, ge=1)  # chunks of one file before the rest of it decays
+    # Text-search dictionaries whose Snowball stems prose is keyword-indexed by, one per script
+    # (a language stands for its <language>_stem); a change re-posts the stored chunks' keywords.
+    languages: list[str] = Field(default=["english", "russian"], min_length=1)
     rrf: RrfConfig = RrfConfig()
     bm25: Bm25Config = Bm25Config()
 

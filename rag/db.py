@@ -155,6 +155,17 @@ def ensure_keyword_data(conn: Conn, *, vacuum: bool = False) -> None:
         vacuum_postings(conn)
 
 
+def apply_languages(conn: Conn, languages: list[str]) -> None:
+    """Make ``search.languages`` the stemming of the keyword index; a change re-posts every
+    stored chunk's keywords (no re-chunking, no re-embedding), said first as it takes a while."""
+    if sqlapi.keyword_languages(conn) == languages:
+        return
+    log.warning("search.languages is now %s: posting the keywords of every indexed chunk again "
+                "(once; minutes on a large index)", ", ".join(languages))
+    if sqlapi.set_languages(conn, languages):
+        vacuum_postings(conn)
+
+
 def ensure_graph_data(conn: Conn) -> None:
     """Have the code graph extracted again if a database crash emptied it (its tables are unlogged)."""
     if sqlapi.ensure_graph_data(conn):

@@ -72,12 +72,14 @@ class Searcher:
     """Holds the embedder and reranker so a batch of queries loads each model once."""
 
     def __init__(self, conn: db.Conn, settings: SearchConfig,
-                 embedder: Embedder, reranker: Reranker, interface: Interface = "cli") -> None:
+                 embedder: Embedder, reranker: Reranker, model_languages: list[str] | None = None,
+                 interface: Interface = "cli") -> None:
         self.conn = conn
         self.interface = interface  # whose words the warnings' hints are in
         self.settings = settings
         self.embedder = embedder
         self.reranker = reranker
+        self.model_languages = model_languages  # what the embedder reads (None: any language)
         db.ensure_keyword_data(conn)  # rebuilt here if a database crash emptied it
 
     def search(self, request: SearchRequest) -> SearchResponse:
@@ -99,7 +101,7 @@ class Searcher:
             bm25_weight=0.0 if request.vector_only else self.settings.bm25_weight,
             # No vector of this config's model: keywords alone, never a query vector another
             # model stored for the same text (rag.search would pick one up when given none).
-            vector_weight=0.0 if embedding is None else self.settings.vector_weight,
+            vector_weight=0.0 if embedding is None else self._vector_weight(query, request.vector_only),
             rrf_k=self.settings.rrf.k, candidates=candidates,
             model=self.embedder.model_id if self.embedder.dimensions else None,
             k1=self.settings.bm25.k1, b=self.settings.bm25.b, fusion=self.settings.fusion,
@@ -117,6 +119,13 @@ class Searcher:
         if use_reranker and hits:
             response.hits = self._rerank(query, hits, final_k, response.warnings)
         return response
+
+    def _vector_weight(self, query: str, vector_only: bool) -> float:
+        """The vector arm's weight for this query: in a hybrid search, scaled by the share of its
+        words the model reads, so an English-only model adds nothing to a Russian question's keywords."""
+        if self.model_languages is None or vector_only:
+            return self.settings.vector_weight
+        return self.settings.vector_weight * sqlapi.readable_share(self.conn, query, self.model_languages)
 
     def _add_absolute_paths(self, hits: list[SearchHit]) -> None:
         names = sorted({h.source_name for h in hits})

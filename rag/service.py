@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from rag.providers import Embedder
     from rag.providers.llm import OpenAIChatModel
     from rag.providers.rerankers import Reranker
-    from rag.search import SearchRequest, SearchResponse
+    from rag.search import Searcher, SearchRequest, SearchResponse
     from rag.sources.scan import ScannedFile
 
 log = logging.getLogger(__name__)
@@ -162,6 +162,7 @@ class RagService:
             print(f"rag: installing the local-rag schema in {target.masked_url} (first use or upgrade)",
                   file=sys.stderr, flush=True)
             db.install_schema(target)
+        db.apply_languages(conn, self.config.search.languages)
         self._schema_checked = True
 
     def with_db(self, work: Callable[[Conn], T], *, retry: bool = True) -> T:
@@ -287,6 +288,7 @@ class RagService:
         target = self.target()
         with database_errors():
             report = db.install_schema(target)
+        self.with_db(lambda conn: db.apply_languages(conn, self.config.search.languages))
         try:
             local_model = self.prepare_local_model()
         except ProviderError as exc:
@@ -313,14 +315,17 @@ class RagService:
 
     def search_response(self, request: SearchRequest) -> SearchResponse:
         """The hits of one search, with everything a front end may show of them."""
-        from rag.search import Searcher
-
         if request.languages:
             request = dataclasses.replace(request, languages=known_languages(request.languages))
-        settings = self.config.search
-        embedder, reranker = self.embedder(), self.reranker()
-        return self.with_db(
-            lambda conn: Searcher(conn, settings, embedder, reranker, self.interface).search(request))
+        return self.with_db(lambda conn: self.searcher(conn).search(request))
+
+    def searcher(self, conn: Conn) -> Searcher:
+        """A searcher over ``conn`` with this configuration's models and settings."""
+        from rag.providers import model_languages
+        from rag.search import Searcher
+
+        return Searcher(conn, self.config.search, self.embedder(), self.reranker(),
+                        model_languages(self.config.embeddings), self.interface)
 
     def search(self, request: SearchRequest) -> SearchOutput:
         response = self.search_response(request)

@@ -99,6 +99,21 @@ def ensure_keyword_data(conn: Conn) -> bool:
     return bool(_value(conn, "SELECT rag.ensure_keyword_data()"))
 
 
+def keyword_languages(conn: Conn) -> list[str]:
+    """The languages whose stems documents post now (``rag.set_languages``)."""
+    return list(_value(conn, "SELECT languages FROM rag.keyword_settings"))
+
+
+def set_languages(conn: Conn, languages: list[str]) -> bool:
+    """Sets ``search.languages``: whether the keywords were posted again (they changed)."""
+    return bool(_value(conn, "SELECT rag.set_languages(%s)", (languages,)))
+
+
+def readable_share(conn: Conn, query: str, languages: list[str] | None) -> float:
+    """The share of a query's words a model reading ``languages`` (None: any) can read."""
+    return float(_value(conn, "SELECT rag.readable_share(%s, %s)", (query, languages)))
+
+
 def begin_bulk_load(conn: Conn) -> bool:
     return bool(_value(conn, "SELECT rag.begin_bulk_load()"))
 

@@ -84,9 +84,177 @@ COMMENT ON FUNCTION rag._chunk_prefix(text, text) IS
     'Private: the lines indexed before a chunk''s content: its context (path, fqn or headerPath), then its contextual text if it has one.';
 
 -- ---------------------------------------------------------------------------
+-- languages: which Snowball dictionary stems and stops a word
+--
+-- A word goes through the dictionary configured for its script: Latin words
+-- through english_stem, Cyrillic ones through russian_stem by default
+-- (rag.keyword_settings, set by rag.set_languages from `search.languages`).
+-- The configuration reaches the IMMUTABLE functions below as an argument,
+-- `dictionaries`: one slot per script (rag._script_slot), read once per
+-- statement by rag._stem_dictionaries(), so stemming stays exact and inlined.
+CREATE OR REPLACE FUNCTION rag._script_slot(
+    word text
+)
+RETURNS integer
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- ASCII first: most words are, and one match settles them.
+RETURN CASE
+    WHEN word ~ '^[\x01-\x7f]*$' THEN 1   -- Latin
+    WHEN word ~ '[\u0400-\u04ff]' THEN 2  -- Cyrillic
+    WHEN word ~ '[\u0370-\u03ff]' THEN 3  -- Greek
+    WHEN word ~ '[\u0530-\u058f]' THEN 4  -- Armenian
+    WHEN word ~ '[\u0590-\u05ff]' THEN 5  -- Hebrew letters (Yiddish)
+    WHEN word ~ '[\u0600-\u06ff]' THEN 6  -- Arabic
+    WHEN word ~ '[\u0900-\u097f]' THEN 7  -- Devanagari (Hindi, Nepali)
+    WHEN word ~ '[\u0b80-\u0bff]' THEN 8  -- Tamil
+    ELSE 1                                -- Latin with diacritics, and the rest
+END;
+COMMENT ON FUNCTION rag._script_slot(text) IS
+    'Private: the script of a word as a slot of rag._stem_dictionaries(): 1 Latin (and unknown), 2 Cyrillic, 3 Greek, 4 Armenian, 5 Hebrew, 6 Arabic, 7 Devanagari, 8 Tamil.';
+
+CREATE OR REPLACE FUNCTION rag._folded(
+    word text
+)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- Russian text writes ё as е as often as not (and russian.stop never does).
+RETURN replace(word, 'ё', 'е');
+COMMENT ON FUNCTION rag._folded(text) IS
+    'Private: a lowercase word with the letters prose writes either way made one (ё as е).';
+
+CREATE OR REPLACE FUNCTION rag._language_slot(
+    dictionary text
+)
+RETURNS integer
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- By the language a dictionary is named for (russian_stem, russian_hunspell: russian).
+RETURN CASE split_part(dictionary, '_', 1)
+    WHEN 'russian' THEN 2 WHEN 'ukrainian' THEN 2 WHEN 'belarusian' THEN 2 WHEN 'bulgarian' THEN 2
+    WHEN 'serbian' THEN 2 WHEN 'macedonian' THEN 2
+    WHEN 'greek' THEN 3 WHEN 'armenian' THEN 4 WHEN 'yiddish' THEN 5
+    WHEN 'arabic' THEN 6 WHEN 'persian' THEN 6 WHEN 'hindi' THEN 7 WHEN 'nepali' THEN 7 WHEN 'tamil' THEN 8
+    ELSE 1
+END;
+COMMENT ON FUNCTION rag._language_slot(text) IS
+    'Private: the script slot (rag._script_slot) of the words a dictionary is for, by the language it is named after; Latin unless known otherwise.';
+
+CREATE OR REPLACE FUNCTION rag._dictionary(
+    language text
+)
+RETURNS regdictionary
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- A dictionary by its name, or a language by its Snowball dictionary (russian: russian_stem).
+    SELECT d.oid::regdictionary
+    FROM pg_ts_dict d
+    WHERE d.dictname IN (language, language || '_stem') AND pg_ts_dict_is_visible(d.oid)
+    ORDER BY d.dictname = language DESC
+    LIMIT 1
+$$;
+COMMENT ON FUNCTION rag._dictionary(text) IS
+    'Private: the text-search dictionary a search.languages entry names (itself, or <language>_stem); NULL when there is none.';
+
+CREATE OR REPLACE FUNCTION rag._stem_dictionaries()
+RETURNS regdictionary[]
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT ARRAY(
+        SELECT (SELECT rag._dictionary(l.name)
+                FROM unnest(s.languages) WITH ORDINALITY AS l(name, n)
+                WHERE rag._language_slot(l.name) = slot
+                ORDER BY l.n LIMIT 1)
+        FROM generate_series(1, 8) AS slot
+        ORDER BY slot)
+    FROM rag.keyword_settings s
+$$;
+COMMENT ON FUNCTION rag._stem_dictionaries() IS
+    'Private: the configured dictionary of each script slot (rag._script_slot), NULL where none is: the dictionaries argument of the keyword functions.';
+
+-- ---------------------------------------------------------------------------
+-- readable_share: how much of a query a model of some languages can read
+CREATE OR REPLACE FUNCTION rag.readable_share(
+    query     text,
+    languages text[]  -- the languages the embedding model reads; NULL: any
+)
+RETURNS double precision
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+BEGIN ATOMIC
+    -- The share of the query's words (those with a letter) written in the
+    -- script of one of the languages: the weight of the vector arm of an
+    -- English-only model is scaled by it, so that it never outvotes BM25 on
+    -- a Russian question it cannot read (eval/README.md).
+    SELECT CASE WHEN languages IS NULL THEN 1.0::double precision
+           ELSE coalesce(avg((rag._script_slot(w) IN (SELECT rag._language_slot(l) FROM unnest(languages) AS l))::integer),
+                         1.0)::double precision END
+    FROM regexp_split_to_table(coalesce(query, ''), '[^[:alnum:]]+') AS w
+    WHERE w ~ '[[:alpha:]]';
+END;
+COMMENT ON FUNCTION rag.readable_share(text, text[]) IS
+    'The share (0 to 1) of a query''s words written in a script of one of languages (NULL: any, 1): what the vector arm''s weight is scaled by for a model reading only those languages.';
+
+-- ---------------------------------------------------------------------------
+-- set_languages
+CREATE OR REPLACE FUNCTION rag.set_languages(
+    languages text[]
+)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    unknown text;
+    twice   text;
+BEGIN
+    IF languages IS NULL OR cardinality(languages) = 0 OR array_position(languages, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'set_languages: languages must name one or more text-search dictionaries (e.g. {english,russian}), not %',
+            coalesce(languages::text, 'NULL') USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT string_agg(quote_literal(l), ', ') INTO unknown FROM unnest(languages) AS l WHERE rag._dictionary(l) IS NULL;
+    IF unknown IS NOT NULL THEN
+        RAISE EXCEPTION 'set_languages: no text-search dictionary %; Snowball languages here: %', unknown,
+            (SELECT string_agg(replace(d.dictname, '_stem', ''), ', ' ORDER BY d.dictname)
+             FROM pg_ts_dict d JOIN pg_ts_template t ON t.oid = d.dicttemplate WHERE t.tmplname = 'snowball')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT string_agg(g.names, '; ') INTO twice
+    FROM (SELECT string_agg(quote_literal(l), ' and ') AS names
+          FROM unnest(languages) AS l GROUP BY rag._language_slot(l) HAVING count(*) > 1) g;
+    IF twice IS NOT NULL THEN
+        RAISE EXCEPTION 'set_languages: % stem words of one script; keep one of them', twice
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Concurrent callers one at a time, and never during a bulk load.
+    PERFORM pg_advisory_xact_lock(rag._bulk_lock_key());
+    IF (SELECT s.languages FROM rag.keyword_settings s) = languages THEN
+        RETURN false;
+    END IF;
+    UPDATE rag.keyword_settings SET languages = set_languages.languages;
+    -- The documents' stems change with it: posted again from the stored chunks.
+    PERFORM rag._rebuild_postings();
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION rag.set_languages(text[]) IS
+    'Sets the text-search dictionaries (search.languages, e.g. {english,russian}) whose stems documents post, one per script; when they change, re-posts every chunk''s keywords from the stored chunks and returns true.';
+
+-- ---------------------------------------------------------------------------
 -- query_terms
 CREATE OR REPLACE FUNCTION rag.query_terms(
-    query text
+    query        text,
+    dictionaries regdictionary[]  -- rag._stem_dictionaries()
 )
 RETURNS text[]
 LANGUAGE sql
@@ -95,18 +263,24 @@ PARALLEL SAFE
 BEGIN ATOMIC
     -- A question in English ("how do I get the user by id") matches chunks on
     -- its function words too, which code and docs hold everywhere: they add
-    -- noise, not evidence. A query of three or more words drops the English
-    -- stop words it writes as plain lowercase words, unless nothing else is
-    -- left; identifiers ("is_valid", "getTheUser", "THE_END") keep every part.
+    -- noise, not evidence. A query of three or more words drops the stop words
+    -- it writes as plain lowercase words, unless nothing else is left;
+    -- identifiers ("is_valid", "getTheUser", "THE_END") keep every part. A stop
+    -- word is one of the English list below (measured; PostgreSQL's
+    -- english.stop differs by five words) or a word the dictionary of its
+    -- script has no lexeme for: its stop-word file (russian.stop: как, и, в).
     WITH words AS (
         SELECT w FROM regexp_split_to_table(coalesce(query, ''), '[[:space:]]+') AS w WHERE w <> ''
     ),
+    plain AS (
+        SELECT regexp_replace(w, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g') AS word FROM words
+    ),
     dropped AS (
-        SELECT DISTINCT lower(regexp_replace(w, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g')) AS term
-        FROM words
+        SELECT DISTINCT lower(p.word) AS term
+        FROM plain p
         WHERE (SELECT count(*) FROM words) >= 3
-          AND regexp_replace(w, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g') ~ '^([[:upper:]]|[[:upper:]]?[[:lower:]]+)$'
-          AND lower(regexp_replace(w, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g')) = ANY (ARRAY[
+          AND p.word ~ '^([[:upper:]]|[[:upper:]]?[[:lower:]]+)$'
+          AND (lower(p.word) = ANY (ARRAY[
             'a', 'about', 'above', 'after', 'again', 'against', 'all', 'am', 'an', 'and', 'any', 'are',
             'as', 'at', 'be', 'because', 'been', 'before', 'being', 'below', 'between', 'both', 'but',
             'by', 'can', 'could', 'did', 'do', 'does', 'doing', 'down', 'during', 'each', 'few', 'for',
@@ -119,6 +293,7 @@ BEGIN ATOMIC
             'under', 'until', 'up', 'very', 'was', 'we', 'were', 'what', 'when', 'where', 'which',
             'while', 'who', 'whom', 'why', 'will', 'with', 'would', 'you', 'your', 'yours', 'yourself',
             'yourselves'])
+            OR ts_lexize(dictionaries[rag._script_slot(p.word)], rag._folded(lower(p.word))) = '{}')
     ),
     terms AS (
         SELECT t.term, t.term IN (SELECT d.term FROM dropped d) AS stop
@@ -128,20 +303,32 @@ BEGIN ATOMIC
                     '{}'::text[])
     FROM terms t;
 END;
+COMMENT ON FUNCTION rag.query_terms(text, regdictionary[]) IS
+    'The BM25 terms of a search query: rag.term_frequencies'' terms, less the stop words (the English list, and those of the dictionary of each word''s script) written as plain words in a query of three or more words (unless only they are left).';
+
+CREATE OR REPLACE FUNCTION rag.query_terms(
+    query text
+)
+RETURNS text[]
+LANGUAGE sql
+STABLE
+PARALLEL SAFE
+RETURN rag.query_terms(query, rag._stem_dictionaries());
 COMMENT ON FUNCTION rag.query_terms(text) IS
-    'The BM25 terms of a search query: rag.term_frequencies'' terms, less the English stop words written as plain words in a query of three or more words (unless only they are left).';
+    'The BM25 terms of a search query with the configured languages (rag.set_languages): rag.query_terms(query, dictionaries).';
 
 -- ---------------------------------------------------------------------------
 -- stems: how prose is keyword-indexed
 --
--- Documents (chunks whose sourceType is markdown, text or pdf) post the English
--- Snowball stems of their terms, each prefixed 'stem:', instead of the terms
--- themselves, so "configuring" in a query finds "configured" in a guide.
--- Code keeps its exact terms: stemming them cost the code sets more than it
--- gave the docs sets (eval/README.md). With the prefix the two never
--- meet: they are scored as two fields (rag._field_idf below), so in a source
--- of code alone every score is what it was. A query looks for both: its terms
--- (code) and their stems (prose).
+-- Documents (chunks whose sourceType is markdown, text or pdf) post the
+-- Snowball stems of their terms (each by the dictionary of its script:
+-- "резервную" and "резервное" both post stem:резервн), each prefixed
+-- 'stem:', instead of the terms themselves, so "configuring" in a query
+-- finds "configured" in a guide. Code keeps its exact terms: stemming them
+-- cost the code sets more than it gave the docs sets (eval/README.md). With
+-- the prefix the two never meet: they are scored as two fields
+-- (rag._field_idf below), so in a source of code alone every score is what
+-- it was. A query looks for both: its terms (code) and their stems (prose).
 CREATE OR REPLACE FUNCTION rag._is_document(
     metadata jsonb
 )
@@ -154,21 +341,25 @@ COMMENT ON FUNCTION rag._is_document(jsonb) IS
     'Private: whether a chunk (by its metadata) is a document, keyword-indexed by its stems: sourceType markdown, text or pdf.';
 
 CREATE OR REPLACE FUNCTION rag._stem(
-    term text
+    term         text,
+    dictionaries regdictionary[]  -- rag._stem_dictionaries()
 )
 RETURNS text
 LANGUAGE sql
 IMMUTABLE
 PARALLEL SAFE
--- english_stem gives no lexeme for a stop word: the word stays as it is.
-RETURN 'stem:' || coalesce((ts_lexize('pg_catalog.english_stem'::regdictionary, term))[1], term);
-COMMENT ON FUNCTION rag._stem(text) IS
-    'Private: the stem: term a prose chunk posts for a term (its English Snowball stem; a stop word as it is).';
+-- A stop word gets no lexeme, a script without a dictionary no dictionary:
+-- the word stays as it is.
+RETURN 'stem:' || coalesce((ts_lexize(dictionaries[rag._script_slot(term)], rag._folded(term)))[1],
+                           rag._folded(term));
+COMMENT ON FUNCTION rag._stem(text, regdictionary[]) IS
+    'Private: the stem: term a prose chunk posts for a term: its Snowball stem by the dictionary of its script (ё folded to е); a stop word, or a word of a script without a dictionary, as it is.';
 
 CREATE OR REPLACE FUNCTION rag._text_frequencies(
-    context  text,
-    content  text,
-    metadata jsonb
+    context      text,
+    content      text,
+    metadata     jsonb,
+    dictionaries regdictionary[]  -- rag._stem_dictionaries()
 )
 RETURNS TABLE (
     term text,
@@ -182,16 +373,17 @@ BEGIN ATOMIC
     FROM rag.term_frequencies(rag._indexed_text(context, content)) t
     WHERE NOT rag._is_document(metadata)
     UNION ALL
-    SELECT rag._stem(t.term), sum(t.tf)::integer
+    SELECT rag._stem(t.term, dictionaries), sum(t.tf)::integer
     FROM rag.term_frequencies(rag._indexed_text(context, content)) t
     WHERE rag._is_document(metadata)
     GROUP BY 1;
 END;
-COMMENT ON FUNCTION rag._text_frequencies(text, text, jsonb) IS
+COMMENT ON FUNCTION rag._text_frequencies(text, text, jsonb, regdictionary[]) IS
     'Private: the terms a chunk''s indexed text posts with their counts: a document''s stem: terms (sourceType markdown, text, pdf), any other chunk''s terms.';
 
 CREATE OR REPLACE FUNCTION rag._keyword_terms(
-    query text
+    query        text,
+    dictionaries regdictionary[]  -- rag._stem_dictionaries()
 )
 RETURNS text[]
 LANGUAGE sql
@@ -199,10 +391,10 @@ IMMUTABLE
 PARALLEL SAFE
 BEGIN ATOMIC
     SELECT coalesce(array_agg(DISTINCT x.term), '{}'::text[])
-    FROM unnest(rag.query_terms(query)) AS q(term),
-         LATERAL (VALUES (q.term), (rag._stem(q.term))) AS x(term);
+    FROM unnest(rag.query_terms(query, dictionaries)) AS q(term),
+         LATERAL (VALUES (q.term), (rag._stem(q.term, dictionaries))) AS x(term);
 END;
-COMMENT ON FUNCTION rag._keyword_terms(text) IS
+COMMENT ON FUNCTION rag._keyword_terms(text, regdictionary[]) IS
     'Private: what a query looks up in the postings: its terms (rag.query_terms) for code and their stem: terms for documents.';
 
 -- ---------------------------------------------------------------------------
@@ -293,10 +485,11 @@ COMMENT ON FUNCTION rag._documents() IS
 -- ---------------------------------------------------------------------------
 -- _chunk_terms: every term a chunk posts
 CREATE OR REPLACE FUNCTION rag._chunk_terms(
-    prefix   text,   -- rag._chunk_prefix(context, contextual_text)
-    context  text,
-    content  text,
-    metadata jsonb
+    prefix       text,   -- rag._chunk_prefix(context, contextual_text)
+    context      text,
+    content      text,
+    metadata     jsonb,
+    dictionaries regdictionary[]  -- rag._stem_dictionaries()
 )
 RETURNS TABLE (
     term    text,
@@ -309,13 +502,13 @@ PARALLEL SAFE
 BEGIN ATOMIC
     -- Its indexed text's terms, then its names' (from the structural context
     -- alone) or a document's marker.
-    SELECT t.term, t.tf, true FROM rag._text_frequencies(prefix, content, metadata) t
+    SELECT t.term, t.tf, true FROM rag._text_frequencies(prefix, content, metadata, dictionaries) t
     UNION ALL
     SELECT t.term, t.tf, false FROM rag._name_frequencies(context, metadata) t
     UNION ALL
     SELECT t.term, t.tf, false FROM rag._document_marker(metadata) t;
 END;
-COMMENT ON FUNCTION rag._chunk_terms(text, text, text, jsonb) IS
+COMMENT ON FUNCTION rag._chunk_terms(text, text, text, jsonb, regdictionary[]) IS
     'Private: the terms a chunk posts with their counts, and whether each counts in its BM25 length: '
     'its indexed text''s, its names'' and a document''s stem: marker.';
 
@@ -684,6 +877,33 @@ COMMENT ON FUNCTION rag._needs_repair(regclass) IS
     'until the transaction ends; false, without waiting, when the data is intact.';
 
 -- ---------------------------------------------------------------------------
+-- _rebuild_postings
+CREATE OR REPLACE FUNCTION rag._rebuild_postings()
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    dictionaries regdictionary[] := rag._stem_dictionaries();
+BEGIN
+    -- As a first index loads them: rows first, then the key by one sort.
+    TRUNCATE rag.postings;
+    DROP INDEX IF EXISTS rag.postings_heads_idx;
+    ALTER TABLE rag.postings DROP CONSTRAINT IF EXISTS postings_pkey;
+    INSERT INTO rag.postings (term, chunk_id, tf, term_count)
+    SELECT t.term, c.id, t.tf, c.term_count
+    FROM rag.chunks c,
+         LATERAL rag._chunk_terms(rag._chunk_prefix(c.context, c.contextual_text), c.context, c.content,
+                                  c.metadata, dictionaries) t;
+    PERFORM rag._build_postings_key();
+    PERFORM rag.ensure_heads_index();  -- (dropped above: built again)
+END
+$$;
+COMMENT ON FUNCTION rag._rebuild_postings() IS
+    'Private: posts every stored chunk''s keywords afresh (after a crash emptied them, or the languages changed), then builds the postings key, document frequencies and heads index.';
+
+-- ---------------------------------------------------------------------------
 -- ensure_keyword_data
 CREATE OR REPLACE FUNCTION rag.ensure_keyword_data()
 RETURNS boolean
@@ -697,17 +917,7 @@ BEGIN
     IF NOT rag._needs_repair('rag.keyword_data_intact') THEN
         RETURN false;
     END IF;
-    -- As a first index loads them: rows first, then the key by one sort.
-    TRUNCATE rag.postings;
-    DROP INDEX IF EXISTS rag.postings_heads_idx;
-    ALTER TABLE rag.postings DROP CONSTRAINT IF EXISTS postings_pkey;
-    INSERT INTO rag.postings (term, chunk_id, tf, term_count)
-    SELECT t.term, c.id, t.tf, c.term_count
-    FROM rag.chunks c,
-         LATERAL rag._chunk_terms(rag._chunk_prefix(c.context, c.contextual_text), c.context, c.content,
-                                  c.metadata) t;
-    PERFORM rag._build_postings_key();
-    PERFORM rag.ensure_heads_index();  -- (dropped above: built again)
+    PERFORM rag._rebuild_postings();
     INSERT INTO rag.keyword_data_intact DEFAULT VALUES;
     RETURN true;
 END

@@ -104,6 +104,7 @@ SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
     counting boolean := rag._counting_term_stats();
+    dictionaries regdictionary[] := rag._stem_dictionaries();
 BEGIN
     -- The document length goes in with the chunk: updating it afterwards
     -- would write every chunk row twice.
@@ -117,7 +118,7 @@ BEGIN
     ),
     tokens AS MATERIALIZED (
         SELECT r.file_id, r.ordinal, t.term, t.tf, t.in_text
-        FROM chunk_rows r, LATERAL rag._chunk_terms(r.context, r.context, r.content, r.metadata) t
+        FROM chunk_rows r, LATERAL rag._chunk_terms(r.context, r.context, r.content, r.metadata, dictionaries) t
     ),
     fresh AS (
         INSERT INTO rag.chunks (source_id, file_id, ordinal, content, context, content_hash, metadata,

@@ -75,8 +75,9 @@ VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
 DECLARE
-    counting    boolean := rag._counting_term_stats();
-    old_length  bigint;
+    counting     boolean := rag._counting_term_stats();
+    dictionaries regdictionary[] := rag._stem_dictionaries();
+    old_length   bigint;
     new_length  bigint;
     old_terms   text[];
     old_deltas  integer[];
@@ -110,7 +111,7 @@ BEGIN
     ),
     tokens AS MATERIALIZED (
         SELECT r.id, t.term, t.tf, t.in_text
-        FROM given r, LATERAL rag._chunk_terms(r.prefix, r.context, r.content, r.metadata) t
+        FROM given r, LATERAL rag._chunk_terms(r.prefix, r.context, r.content, r.metadata, dictionaries) t
     ),
     lengths AS (
         SELECT t.id, coalesce(sum(t.tf) FILTER (WHERE t.in_text), 0)::integer AS n, array_agg(t.term) AS terms

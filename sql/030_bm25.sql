@@ -183,7 +183,7 @@ BEGIN
            array_agg(rag._field_idf(s.term, s.df, n_docs, rag._documents()) ORDER BY s.df, s.term)
       INTO query_terms, query_dfs, query_idfs
     FROM rag.term_stats s
-    WHERE s.term = ANY (rag._keyword_terms(query))
+    WHERE s.term = ANY (rag._keyword_terms(query, rag._stem_dictionaries()))
       AND s.df > 0;
     IF coalesce(cardinality(query_terms), 0) = 0 OR n_docs = 0 THEN
         RETURN;
@@ -603,7 +603,7 @@ AS $$
     terms AS (
         SELECT s.term, rag._field_idf(s.term, s.df, corpus.n_docs, rag._documents()) AS idf
         FROM rag.term_stats s, corpus
-        WHERE s.term = ANY (rag._keyword_terms(query)) AND s.df > 0
+        WHERE s.term = ANY (rag._keyword_terms(query, rag._stem_dictionaries())) AND s.df > 0
     ),
     scored AS (
         SELECT p.chunk_id, sum(rag._bm25_weight(p.tf, p.term_count, t.idf, k1, b, corpus.avg_length)) AS score

@@ -50,7 +50,7 @@ CREATE OR REPLACE FUNCTION rag._name_terms(
 )
 RETURNS text[]
 LANGUAGE sql
-IMMUTABLE
+STABLE  -- (the configured languages' stop words)
 PARALLEL SAFE
 RETURN ARRAY(SELECT 'name:' || t FROM unnest(rag.query_terms(query)) AS t);
 COMMENT ON FUNCTION rag._name_terms(text) IS

@@ -220,8 +220,8 @@ def test_migration_0010_has_the_next_index_chunk_documents_again(
         # What the previous version stored: one chunk per section, exact terms for documents.
         earlier.setattr("rag.chunking.markdown.merge_small_sections", lambda lines, sections, max_tokens: sections)
         with db.connect(empty_db) as conn:
-            conn.execute("CREATE OR REPLACE FUNCTION rag._stem(term text) RETURNS text LANGUAGE sql IMMUTABLE"
-                         " RETURN term")
+            conn.execute("CREATE OR REPLACE FUNCTION rag._stem(term text, dictionaries regdictionary[])"
+                         " RETURNS text LANGUAGE sql IMMUTABLE RETURN term")
             index_source(conn, SourceSpec("proj", "local", str(root)), root, embedder, ChunkSettings())
     assert query(empty_db, "SELECT count(*) AS n FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id"
                            " WHERE f.path = 'guide.md'") == [{"n": 2}]

@@ -1,12 +1,14 @@
 """The evaluation-set builders' parsing and the peer baselines of ``make eval`` (eval/), on
-tiny inline fixtures: JSDoc stripping and spans (TypeScript, JavaScript), reST sections, window
-BM25, naive RRF and the margin over the best peer. Nothing is downloaded."""
+tiny inline fixtures: JSDoc stripping and spans (TypeScript, JavaScript), reST sections, man pages
+as Markdown, window BM25 (English and Russian), naive RRF and the margin over the best peer. Nothing is downloaded."""
 
 from pathlib import Path
 
 import pytest
 from build_rst_docs import file_cases, leaf_sections, plain, titles
+from build_ru_man import option_cases, page_case, sentences
 from jsdoc import first_paragraph, strip_jsdoc
+from man_markdown import man_to_markdown
 from peers import BM25_MODE, RRF_MODE, SEED_MODE, Window, bm25_rankings, rrf, score_window_rankings
 from run_eval import margin, summary
 
@@ -207,3 +209,58 @@ def test_score_window_rankings_and_margin(tmp_path: Path) -> None:
     line = summary({"md": {**table, "hybrid-scores": mrr(0.6)}}).splitlines()[1].split()
     assert line[-3:] == ["hybrid-scores", "0.600", "+0.150"], "the other fusion's MRR@10 and margin"
     assert len(summary({"md": table}).splitlines()[1].split()) == 8
+
+
+# --- Russian man pages ---------------------------------------------------------------
+
+LS_ROFF = r""".\" -*- coding: UTF-8 -*-
+.TH LS 1 "April 2025" "GNU coreutils 9.7" "Команды пользователя"
+.SH НАИМЕНОВАНИЕ
+ls \- выводит список содержимого каталога
+.SH ОПИСАНИЕ
+.PP
+Выводит информацию о \fBФАЙЛАХ\fP (текущий каталог по умолчанию).
+.TP
+\fB\-a\fP, \fB\-\-all\fP
+не скрывать файлы, начинающиеся с точки. Полезно, т. е. иногда.
+.TP
+\fB\-l\fP
+.TQ
+\fB\-\-long\fP
+выводить в длинном формате
+.nf
+ls \-l /tmp
+.fi
+.SS Окружение
+.TP
+.B COLUMNS
+ширина \(em в колонках
+"""
+
+
+def test_man_pages_become_markdown_with_option_sections() -> None:
+    markdown = man_to_markdown(LS_ROFF)
+    assert markdown.split("\n")[:6] == ["# LS(1)", "", "## НАИМЕНОВАНИЕ", "", "ls - выводит список содержимого каталога", ""]
+    assert "### -a, --all\n\nне скрывать файлы, начинающиеся с точки. Полезно, т. е. иногда.\n" in markdown
+    assert "### -l, --long\n\nвыводить в длинном формате\n\n```\nls -l /tmp\n```\n" in markdown
+    assert "### Окружение\n\n#### COLUMNS\n\nширина — в колонках\n" in markdown
+    assert "Выводит информацию о ФАЙЛАХ (текущий каталог по умолчанию)." in markdown
+
+
+def test_ru_man_cases_remove_the_description_and_the_first_sentence() -> None:
+    lines = man_to_markdown(LS_ROFF).split("\n")
+    assert page_case("man1/ls.1.md", lines) == {"id": "man1/ls.1.md description",
+                                                "query": "выводит список содержимого каталога"}
+    assert lines[4] == "ls"
+    lines = man_to_markdown(LS_ROFF).split("\n")
+    [(header_path, query, _, _)] = option_cases("man1/ls.1.md", lines)  # -l has one sentence: no case
+    assert (header_path, query) == ("# LS(1) > ## ОПИСАНИЕ > ### -a, --all",
+                                    "не скрывать файлы, начинающиеся с точки.")
+    assert "Полезно, т. е. иногда." in lines and sentences("Да, т. е. нет. Два.") == ["Да, т. е. нет.", "Два."]
+
+
+def test_the_russian_bm25_peer_stems_both_languages_and_drops_stop_words() -> None:
+    windows = [Window("a.md", 1, 1, "Резервное копирование баз данных"), Window("b.md", 1, 1, "как и на в"),
+               Window("c.md", 1, 1, "Restoring backups")]
+    assert bm25_rankings(windows, ["резервную копию", "как", "restored backup"], russian=True) == [[0], [], [2]]
+    assert bm25_rankings(windows, ["резервную копию"]) == [[]]  # the English peer: exact words

