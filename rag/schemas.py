@@ -40,6 +40,7 @@ class SearchResult(_Out):
     source_type: str
     language: str | None = None
     absolute_path: str | None = None  # local sources: the file as a user can open it
+    url: str | None = None  # a Confluence page: where a browser opens it
     fqns: list[str] | None = None  # a chunk holding several small definitions: all their names
     header_paths: list[str] | None = None  # a chunk holding several small sections: all their headerPaths
     start_line: int | None

@@ -55,6 +55,7 @@ class SearchHit:
     fqns: list[str] | None = None  # the names a chunk holding several small definitions carries
     header_paths: list[str] | None = None  # the headerPath of each section a merged chunk holds
     abs_path: str | None = None  # a local source's file, as a user can open it
+    url: str | None = None  # a Confluence page's web address
 
 
 @dataclass
@@ -171,4 +172,5 @@ def _hit(row: dict[str, Any]) -> SearchHit:
         vector=row["vector_score"], vector_rank=row["vector_rank"], rrf=row["score"],
         language=row["language"], fqns=metadata.get("fqns"),
         header_paths=[p["headerPath"] for p in metadata["sections"]] if "sections" in metadata else None,
+        url=metadata.get("url"),
     )

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rag import __version__, sqlapi
-from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
+from rag.config import ConfluencePages, LoadedConfig, RagConfig, SourceSpec, load_config
 from rag.errors import DatabaseError, ProviderError, RagError, first_line
 from rag.schemas import (
     ActiveRun,
@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from rag.providers import Embedder
     from rag.providers.rerankers import Reranker
     from rag.search import SearchRequest, SearchResponse
+    from rag.sources.confluence import ConfluenceDocuments
 
 log = logging.getLogger(__name__)
 
@@ -486,7 +487,7 @@ class RagService:
         if earlier is None:
             return spec
         return SourceSpec(spec.name, spec.type, spec.location, spec.branch or earlier.branch,
-                          spec.include or earlier.include, spec.exclude or earlier.exclude)
+                          spec.include or earlier.include, spec.exclude or earlier.exclude, spec.pages)
 
     def known_source_names(self) -> list[str]:
         indexed = self.with_db(sqlapi.list_sources)
@@ -510,7 +511,8 @@ class RagService:
 
     def sources_to_watch(self, names: Collection[str] = ()) -> list[SourceSpec]:
         """The sources to keep fresh: those named, else every local one in the config or the
-        database whose folder is on this machine, and the git ones unless their polling is off."""
+        database whose folder is on this machine, and the git and Confluence ones unless their
+        polling is off."""
         if names:
             specs = []
             for name in names:
@@ -521,18 +523,28 @@ class RagService:
                                    "use --path DIR to watch a folder")
                 specs.append(spec)
             return specs
-        polled = self.config.indexing.git.poll_interval > 0
+        polled = {"git": self.config.indexing.git.poll_interval > 0,
+                  "confluence": self.config.indexing.confluence.poll_interval > 0}
         found = {s.name: s.spec() for s in self.config.sources}
         for spec in self.indexed_sources():
             found.setdefault(spec.name, spec)
         return [spec for _, spec in sorted(found.items())
-                if (spec.type == "git" and polled) or (spec.type == "local" and Path(spec.location).is_dir())]
+                if polled.get(spec.type) or (spec.type == "local" and Path(spec.location).is_dir())]
 
     def git_commit(self, spec: SourceSpec) -> str:
         """Fetch a git source's branch into its clone; the commit it is at now."""
         from rag.sources.git import sync_git_source
 
         return sync_git_source(spec.location, self.root(spec, sync=False), branch=spec.branch)
+
+    def confluence_documents(self, spec: SourceSpec) -> ConfluenceDocuments:
+        """The pages of a Confluence source, through a client of its site (credentials from the
+        environment, ``indexing.confluence.timeout`` per request)."""
+        from rag.sources.confluence import ConfluenceClient, ConfluenceDocuments
+
+        flavor = spec.pages.flavor if spec.pages is not None else None
+        client = ConfluenceClient(spec.location, flavor, timeout=self.config.indexing.confluence.timeout)
+        return ConfluenceDocuments(spec, client)
 
     def clone_dir(self, name: str) -> Path:
         """Where the git source ``name`` is cloned (indexing.git.cloneDir, else $RAG_HOME/repos)."""
@@ -547,6 +559,10 @@ class RagService:
         from rag import indexer
         from rag.chunking.dispatcher import file_rejected_as_binary
 
+        if spec.type == "confluence":
+            pages = self.confluence_documents(spec).scan(None)
+            return DryRunOutput(source=spec.name, root=spec.location, files=[f.path for f in pages.files],
+                                skipped={}, skipped_paths={} if verbose else None, file_errors=[])
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
@@ -565,12 +581,13 @@ class RagService:
         A git source is fetched first unless ``fetch`` is false (a watcher fetched it)."""
         from rag import indexer
 
-        root, commit = self._checkout(spec, sync=fetch)
+        documents = self.confluence_documents(spec) if spec.type == "confluence" else None
+        root, commit = (Path(), None) if documents is not None else self._checkout(spec, sync=fetch)
         embedder = self.embedder()
         # Its own connection: the run holds the source's advisory lock until it ends.
         with database_errors(), self.new_connection() as conn:
             summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
-                                           force=force, reporter=reporter, paths=paths)
+                                           force=force, reporter=reporter, paths=paths, documents=documents)
             if commit is not None:
                 sqlapi.record_commit(conn, spec.name, commit)
         return IndexOutput(
@@ -589,8 +606,9 @@ class RagService:
 def catalog_source(row: dict[str, Any]) -> SourceSpec:
     """A source as ``rag.list_sources`` recorded it."""
     cfg = row["config"] or {}
+    pages = ConfluencePages.from_config(cfg) if row["type"] == "confluence" else None
     return SourceSpec(row["name"], row["type"], row["location"], row["branch"],
-                      tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()))
+                      tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()), pages)
 
 
 def folder_source(folder: Path, name: str | None = None, include: tuple[str, ...] = (),
@@ -603,6 +621,14 @@ def git_source(url: str, branch: str | None = None, name: str | None = None, inc
                exclude: tuple[str, ...] = ()) -> SourceSpec:
     """An ad hoc git source, named after the repository unless ``name``."""
     return SourceSpec(name or default_source_name(url), "git", url, branch, include, exclude)
+
+
+def confluence_source(base_url: str, spaces: tuple[str, ...], cql: str | None, name: str,
+                      flavor: str | None = None) -> SourceSpec:
+    """An ad hoc Confluence source: the pages of ``spaces`` and/or those ``cql`` finds."""
+    if not (spaces or cql):
+        raise RagError("say which pages to index: --space KEY (repeatable) and/or --cql QUERY")
+    return SourceSpec(name, "confluence", base_url.rstrip("/"), pages=ConfluencePages(spaces, cql, flavor))
 
 
 def default_source_name(location: str) -> str:
@@ -632,7 +658,8 @@ def search_result(hit: Any) -> SearchResult:
     """A ``rag.search.SearchHit`` as both front ends show it."""
     return SearchResult(
         chunk_id=hit.chunk_id, source_name=hit.source_name, path=hit.path, source_type=hit.source_type,
-        language=hit.language, absolute_path=hit.abs_path, fqns=hit.fqns, header_paths=hit.header_paths,
+        language=hit.language, absolute_path=hit.abs_path, url=hit.url, fqns=hit.fqns,
+        header_paths=hit.header_paths,
         start_line=hit.coordinates.get("startLine"), end_line=hit.coordinates.get("endLine"),
         coordinates=Coordinates.model_validate(hit.coordinates), snippet=hit.content[:SNIPPET_CHARS],
         scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank),
