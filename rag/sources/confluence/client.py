@@ -167,7 +167,8 @@ class ConfluenceClient:
                 data = self._get(path, {**params, "start": start})
                 results = data.get("results", [])
                 yield from (self._v1_page(page) for page in results)
-                if len(results) < int(data.get("limit") or PAGE_LIMIT) or not results:
+                more = "next" in (data.get("_links") or {})
+                if not results or len(results) < int(data.get("limit") or PAGE_LIMIT) or not more:
                     return
                 start += len(results)
         for data in self._follow(path, params):
@@ -251,9 +252,10 @@ class ConfluenceClient:
     def _send(self, url: str, params: dict[str, Any], page: PageRef | None) -> httpx.Response:
         """The successful answer to a GET; a failure is the page's own when ``page`` is given
         (FileUnreadableError), else the source's (SourceError); 401 is always the source's."""
+        query = params or None  # (an empty mapping would drop the query of a _links.next URL)
         try:
             response = self._retrying.send(
-                url, lambda left: self._client.get(url, params=params, timeout=attempt_timeout(left)))
+                url, lambda left: self._client.get(url, params=query, timeout=attempt_timeout(left)))
         except ProviderError as exc:
             if page is None:
                 raise SourceError(str(exc)) from None
