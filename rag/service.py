@@ -560,7 +560,9 @@ class RagService:
         from rag.chunking.dispatcher import file_rejected_as_binary
 
         if spec.type == "confluence":
-            pages = self.confluence_documents(spec).scan(None)
+            documents = self.confluence_documents(spec)
+            with closing_documents(documents):
+                pages = documents.scan(None)
             return DryRunOutput(source=spec.name, root=spec.location, files=[f.path for f in pages.files],
                                 skipped={}, skipped_paths={} if verbose else None, file_errors=[])
         root = self.root(spec, sync=False)
@@ -585,7 +587,7 @@ class RagService:
         root, commit = (Path(), None) if documents is not None else self._checkout(spec, sync=fetch)
         embedder = self.embedder()
         # Its own connection: the run holds the source's advisory lock until it ends.
-        with database_errors(), self.new_connection() as conn:
+        with database_errors(), self.new_connection() as conn, closing_documents(documents):
             summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
                                            force=force, reporter=reporter, paths=paths, documents=documents)
             if commit is not None:
@@ -699,6 +701,16 @@ def _source_text(row: dict[str, Any]) -> SourceText:
                       language=row["language"], start_line=row["start_line"], end_line=row["end_line"],
                       total_lines=row["total_lines"], content=row["content"], truncated=row["truncated"],
                       metadata=row["metadata"])
+
+
+@contextmanager
+def closing_documents(documents: ConfluenceDocuments | None) -> Iterator[ConfluenceDocuments | None]:
+    """A Confluence source's documents, their HTTP client closed at the end (None: a folder's)."""
+    try:
+        yield documents
+    finally:
+        if documents is not None:
+            documents.client.close()
 
 
 @contextmanager

@@ -3,7 +3,8 @@
 ``storage_to_markdown`` reads the body with ``html.parser`` (as the HTML
 chunker does) into a small tree, then writes Markdown:
 
-- ``h1``..``h6`` one level deeper (``##``..``######``): the page title is the ``#`` above them;
+- headings under the page title's ``#``: the body's highest level becomes ``##``, the others
+  keep their distance from it (at most ``######``);
 - paragraphs, ``br``, ``hr``, block quotes, bold/italic/code/strike-through inline;
 - lists (``ul``/``ol``, nested), task lists (``- [ ]``/``- [x]``);
 - tables as pipe tables (the first row is the header; a cell's blocks joined by ``<br>``);
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -98,7 +100,19 @@ def storage_to_markdown(storage: str) -> str:
         builder.close()
     except Exception as error:  # html.parser is lenient, but one page must not stop a run
         raise ChunkingError(f"unreadable page body: {type(error).__name__}: {error}") from error
+    headings = list(_headings(builder.root))
+    top = min((_HEADINGS[h.tag] for h in headings), default=1)
+    for heading in headings:
+        heading.tag = f"h{min(_HEADINGS[heading.tag] - top + 2, 6)}"
     return _breaks(_join_blocks(_blocks(builder.root))) + "\n"
+
+
+def _headings(node: _Node) -> Iterator[_Node]:
+    for child in node.children:
+        if isinstance(child, _Node):
+            if child.tag in _HEADINGS:
+                yield child
+            yield from _headings(child)
 
 
 def _join_blocks(blocks: list[str]) -> str:
@@ -135,7 +149,7 @@ def _block(node: _Node) -> list[str] | None:
     """``node`` as Markdown blocks, or None when it is inline content."""
     tag = node.tag
     if tag in _HEADINGS:
-        level = min(_HEADINGS[tag] + 1, 6)
+        level = _HEADINGS[tag]
         title = _collapse(_inline_children(node))
         return [f"{'#' * level} {title}"] if title else []
     if tag in ("p", "div", "section", "ac:layout", "ac:layout-section", "ac:layout-cell",
