@@ -137,6 +137,10 @@ class Documents(Protocol):
         """The documents (all, or only those at or under ``paths``) with path, size and mtime."""
         ...
 
+    def prefetch(self, files: list[ScannedFile]) -> None:
+        """The documents the run will ``read``, in order: a remote source may start fetching them."""
+        ...
+
     def read(self, file: ScannedFile) -> bytes:
         """A document's bytes; FileUnreadableError when this one alone cannot be read."""
         ...
@@ -157,6 +161,9 @@ class Folder:
 
     def scan(self, paths: list[str] | None) -> ScanResult:
         return scan(self.root, self.spec, self.settings, paths)
+
+    def prefetch(self, files: list[ScannedFile]) -> None:
+        pass  # a local read is fast enough in turn
 
     def read(self, file: ScannedFile) -> bytes:
         try:
@@ -277,6 +284,7 @@ def _run(
     deleted = [row["path"] for row in plan if row["action"] == "deleted"]
     summary.unchanged = sum(1 for row in plan if row["action"] == "unchanged")
     report.planned(len(todo), summary.unchanged, len(deleted))
+    source.prefetch([file for file, _, _ in todo])
 
     bulk = len(todo) >= BULK_MIN_FILES and sqlapi.begin_bulk_load(conn)
     try:

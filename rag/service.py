@@ -710,7 +710,7 @@ def closing_documents(documents: ConfluenceDocuments | None) -> Iterator[Conflue
         yield documents
     finally:
         if documents is not None:
-            documents.client.close()
+            documents.close()
 
 
 @contextmanager

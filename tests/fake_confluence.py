@@ -318,6 +318,7 @@ def _json(status: int, data: Any, extra: dict[str, str] | None = None) -> tuple[
 def _handler(fake: FakeConfluence) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed ACK
 
         def do_GET(self) -> None:
             status, headers, body = fake.answer("GET", self.path, {k.lower(): v for k, v in self.headers.items()})

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -111,7 +112,8 @@ class ConfluenceClient:
         self._client = httpx.Client(headers={"Accept": "application/json", **headers}, transport=transport,
                                     follow_redirects=True)
         self._retrying = Retrying("confluence", RetryPolicy(deadline=timeout), self._scrub, sleep=sleep)
-        self.body_requests = 0
+        self.body_requests = 0  # bodies and attachments asked for (on several threads: under _counting)
+        self._counting = threading.Lock()
         self._space_names: dict[str, str] = {}
 
     def close(self) -> None:
@@ -191,7 +193,8 @@ class ConfluenceClient:
     def body(self, page: PageRef) -> PageBody:
         """The page's body and read restrictions; FileUnreadableError when this page alone
         cannot be read (restricted, gone since the listing, a server error)."""
-        self.body_requests += 1
+        with self._counting:
+            self.body_requests += 1
         if self.flavor == CLOUD:
             data = self._page_get(page, f"/api/v2/pages/{page.id}", {"body-format": "storage"})
             version = data.get("version") or {}
@@ -223,7 +226,8 @@ class ConfluenceClient:
 
     def download(self, page: PageRef, link: str) -> bytes:
         """An attachment's bytes (FileUnreadableError as ``body``)."""
-        self.body_requests += 1
+        with self._counting:
+            self.body_requests += 1
         return self._send(self._absolute(link), {}, page).content
 
     # -- requests ------------------------------------------------------------------

@@ -11,12 +11,16 @@ keeps them too, with the page's ancestors and read restrictions (users and group
 
 With ``attachments``, a page's PDF and .docx attachments are files under the page's path
 (``SPACE/<id>-<title>/<file name>``), sized by their version, chunked as any such file.
+
+Bodies are fetched ahead of the run's reads, ``FETCHERS`` at a time and at most ``AHEAD``
+pages ahead: a remote round trip is what a page costs, not its conversion.
 """
 
 from __future__ import annotations
 
 import datetime
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +37,8 @@ if TYPE_CHECKING:
 BREADCRUMB_SEPARATOR = " › "
 ATTACHMENT_EXTENSIONS = (".pdf", ".docx")
 _UNSAFE = re.compile(r"[^\w.-]+")
+FETCHERS = 4  # body requests at once
+AHEAD = 32  # pages fetched ahead of the one read
 _TITLE_CHARS = 80
 
 
@@ -64,6 +70,15 @@ class ConfluenceDocuments:
         self.selection = spec.pages or ConfluencePages()
         self._listed: dict[str, _Listed] = {}
         self._bodies: dict[str, PageBody] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._order: list[ScannedFile] = []  # what prefetch was told, the next to submit first
+        self._fetches: dict[str, Future[PageBody | bytes]] = {}
+
+    def close(self) -> None:
+        """Stops fetching ahead and closes the client."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self.client.close()
 
     def scan(self, paths: list[str] | None) -> ScanResult:
         """The selection's current pages; ``paths`` is ignored (a listing is the whole selection)."""
@@ -96,11 +111,31 @@ class ConfluenceDocuments:
             files.append(ScannedFile(file_path, Path(), attachment.version, modified))
         return files
 
-    def read(self, file: ScannedFile) -> bytes:
-        listed = self._listed[file.path]
+    def prefetch(self, files: list[ScannedFile]) -> None:
+        self._order = files[::-1]
+        if files and self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=FETCHERS, thread_name_prefix="rag-confluence")
+        self._fetch_ahead()
+
+    def _fetch_ahead(self) -> None:
+        while self._order and len(self._fetches) < AHEAD:
+            path = self._order.pop().path
+            assert self._pool is not None
+            self._fetches[path] = self._pool.submit(self._fetch, path)
+
+    def _fetch(self, path: str) -> PageBody | bytes:
+        listed = self._listed[path]
         if listed.attachment is not None:
             return self.client.download(listed.page, listed.attachment.download)
-        body = self.client.body(listed.page)
+        return self.client.body(listed.page)
+
+    def read(self, file: ScannedFile) -> bytes:
+        fetch = self._fetches.pop(file.path, None)
+        self._fetch_ahead()
+        fetched = fetch.result() if fetch is not None else self._fetch(file.path)
+        if isinstance(fetched, bytes):
+            return fetched
+        listed, body = self._listed[file.path], fetched
         try:
             text = page_markdown(listed.page.title, body)
         except ChunkingError as exc:
