@@ -74,8 +74,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 SNIPPET_CHARS = 500
-# The variables the hosted providers read their keys from when the config names none.
-API_KEY_VARIABLES = ("JINA_API_KEY", "OPENAI_API_KEY")
+# The variables the hosted providers read their keys from when the config names none, and
+# Confluence sources their credentials from (shown masked by rag config).
+API_KEY_VARIABLES = ("JINA_API_KEY", "OPENAI_API_KEY", "CONFLUENCE_API_TOKEN", "CONFLUENCE_TOKEN")
 
 
 class RagService:

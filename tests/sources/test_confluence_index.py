@@ -247,6 +247,12 @@ def test_rag_index_confluence_from_the_command_line(
     assert rag("read", "200", "--source", "wiki").stdout.startswith("# Incident guide")
     listed = rag("list").stdout
     assert "confluence" in listed
+    dry = rag("index", "--confluence", site.base_url, "--space", "ENG", "--name", "eng", "--flavor", site.flavor,
+              "--dry-run")
+    assert dry.stdout.splitlines()[:2] == ["ENG/100-Engineering-home", "ENG/101-Runbooks"]
+    shown = rag("config", "--json").stdout
+    secret = next(v for k, v in site.environ().items() if "TOKEN" in k)
+    assert secret not in shown and '"****"' in shown
     again = rag("index", "wiki", "--json")  # by name: the catalog remembers the spaces and flavor
     assert json.loads(again.stdout)["unchanged"] == 2
     refused = runner.invoke(app, ["--config", str(config), "index", "--confluence", site.base_url, "--space", "OPS"])
