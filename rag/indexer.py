@@ -2,7 +2,7 @@
 
 A source is read through its ``Documents``: a folder's files (``Folder``, also a git clone's),
 or a remote source's documents (a Confluence selection's pages,
-``rag.sources.confluence.ConfluencePages``), each listed with a path, a size and an mtime
+``rag.sources.confluence.ConfluenceDocuments``), each listed with a path, a size and an mtime
 that change when the document does.
 
 The decisions (which files changed, which content hashes lack a vector) and the
