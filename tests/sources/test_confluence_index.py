@@ -293,3 +293,17 @@ def test_the_watcher_polls_a_confluence_source(site: FakeConfluence, service: Ra
         thread.join(10)
     assert "OPS/202-Status-page" in files(rag_db)
     assert any(e.event == "sync" for e in events)
+
+
+def test_mcp_search_shows_the_url_and_read_source_takes_a_title(
+    site: FakeConfluence, rag_db: db.DatabaseTarget, make_harness: Any
+) -> None:
+    harness = make_harness({"embeddings": {"provider": "none"}})
+    harness.service._target = rag_db
+    harness.service.index(wiki(site, ("OPS",)))
+    out = harness.ok("search", {"query": "postmortems within five days"})
+    hit = out["results"][0]
+    assert hit["path"] == "OPS/201-Postmortems" and hit["url"].startswith(site.base_url)
+    page = harness.ok("read_source", {"source": "wiki", "path": "Postmortems"})
+    assert page["path"] == "OPS/201-Postmortems" and page["content"].startswith("# Postmortems\n")
+    assert harness.ok("list_sources", {"sourceType": "confluence"})["sources"][0]["name"] == "wiki"
