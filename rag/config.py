@@ -131,27 +131,59 @@ SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 class SourceConfig(_Section):
     name: str = Field(min_length=1, pattern=SOURCE_NAME_PATTERN)
-    type: Literal["local", "git"]
+    type: Literal["local", "git", "confluence"]
     path: str | None = None
-    url: str | None = None
+    url: str | None = None  # a git repository, or a Confluence base URL (https://SITE.atlassian.net/wiki)
     branch: str | None = None
     include: list[str] = []
     exclude: list[str] = []
+    # Confluence only: the spaces (keys) and/or a CQL query choosing the pages.
+    spaces: list[str] = []
+    cql: str | None = None
+    flavor: Literal["cloud", "server"] | None = None  # default: cloud for *.atlassian.net
+    attachments: bool = False  # also index the pages' PDF and .docx attachments
 
     @model_validator(mode="after")
     def _location_matches_type(self) -> "SourceConfig":
         if self.type == "local" and not self.path:
             raise ValueError("a local source needs 'path'")
-        if self.type == "git" and not self.url:
-            raise ValueError("a git source needs 'url'")
+        if self.type in ("git", "confluence") and not self.url:
+            raise ValueError(f"a {self.type} source needs 'url'")
+        if self.type == "confluence" and not (self.spaces or self.cql):
+            raise ValueError("a confluence source needs 'spaces' (keys) or 'cql'")
+        if self.type != "confluence" and (self.spaces or self.cql or self.flavor or self.attachments):
+            raise ValueError("'spaces', 'cql', 'flavor' and 'attachments' are for confluence sources")
         return self
 
     def spec(self) -> "SourceSpec":
         """The source as an index run takes it: a local path made absolute."""
-        location = self.url if self.type == "git" else str(Path(self.path or "").expanduser().resolve())
+        location = self.url if self.type != "local" else str(Path(self.path or "").expanduser().resolve())
         assert location is not None
+        pages = None
+        if self.type == "confluence":
+            pages = ConfluencePages(tuple(self.spaces), self.cql, self.flavor, self.attachments)
         return SourceSpec(self.name, self.type, location, self.branch,
-                          tuple(self.include), tuple(self.exclude))
+                          tuple(self.include), tuple(self.exclude), pages)
+
+
+@dataclass(frozen=True)
+class ConfluencePages:
+    """Which pages of a Confluence site a source holds, and how the site is asked."""
+
+    spaces: tuple[str, ...] = ()
+    cql: str | None = None
+    flavor: str | None = None  # cloud | server; None: told by the base URL
+    attachments: bool = False
+
+    def as_config(self) -> dict[str, Any]:
+        """As the catalog keeps it with the source (``from_config`` reads it back)."""
+        return {"spaces": list(self.spaces), "cql": self.cql, "flavor": self.flavor,
+                "attachments": self.attachments}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> "ConfluencePages":
+        return cls(tuple(config.get("spaces") or ()), config.get("cql"), config.get("flavor"),
+                   bool(config.get("attachments")))
 
 
 @dataclass(frozen=True)
@@ -159,11 +191,12 @@ class SourceSpec:
     """One source as an index run takes it, whether from the config, the catalog or ad hoc."""
 
     name: str
-    type: str  # local | git
-    location: str  # absolute path, or git URL
+    type: str  # local | git | confluence
+    location: str  # absolute path, git URL, or Confluence base URL
     branch: str | None = None
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    pages: ConfluencePages | None = None  # confluence only
 
     def __post_init__(self) -> None:
         # Checked before anything touches the disk: a git source is cloned to a folder of its name.
@@ -188,6 +221,12 @@ class GitIndexing(_Section):
     poll_interval: int = Field(default=300, ge=0)
 
 
+class ConfluenceIndexing(_Section):
+    # Seconds between polls of a Confluence source by rag watch and the MCP server; 0: never.
+    poll_interval: int = Field(default=600, ge=0)
+    timeout: float = Field(default=60.0, gt=0)  # seconds per request, every retry included
+
+
 class ChunkSize(_Section):
     # 256 matches the default local model's window (MiniLM truncates at 256 word
     # pieces) and measured best on both evaluation sets (see make eval).
@@ -197,6 +236,7 @@ class ChunkSize(_Section):
 
 class IndexingConfig(_Section):
     git: GitIndexing = GitIndexing()
+    confluence: ConfluenceIndexing = ConfluenceIndexing()
     chunk_size: ChunkSize = ChunkSize()
     max_file_size: int = Field(default=1_000_000, gt=0)
     # Seconds the store phase and the embed phase of a run may each take; unset: no limit.

@@ -5,7 +5,8 @@ RagError                 anything the user can fix, shown without a traceback
 ├── DatabaseError        the database cannot be reached, set up or used, or refused a call
 │   ├── SchemaMissingError        `rag init` has not run (or ran with an older version)
 │   └── UnexpectedDatabaseError   a statement failed for a reason nobody foresaw (a bug)
-├── SourceError          a source folder or repository cannot be scanned or synced
+├── SourceError          a source folder, repository or Confluence site cannot be scanned or synced
+│   └── FileUnreadableError       one file or page cannot be read (recorded per file, never fatal)
 ├── ProviderError        an embedding/rerank provider cannot be set up or used
 ├── IndexingError        a source cannot be indexed
 │   └── SourceBusyError           another run holds the source's lock (a watcher waits for it)
@@ -47,6 +48,10 @@ class UnexpectedDatabaseError(DatabaseError):
 
 
 class SourceError(RagError):
+    pass
+
+
+class FileUnreadableError(SourceError):
     pass
 
 

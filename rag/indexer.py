@@ -1,5 +1,10 @@
 """One index run of one source: scan → ask SQL what changed → chunk → store → LLM context → embed the rest.
 
+A source is read through its ``Documents``: a folder's files (``Folder``, also a git clone's),
+or a remote source's documents (a Confluence selection's pages,
+``rag.sources.confluence.ConfluenceDocuments``), each listed with a path, a size and an mtime
+that change when the document does.
+
 The decisions (which files changed, which content hashes lack a vector) and the
 atomic replacement of a file's chunks are SQL functions (``sql/020_runs.sql``, ``022_storing.sql``);
 this module moves data between them, the chunkers and the embedder. Files are
@@ -27,7 +32,7 @@ from psycopg.types.json import Jsonb
 
 from rag import db, sqlapi
 from rag.config import ChunkSettings, SourceSpec
-from rag.errors import IndexingError, RagError, SourceBusyError
+from rag.errors import FileUnreadableError, IndexingError, RagError, SourceBusyError
 from rag.providers import Embedder, vector_literal
 from rag.secrets import mask_connection
 from rag.sources.ignore import holds_secret
@@ -143,6 +148,55 @@ class SilentReporter:
         pass
 
 
+class Documents(Protocol):
+    """What an index run reads a source through."""
+
+    def scan(self, paths: list[str] | None) -> ScanResult:
+        """The documents (all, or only those at or under ``paths``) with path, size and mtime."""
+        ...
+
+    def prefetch(self, files: list[ScannedFile]) -> None:
+        """The documents the run will ``read``, in order: a remote source may start fetching them."""
+        ...
+
+    def read(self, file: ScannedFile) -> bytes:
+        """A document's bytes; FileUnreadableError when this one alone cannot be read."""
+        ...
+
+    def chunk(self, data: bytes, file: ScannedFile, settings: ChunkSettings) -> "FileChunks":
+        """The chunks of a document read."""
+        ...
+
+
+@dataclass
+class Folder:
+    """A folder's files (a local source's, or a git clone's): scanned, read from disk, chunked
+    by their kind."""
+
+    root: Path
+    spec: SourceSpec
+    settings: ChunkSettings
+
+    def scan(self, paths: list[str] | None) -> ScanResult:
+        return scan(self.root, self.spec, self.settings, paths)
+
+    def prefetch(self, files: list[ScannedFile]) -> None:
+        pass  # a local read is fast enough in turn
+
+    def read(self, file: ScannedFile) -> bytes:
+        try:
+            return read_regular_file(file.abs_path, max_bytes=self.settings.max_file_size)
+        except OSError as exc:
+            raise FileUnreadableError(f"cannot read: {exc.strerror}") from None
+
+    def chunk(self, data: bytes, file: ScannedFile, settings: ChunkSettings) -> "FileChunks":
+        # Imported on first use: the chunkers (tree-sitter and its grammars)
+        # add ~50 ms to a run, and one with nothing changed never needs them.
+        from rag.chunking.dispatcher import chunk_bytes
+
+        return chunk_bytes(data, file.path, max_tokens=settings.max_tokens, overlap=settings.overlap)
+
+
 def scan(root: Path, spec: SourceSpec, settings: ChunkSettings,
          paths: Collection[str] | None = None) -> ScanResult:
     """The source's files, or (``paths``) only those at or under these relative paths."""
@@ -183,22 +237,26 @@ def index_source(
     reporter: Reporter | None = None,
     paths: Collection[str] | None = None,
     context_writer: "ContextWriter | None" = None,
+    documents: Documents | None = None,
 ) -> RunSummary:
-    """Bring the stored index of ``spec`` (files under ``root``) up to date; with ``paths``
-    (relative files or folders, e.g. those a watcher saw change) only what lies at or under them.
-    ``context_writer``: the LLM that gives chunks contextual text; None strips any they have."""
+    """Bring the stored index of ``spec`` (files under ``root``, or ``documents``) up to date;
+    with ``paths`` (relative files or folders, e.g. those a watcher saw change) only what lies
+    at or under them. ``context_writer``: the LLM that gives chunks contextual text; None strips
+    any they have."""
     report = reporter or SilentReporter()
     started = time.monotonic()
     summary = RunSummary(spec.name)
     scope = sorted(set(paths)) if paths is not None else None
-    scanned = scan(root, spec, settings, scope)
+    source = documents if documents is not None else Folder(root, spec, settings)
+    scanned = source.scan(scope)
     summary.files_found = len(scanned.files)
     summary.skipped = {reason: len(paths) for reason, paths in scanned.skipped.items()}
     summary.errors.extend(scanned.problems())
     report.scanned(summary.files_found, summary.skipped)
 
     source_id = sqlapi.upsert_source(conn, spec.name, spec.type, spec.location, spec.branch,
-                                     {"include": list(spec.include), "exclude": list(spec.exclude)})
+                                     {"include": list(spec.include), "exclude": list(spec.exclude),
+                                      **(spec.pages.as_config() if spec.pages is not None else {})})
     db.ensure_keyword_data(conn)  # (begin_run would too, but could not VACUUM after)
     db.ensure_graph_data(conn)  # (begin_run would too, silently)
     try:
@@ -209,7 +267,8 @@ def index_source(
     status = "failed"
     try:
         with _fewer_collections():
-            _run(conn, source_id, scanned, scope, embedder, settings, force, summary, report, context_writer)
+            _run(conn, source_id, source, scanned, scope, embedder, settings, force, summary, report,
+                 context_writer)
         status = "succeeded"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -229,6 +288,7 @@ def index_source(
 def _run(
     conn: db.Conn,
     source_id: int,
+    source: Documents,
     scanned: ScanResult,
     scope: list[str] | None,
     embedder: Embedder,
@@ -246,10 +306,11 @@ def _run(
     deleted = [row["path"] for row in plan if row["action"] == "deleted"]
     summary.unchanged = sum(1 for row in plan if row["action"] == "unchanged")
     report.planned(len(todo), summary.unchanged, len(deleted))
+    source.prefetch([file for file, _, _ in todo])
 
     bulk = len(todo) >= BULK_MIN_FILES and sqlapi.begin_bulk_load(conn)
     try:
-        touched, withheld = _store_changed(conn, source_id, todo, settings, force, summary, report)
+        touched, withheld = _store_changed(conn, source_id, source, todo, settings, force, summary, report)
         deleted += withheld  # stored before it held a secret
     except BaseException:
         if bulk and not conn.closed:
@@ -291,6 +352,7 @@ def _run(
 def _store_changed(
     conn: db.Conn,
     source_id: int,
+    source: Documents,
     todo: list[tuple[ScannedFile, str, str | None]],
     settings: ChunkSettings,
     force: bool,
@@ -307,7 +369,7 @@ def _store_changed(
     with _Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
             deadline.check()
-            read = _read(scanned_file, settings.max_file_size, summary)
+            read = _read(source, scanned_file, summary)
             if read is None:
                 continue
             data, sha = read
@@ -326,13 +388,7 @@ def _store_changed(
                 summary.new += 1
             else:
                 summary.changed += 1
-            # Imported on first use: the chunkers (tree-sitter and its grammars)
-            # add ~50 ms to a run, and one with nothing changed never needs them.
-            from rag.chunking.dispatcher import chunk_bytes
-
-            chunked = chunk_bytes(
-                data, scanned_file.path, max_tokens=settings.max_tokens, overlap=settings.overlap
-            )
+            chunked = source.chunk(data, scanned_file, settings)
             if chunked.error:
                 summary.errors.append({"path": scanned_file.path, "error": chunked.error})
             summary.warnings.extend({"path": scanned_file.path, "warning": w} for w in chunked.warnings)
@@ -362,7 +418,7 @@ def _file_json(scanned_file: ScannedFile, sha: str, fc: "FileChunks", summary: R
         "sha256": sha,
         "sourceType": fc.chunks[0].metadata.get("sourceType") if fc.chunks else None,
         "language": fc.chunks[0].metadata.get("language") if fc.chunks else None,
-        "content": fc.text, "error": fc.error,
+        "content": fc.text, "error": fc.error, "metadata": fc.metadata,
         "graph": fc.graph.payload() if fc.graph is not None else None,
         "chunks": [_chunk_json(c) for c in fc.chunks],
     }
@@ -392,11 +448,11 @@ def _joined(batch: list[Batched]) -> bytes:
     return b"[" + b",".join(batch) + b"]"
 
 
-def _read(scanned_file: ScannedFile, max_bytes: int, summary: RunSummary) -> tuple[bytes, str] | None:
+def _read(source: Documents, scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] | None:
     try:
-        data = read_regular_file(scanned_file.abs_path, max_bytes=max_bytes)
-    except OSError as exc:
-        summary.errors.append({"path": scanned_file.path, "error": f"cannot read: {exc.strerror}"})
+        data = source.read(scanned_file)
+    except FileUnreadableError as exc:
+        summary.errors.append({"path": scanned_file.path, "error": str(exc)})
         return None
     return data, hashlib.sha256(data).hexdigest()
 

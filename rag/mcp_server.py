@@ -114,7 +114,8 @@ class RagMCPServer(MCPServer[RagService]):
         from rag.watcher import Watcher, describe
 
         watcher = Watcher(self.service, [], lambda event: log.info("watch: %s", describe(event)),
-                          git_poll_s=self.service.config.indexing.git.poll_interval)
+                          git_poll_s=self.service.config.indexing.git.poll_interval,
+                          confluence_poll_s=self.service.config.indexing.confluence.poll_interval)
         self.watcher, self.service.watch_status = watcher, watcher.status
         if closing.is_set():  # the session ended meanwhile (the lifespan saw no watcher yet)
             self.watcher, self.service.watch_status = None, None
@@ -240,7 +241,8 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
             description="Source name (with path; needed only when several sources hold the path).")] = None,
         path: Annotated[str | None, Field(
             description="File path relative to the source root, as search returns it "
-                        "(an absolute path inside a local source works too).")] = None,
+                        "(an absolute path inside a local source works too; a Confluence page's id "
+                        "or title too).")] = None,
         startLine: Annotated[int | None, Field(ge=1, description="First line (1-based; with path).")] = None,
         endLine: Annotated[int | None, Field(ge=1, description="Last line, inclusive (with path).")] = None,
         headerPath: Annotated[str | None, Field(
@@ -305,8 +307,8 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         ctx: Ctx,
         pathPrefix: Annotated[str | None, Field(
             description="Only sources whose location (folder or git URL) starts with this.")] = None,
-        sourceType: Annotated[Literal["local", "git"] | None, Field(
-            description="Only local folders or only git repositories.")] = None,
+        sourceType: Annotated[Literal["local", "git", "confluence"] | None, Field(
+            description="Only local folders, git repositories or Confluence sites.")] = None,
         namePrefix: Annotated[str | None, Field(
             description="Only sources whose name starts with this.")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="At most this many (default 50).")] = 50,

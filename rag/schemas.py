@@ -55,6 +55,7 @@ class SearchResult(_Out):
     source_type: str
     language: str | None = None
     absolute_path: str | None = None  # local sources: the file as a user can open it
+    url: str | None = None  # a Confluence page: where a browser opens it
     fqns: list[str] | None = None  # a chunk holding several small definitions: all their names
     header_paths: list[str] | None = None  # a chunk holding several small sections: all their headerPaths
     contextual_text: str | None = None  # what an LLM wrote to situate the chunk (indexing.context: llm)

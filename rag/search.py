@@ -57,6 +57,7 @@ class SearchHit:
     header_paths: list[str] | None = None  # the headerPath of each section a merged chunk holds
     abs_path: str | None = None  # a local source's file, as a user can open it
     contextual_text: str | None = None  # what an LLM wrote to situate it (indexing.context: llm)
+    url: str | None = None  # a Confluence page's web address
 
 
 @dataclass
@@ -193,4 +194,5 @@ def _hit(row: dict[str, Any]) -> SearchHit:
         vector=row["vector_score"], vector_rank=row["vector_rank"], rrf=row["score"],
         language=row["language"], fqns=metadata.get("fqns"),
         header_paths=[p["headerPath"] for p in metadata["sections"]] if "sections" in metadata else None,
+        url=metadata.get("url"),
     )

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rag import __version__, sqlapi
-from rag.config import LoadedConfig, RagConfig, SourceSpec, load_config
+from rag.config import ConfluencePages, LoadedConfig, RagConfig, SourceSpec, load_config
 from rag.errors import ConfigError, DatabaseError, ProviderError, RagError, UnexpectedDatabaseError, first_line
 from rag.hints import Hint, Interface
 from rag.schemas import (
@@ -74,14 +74,16 @@ if TYPE_CHECKING:
     from rag.providers.llm import OpenAIChatModel
     from rag.providers.rerankers import Reranker
     from rag.search import Searcher, SearchRequest, SearchResponse
+    from rag.sources.confluence import ConfluenceDocuments
     from rag.sources.scan import ScannedFile
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 SNIPPET_CHARS = 500
-# The variables the hosted providers read their keys from when the config names none.
-API_KEY_VARIABLES = ("JINA_API_KEY", "OPENAI_API_KEY")
+# The variables the hosted providers read their keys from when the config names none, and
+# Confluence sources their credentials from (shown masked by rag config).
+API_KEY_VARIABLES = ("JINA_API_KEY", "OPENAI_API_KEY", "CONFLUENCE_API_TOKEN", "CONFLUENCE_TOKEN")
 
 
 class RagService:
@@ -551,7 +553,7 @@ class RagService:
         if earlier is None:
             return spec
         return SourceSpec(spec.name, spec.type, spec.location, spec.branch or earlier.branch,
-                          spec.include or earlier.include, spec.exclude or earlier.exclude)
+                          spec.include or earlier.include, spec.exclude or earlier.exclude, spec.pages)
 
     def known_source_names(self) -> list[str]:
         indexed = self.with_db(sqlapi.list_sources)
@@ -575,9 +577,9 @@ class RagService:
 
     def sources_to_watch(self, names: Collection[str] = ()) -> list[SourceSpec]:
         """The sources to keep fresh: those named, else every local one in the config or the
-        database whose folder is on this machine, and the git ones unless their polling is off;
-        each as its index was made (a changed config is applied by ``rag index NAME``, which
-        ``status`` names, never by a sync nobody asked for)."""
+        database whose folder is on this machine, and the git and Confluence ones unless their
+        polling is off; each as its index was made (a changed config is applied by
+        ``rag index NAME``, which ``status`` names, never by a sync nobody asked for)."""
         if names:
             specs = []
             for name in names:
@@ -588,18 +590,28 @@ class RagService:
                                    "use --path DIR to watch a folder")
                 specs.append(spec)
             return specs
-        polled = self.config.indexing.git.poll_interval > 0
+        polled = {"git": self.config.indexing.git.poll_interval > 0,
+                  "confluence": self.config.indexing.confluence.poll_interval > 0}
         found = {s.name: s.spec() for s in self.config.sources}
         for spec in self.indexed_sources():
             found[spec.name] = spec  # as indexed: a sync never applies a changed definition
         return [spec for _, spec in sorted(found.items())
-                if (spec.type == "git" and polled) or (spec.type == "local" and Path(spec.location).is_dir())]
+                if polled.get(spec.type) or (spec.type == "local" and Path(spec.location).is_dir())]
 
     def git_commit(self, spec: SourceSpec) -> str:
         """Fetch a git source's branch into its clone; the commit it is at now."""
         from rag.sources.git import sync_git_source
 
         return sync_git_source(spec.location, self.root(spec, sync=False), branch=spec.branch)
+
+    def confluence_documents(self, spec: SourceSpec) -> ConfluenceDocuments:
+        """The pages of a Confluence source, through a client of its site (credentials from the
+        environment, ``indexing.confluence.timeout`` per request)."""
+        from rag.sources.confluence import ConfluenceClient, ConfluenceDocuments
+
+        flavor = spec.pages.flavor if spec.pages is not None else None
+        client = ConfluenceClient(spec.location, flavor, timeout=self.config.indexing.confluence.timeout)
+        return ConfluenceDocuments(spec, client)
 
     def clone_dir(self, name: str) -> Path:
         """Where the git source ``name`` is cloned (indexing.git.cloneDir, else $RAG_HOME/repos)."""
@@ -614,6 +626,12 @@ class RagService:
         from rag import indexer
         from rag.chunking.dispatcher import file_rejected_as_binary
 
+        if spec.type == "confluence":
+            documents = self.confluence_documents(spec)
+            with closing_documents(documents):
+                pages = documents.scan(None)
+            return DryRunOutput(source=spec.name, root=spec.location, files=[f.path for f in pages.files],
+                                skipped={}, skipped_paths={} if verbose else None, file_errors=[])
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
@@ -683,16 +701,17 @@ class RagService:
         A git source is fetched first unless ``fetch`` is false (a watcher fetched it)."""
         from rag import indexer
 
-        root, commit = self._checkout(spec, sync=fetch)
+        documents = self.confluence_documents(spec) if spec.type == "confluence" else None
+        root, commit = (Path(), None) if documents is not None else self._checkout(spec, sync=fetch)
         warnings = self._same_folder_warnings(spec)
         embedder = self.embedder()
         context_writer = self.context_writer()
         # Its own connection: the run holds the source's advisory lock until it ends.
         try:
-            with database_errors(), self.new_connection() as conn:
+            with database_errors(), self.new_connection() as conn, closing_documents(documents):
                 summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
                                                force=force, reporter=reporter, paths=paths,
-                                               context_writer=context_writer)
+                                               context_writer=context_writer, documents=documents)
                 if commit is not None:
                     sqlapi.record_commit(conn, spec.name, commit)
         except UnexpectedDatabaseError:
@@ -743,8 +762,9 @@ def definition_changes(stored: SourceSpec, configured: SourceSpec) -> list[str]:
 def catalog_source(row: dict[str, Any]) -> SourceSpec:
     """A source as ``rag.list_sources`` recorded it."""
     cfg = row["config"] or {}
+    pages = ConfluencePages.from_config(cfg) if row["type"] == "confluence" else None
     return SourceSpec(row["name"], row["type"], row["location"], row["branch"],
-                      tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()))
+                      tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()), pages)
 
 
 def folder_source(folder: Path, name: str | None = None, include: tuple[str, ...] = (),
@@ -757,6 +777,14 @@ def git_source(url: str, branch: str | None = None, name: str | None = None, inc
                exclude: tuple[str, ...] = ()) -> SourceSpec:
     """An ad hoc git source, named after the repository unless ``name``."""
     return SourceSpec(name or default_source_name(url), "git", url, branch, include, exclude)
+
+
+def confluence_source(base_url: str, spaces: tuple[str, ...], cql: str | None, name: str,
+                      flavor: str | None = None) -> SourceSpec:
+    """An ad hoc Confluence source: the pages of ``spaces`` and/or those ``cql`` finds."""
+    if not (spaces or cql):
+        raise RagError("say which pages to index: --space KEY (repeatable) and/or --cql QUERY")
+    return SourceSpec(name, "confluence", base_url.rstrip("/"), pages=ConfluencePages(spaces, cql, flavor))
 
 
 def default_source_name(location: str) -> str:
@@ -786,8 +814,8 @@ def search_result(hit: Any) -> SearchResult:
     """A ``rag.search.SearchHit`` as both front ends show it."""
     return SearchResult(
         chunk_id=hit.chunk_id, source_name=hit.source_name, path=hit.path, source_type=hit.source_type,
-        language=hit.language, absolute_path=hit.abs_path, fqns=hit.fqns, header_paths=hit.header_paths,
-        contextual_text=hit.contextual_text,
+        language=hit.language, absolute_path=hit.abs_path, url=hit.url, fqns=hit.fqns,
+        header_paths=hit.header_paths, contextual_text=hit.contextual_text,
         start_line=hit.coordinates.get("startLine"), end_line=hit.coordinates.get("endLine"),
         coordinates=Coordinates.model_validate(hit.coordinates), snippet=hit.content[:SNIPPET_CHARS],
         scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank,
@@ -828,6 +856,16 @@ def _source_text(row: dict[str, Any]) -> SourceText:
                       language=row["language"], start_line=row["start_line"], end_line=row["end_line"],
                       total_lines=row["total_lines"], content=row["content"], truncated=row["truncated"],
                       metadata=row["metadata"], contextual_text=row["contextual_text"])
+
+
+@contextmanager
+def closing_documents(documents: ConfluenceDocuments | None) -> Iterator[ConfluenceDocuments | None]:
+    """A Confluence source's documents, their HTTP client closed at the end (None: a folder's)."""
+    try:
+        yield documents
+    finally:
+        if documents is not None:
+            documents.close()
 
 
 @contextmanager

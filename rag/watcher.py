@@ -16,7 +16,8 @@ It asks these of an ``IndexService``: the part of ``RagService`` it uses, not th
 - Another process indexing the source: the sync waits for its lock, silently. The database
   gone: said once, retried until it answers (each sync opens its own connection).
 - Git sources are fetched every ``git_poll_s`` seconds on a thread of their own and synced
-  whole when their branch moved.
+  whole when their branch moved; Confluence sources are synced whole every
+  ``confluence_poll_s`` seconds (a sync lists the pages' versions and fetches only changed ones).
 - ``stop()`` ends the threads within a ``QUIET_MS`` step; ``rag watch`` turns SIGINT/SIGTERM
   into KeyboardInterrupt, so a sync under way stops between per-file transactions.
 """
@@ -86,9 +87,10 @@ class Watcher:
     """Watches sources and syncs their changed files; ``run`` until ``stop``."""
 
     def __init__(self, service: IndexService, specs: Iterable[SourceSpec], emit: Emit | None = None,
-                 *, git_poll_s: float = 0) -> None:
+                 *, git_poll_s: float = 0, confluence_poll_s: float = 0) -> None:
         self.service = service
-        self._git_poll_s = git_poll_s  # git sources are fetched this often (0: not watched)
+        # Remote sources are polled this often, by type (0: not watched).
+        self._poll_s = {"git": git_poll_s, "confluence": confluence_poll_s}
         self._emit = emit or (lambda event: None)
         self._sources: dict[str, _Source] = {}
         self._lock = threading.Condition()
@@ -112,8 +114,9 @@ class Watcher:
 
     def add(self, spec: SourceSpec) -> None:
         """Watch one more source (its first sync catches up with the folder); a git source is
-        fetched every ``git_poll_s`` seconds instead, and not watched when that is 0."""
-        if spec.type == "git" and not self._git_poll_s:
+        fetched every ``git_poll_s`` seconds instead, a Confluence one synced every
+        ``confluence_poll_s``, and neither is watched when its interval is 0."""
+        if spec.type in self._poll_s and not self._poll_s[spec.type]:
             return
         with self._lock:
             if spec.name in self._sources:
@@ -162,7 +165,7 @@ class Watcher:
             self.join()
 
     def _start_thread(self, source: _Source) -> None:
-        work = self._poll_git if source.spec.type == "git" else self._watch
+        work = {"git": self._poll_git, "confluence": self._poll_confluence}.get(source.spec.type, self._watch)
         thread = threading.Thread(target=work, args=(source,), name=f"rag-watch-{source.spec.name}",
                                   daemon=True)
         self._threads.append(thread)
@@ -222,7 +225,14 @@ class Watcher:
                 if now != commit:
                     commit = now
                     self._mark_full(source)
-            self._stop.wait(self._git_poll_s)
+            self._stop.wait(self._poll_s["git"])
+
+    def _poll_confluence(self, source: _Source) -> None:
+        """A Confluence source: a whole sync every ``confluence_poll_s`` (its listing is the check)."""
+        self._set_state(source, "watching")
+        while not self._stop.is_set():
+            self._mark_full(source)
+            self._stop.wait(self._poll_s["confluence"])
 
     def _add_paths(self, source: _Source, paths: Iterable[str]) -> None:
         relative = set()

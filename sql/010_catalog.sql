@@ -68,8 +68,8 @@ STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
 BEGIN
-    IF source_type IS NOT NULL AND source_type NOT IN ('local', 'git') THEN
-        RAISE EXCEPTION 'list_sources: source_type must be local or git, not %', quote_literal(source_type)
+    IF source_type IS NOT NULL AND source_type NOT IN ('local', 'git', 'confluence') THEN
+        RAISE EXCEPTION 'list_sources: source_type must be local, git or confluence, not %', quote_literal(source_type)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF max_rows < 1 THEN

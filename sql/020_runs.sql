@@ -24,12 +24,12 @@ BEGIN
         RAISE EXCEPTION 'upsert_source: source_name % must be letters, digits, ".", "_" or "-"',
             quote_literal(coalesce(source_name, 'NULL')) USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF source_type IS NULL OR source_type NOT IN ('local', 'git') THEN
-        RAISE EXCEPTION 'upsert_source: source_type must be local or git, not %',
+    IF source_type IS NULL OR source_type NOT IN ('local', 'git', 'confluence') THEN
+        RAISE EXCEPTION 'upsert_source: source_type must be local, git or confluence, not %',
             quote_literal(coalesce(source_type, 'NULL')) USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF source_location IS NULL OR source_location = '' THEN
-        RAISE EXCEPTION 'upsert_source: source_location (a path or git URL) is required'
+        RAISE EXCEPTION 'upsert_source: source_location (a path, git URL or Confluence base URL) is required'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT * INTO existing FROM rag.sources s WHERE s.name = source_name FOR UPDATE;

@@ -73,17 +73,17 @@ CREATE OR REPLACE FUNCTION rag._file_batch(
 )
 RETURNS TABLE (
     path text, size bigint, mtime_ns bigint, sha256 text, source_type text,
-    language text, content text, error text, chunks jsonb
+    language text, content text, error text, chunks jsonb, metadata jsonb
 )
 LANGUAGE sql
 IMMUTABLE
 SET search_path = pg_catalog, rag, public
 AS $$
     SELECT b.path, b.size, b."mtimeNs", b.sha256, b."sourceType", b.language, b.content, b.error,
-           coalesce(b.chunks, '[]')
+           coalesce(b.chunks, '[]'), b.metadata
     FROM jsonb_to_recordset(file_batch) AS b(
         path text, size bigint, "mtimeNs" bigint, sha256 text, "sourceType" text,
-        language text, content text, error text, chunks jsonb)
+        language text, content text, error text, chunks jsonb, metadata jsonb)
 $$;
 COMMENT ON FUNCTION rag._file_batch(jsonb) IS
     'Private: a replace_files JSON batch as rows.';
@@ -193,14 +193,15 @@ BEGIN
     stored := ARRAY(SELECT f.id FROM jsonb_to_recordset(file_batch) AS b(path text)
                     JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path);
     INSERT INTO rag.files AS f (source_id, path, size, mtime_ns, sha256, source_type, language,
-                                content, error, indexed_at)
+                                content, error, metadata, indexed_at)
     SELECT target_source_id, b.path, b.size, b.mtime_ns, b.sha256, b.source_type, b.language,
-           b.content, b.error, now()
+           b.content, b.error, b.metadata, now()
     FROM rag._file_batch(file_batch) b
     ON CONFLICT (source_id, path) DO UPDATE
        SET size = excluded.size, mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256,
            source_type = excluded.source_type, language = excluded.language,
-           content = excluded.content, error = excluded.error, indexed_at = excluded.indexed_at;
+           content = excluded.content, error = excluded.error, metadata = excluded.metadata,
+           indexed_at = excluded.indexed_at;
 
     SELECT * INTO fresh FROM rag._add_chunks(target_source_id, file_batch);
     PERFORM rag._replace_graph(target_source_id, file_batch, stored);  -- sql/050_graph_store.sql
@@ -213,7 +214,8 @@ END
 $$;
 COMMENT ON FUNCTION rag.replace_files(bigint, jsonb) IS
     'Atomically replaces files and all their chunks: [{path, size, mtimeNs, sha256, sourceType, language, content, error, '
-    'chunks: [{content, context, contentHash, metadata}]}]; contentHash is the sha256 of rag._indexed_text(context, content).';
+    'metadata, chunks: [{content, context, contentHash, metadata}]}]; contentHash is the sha256 of rag._indexed_text(context, content); '
+    'metadata (optional) is a remote document''s own fields (a Confluence page''s id, title, version, restrictions...).';
 
 -- ---------------------------------------------------------------------------
 -- touch_files

@@ -147,6 +147,11 @@ BEGIN
          ORDER BY length(s.location) DESC LIMIT 1;
         RETURN CASE WHEN root IS NULL THEN given ELSE substr(given, length(root) + 2) END;
     END IF;
+    -- A Confluence page may be named by its id or title (sql/060_confluence.sql).
+    parts := rag._page_path(source, given);
+    IF parts IS NOT NULL THEN
+        RETURN parts;
+    END IF;
     given := replace(given, E'\\', '/');
     SELECT string_agg(part, '/' ORDER BY n) INTO parts
       FROM unnest(string_to_array(given, '/')) WITH ORDINALITY AS t(part, n)
@@ -155,7 +160,8 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag._indexed_path(text, text) IS
-    'A path as given (relative, ./-prefixed, backslashed, or absolute inside a local source) as the index stores it.';
+    'A path as given (relative, ./-prefixed, backslashed, absolute inside a local source, or a Confluence page''s '
+    'id or title) as the index stores it.';
 
 -- ---------------------------------------------------------------------------
 -- read_file_range

@@ -351,7 +351,7 @@ def test_list_and_remove_sources(rag_db: db.DatabaseTarget) -> None:
     ("call", "message"),
     [
         ("SELECT rag.remove_source('ghost')", "source 'ghost' not found; known: beta"),
-        ("SELECT * FROM rag.list_sources(source_type => 'svn')", "source_type must be local or git"),
+        ("SELECT * FROM rag.list_sources(source_type => 'svn')", "source_type must be local, git or confluence"),
         ("SELECT * FROM rag.list_sources(max_rows => 0)", "max_rows must be at least 1"),
     ],
 )

@@ -220,7 +220,7 @@ def test_kill_9_leaves_each_file_old_or_new_and_the_next_run_finishes(
     ("call", "message"),
     [
         ("SELECT rag.upsert_source('bad name', 'local', '/x')", "source_name 'bad name' must be"),
-        ("SELECT rag.upsert_source('a', 'svn', '/x')", "source_type must be local or git, not 'svn'"),
+        ("SELECT rag.upsert_source('a', 'svn', '/x')", "source_type must be local, git or confluence, not 'svn'"),
         ("SELECT rag.upsert_source('proj', 'local', '/elsewhere')", "source 'proj' already indexes local"),
         ("SELECT * FROM rag.plan_files(1, '{}')", "scanned must be a JSON array"),
         ("SELECT rag.store_embeddings('m', 3, ARRAY['a'], ARRAY['[1,2]'])", "every vector must have 3 dimensions"),

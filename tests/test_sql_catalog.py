@@ -193,7 +193,7 @@ def test_list_sources_says_which_source_is_being_indexed(conn: Conn, rag_db: db.
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"source_type": "svn"}, "list_sources: source_type must be local or git, not 'svn'"),
+        ({"source_type": "svn"}, "list_sources: source_type must be local, git or confluence, not 'svn'"),
         ({"max_rows": 0}, "list_sources: max_rows must be at least 1, not 0"),
     ],
 )

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Any, Protocol
 
 from rag.chunking.asciidoc import chunk_asciidoc
 from rag.chunking.code import chunk_code_with_graph, chunk_sections
@@ -88,6 +88,8 @@ class FileChunks:
     a PDF or .docx); chunks' startLine/endLine point into it. ``error`` is set
     when the file could not be chunked at all, and then ``chunks`` is empty.
     ``graph``: a code file's definitions and references, when it has a grammar.
+    ``metadata``: a remote document's own fields (a Confluence page's id, title, version…),
+    stored with the file.
     """
 
     text: str
@@ -95,6 +97,7 @@ class FileChunks:
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     graph: CodeGraph | None = None
+    metadata: dict[str, Any] | None = None
 
 
 def chunk_file(

@@ -83,13 +83,15 @@ class Chunk:
     @property
     def context(self) -> str:
         """Where the chunk lies, one item a line: the file's path (relative to the
-        source root), then its fqn (code) or headerPath (documents) if it has one.
+        source root), a Confluence page's breadcrumb (space › parent › page), then its
+        fqn (code) or headerPath (documents) if it has one.
 
         Indexed, never shown: a query naming a file, class or section finds the
         chunk even when its text does not say it (eval sets, README "What is
         embedded and indexed")."""
         meta = self.metadata
-        return "\n".join(str(meta[key]) for key in ("path", "fqn", "headerPath") if meta.get(key))
+        keys = ("path", "breadcrumb", "fqn", "headerPath")
+        return "\n".join(str(meta[key]) for key in keys if meta.get(key))
 
     @property
     def indexed_text(self) -> str:

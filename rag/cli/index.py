@@ -1,5 +1,5 @@
-"""``rag index``: choosing the sources to index (a name, --all, --path, --git, or the folder
-the command runs in), and ``--dry-run``."""
+"""``rag index``: choosing the sources to index (a name, --all, --path, --git, --confluence, or
+the folder the command runs in), and ``--dry-run``."""
 
 from __future__ import annotations
 
@@ -27,8 +27,18 @@ def index(
     git: Annotated[str | None, typer.Option("--git", help="Index this git repository ad hoc.")] = None,
     branch: Annotated[str | None, typer.Option(
         "--branch", help="Git branch (with --git; default: the one used before, else the remote's).")] = None,
+    confluence: Annotated[str | None, typer.Option(
+        "--confluence", help="Index pages of this Confluence site ad hoc (base URL; with --space/--cql "
+        "and --name).")] = None,
+    space: Annotated[list[str] | None, typer.Option(
+        "--space", help="A Confluence space key (with --confluence; repeatable).")] = None,
+    cql: Annotated[str | None, typer.Option(
+        "--cql", help="Pages a CQL query finds (with --confluence; within the --space keys).")] = None,
+    flavor: Annotated[str | None, typer.Option(
+        "--flavor", help="cloud or server (with --confluence; default: cloud for *.atlassian.net).")] = None,
     source_name: Annotated[
-        str | None, typer.Option("--name", help="Source name for --path/--git (default: folder/repo name).")
+        str | None, typer.Option("--name", help="Source name for --path/--git/--confluence (default: "
+                                 "folder/repo name; required with --confluence).")
     ] = None,
     include: Annotated[list[str] | None, typer.Option(
         "--include", help="Only paths matching this glob (--path/--git; repeatable; kept with the source).")
@@ -49,12 +59,18 @@ def index(
     """Index a source: only new and changed files are chunked, only new text is embedded.
 
     Example: rag index --path ~/code/my-project --name my-project --exclude "*.min.js"
+
+    Example: rag index --confluence https://acme.atlassian.net/wiki --space ENG --name wiki
     """
     from rag.progress import TerminalReporter
 
     service = state(ctx).service
-    specs = _sources_to_index(service, name, all_sources, path, git, branch, source_name,
-                              tuple(include or ()), tuple(exclude or ()))
+    if confluence or space or cql or flavor:
+        specs = [_confluence_source(service, name, all_sources, path, git, confluence, tuple(space or ()),
+                                    cql, flavor, source_name, bool(include or exclude or branch))]
+    else:
+        specs = _sources_to_index(service, name, all_sources, path, git, branch, source_name,
+                                  tuple(include or ()), tuple(exclude or ()))
     if dry_run:
         for spec in specs:
             _dry_run(service, spec, as_json, verbose)
@@ -113,6 +129,28 @@ def _sources_to_index(
         raise RagError(f"{here} is not the root of an indexed source; run `rag index --path .` to index it, "
                        "or give a source NAME, --all or --git URL")
     return [spec]
+
+
+def _confluence_source(
+    service: RagService, name: str | None, all_sources: bool, path: str | None, git: str | None,
+    base_url: str | None, spaces: tuple[str, ...], cql: str | None, flavor: str | None,
+    source_name: str | None, file_options: bool,
+) -> SourceSpec:
+    from rag.service import confluence_source
+
+    if not base_url:
+        raise RagError("--space, --cql and --flavor go with --confluence BASE_URL")
+    if name or all_sources or path or git:
+        raise RagError("say what to index: a source NAME, --all, --path PATH, --git URL or --confluence URL "
+                       "(one of them)")
+    if file_options:
+        raise RagError("--branch, --include and --exclude do not go with --confluence; choose pages with "
+                       "--space and --cql")
+    if flavor not in (None, "cloud", "server"):
+        raise RagError(f"--flavor {flavor}: use cloud or server")
+    if not source_name:
+        raise RagError("--confluence needs --name NAME: the name the pages are searched and updated by")
+    return service.remembered(confluence_source(base_url, spaces, cql, source_name, flavor))
 
 
 def _dry_run(service: RagService, spec: SourceSpec, as_json: bool, verbose: bool) -> None:

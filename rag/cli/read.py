@@ -16,7 +16,8 @@ from rag.terminal import printable
 def read(
     ctx: typer.Context,
     what: Annotated[str, typer.Argument(
-        help="A chunkId from search results, or a file path as search shows it.")],
+        help="A chunkId from search results, or a file path as search shows it (a Confluence page: "
+             "its path, id or title; an id with --source).")],
     source: Annotated[str | None, typer.Option("--source", help="The source holding the path.")] = None,
     lines: Annotated[str | None, typer.Option(
         "--lines", help="START-END, START- or START (with a path).")] = None,
@@ -30,11 +31,13 @@ def read(
     """Print indexed text: a chunk by its id, or lines or a section of an indexed file.
 
     Example: rag read src/api/auth.py --lines 40-80
+
+    Example: rag read "Deploy the billing service" --source wiki
     """
     service = state(ctx).service
-    if what.isdigit():
-        if source or lines or section:
-            raise RagError("a chunk id already names the lines to read; drop --source, --lines and --section")
+    if what.isdigit() and not source:  # (digits with --source: a Confluence page id)
+        if lines or section:
+            raise RagError("a chunk id already names the lines to read; drop --lines and --section")
         out = service.read_source(chunk_id=int(what), context=context)
     else:
         first, last = _line_range(lines)

@@ -144,8 +144,8 @@ def _print_hits(query: str, hits: list[SearchHit], fused: str) -> None:
         kind = ", ".join(dict.fromkeys(k for k in (hit.source_name, hit.source_type, hit.language) if k))
         header.append(printable(f"  {label}  [{kind}]  {', '.join(scores)}"))
         console.print(header)
-        if hit.abs_path:
-            console.print(Text(printable(f"   {hit.abs_path}"), style="dim"))
+        if hit.url or hit.abs_path:  # a Confluence page's web address, or a local file
+            console.print(Text(printable(f"   {hit.url or hit.abs_path}"), style="dim"))
         snippet = Text(printable("\n".join("   " + line for line in hit.content.strip().splitlines()[:6])))
         snippet.highlight_words(words, style="bold yellow", case_sensitive=False)
         console.print(snippet)

@@ -30,12 +30,12 @@ def list_sources(
 
         typer.echo(with_hint(NOTHING_INDEXED, Hint("index_folder"), "cli"))
         return
-    typer.echo(f"{'NAME':<24} {'TYPE':<5} {'FILES':>7} {'CHUNKS':>8}  {'LAST INDEXED':<19}  LOCATION")
+    typer.echo(f"{'NAME':<24} {'TYPE':<10} {'FILES':>7} {'CHUNKS':>8}  {'LAST INDEXED':<19}  LOCATION")
     for s in sources:
         last = s.last_indexed_at.strftime("%Y-%m-%d %H:%M:%S") if s.last_indexed_at else "never"
         where = s.path + (f" ({s.branch})" if s.branch else "")
         where += f" @{s.commit_sha[:12]}" if s.commit_sha else ""
-        typer.echo(printable(f"{s.name:<24} {s.type:<5} {s.file_count:>7,} {s.chunk_count:>8,}  {last:<19}  "
+        typer.echo(printable(f"{s.name:<24} {s.type:<10} {s.file_count:>7,} {s.chunk_count:>8,}  {last:<19}  "
                              f"{where}"))
 
 

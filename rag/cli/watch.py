@@ -55,7 +55,8 @@ def watch(
         typer.echo(json.dumps(event.model_dump(mode="json", by_alias=True), ensure_ascii=False)
                    if as_json else describe(event))
 
-    watcher = Watcher(service, specs, emit, git_poll_s=service.config.indexing.git.poll_interval)
+    watcher = Watcher(service, specs, emit, git_poll_s=service.config.indexing.git.poll_interval,
+                      confluence_poll_s=service.config.indexing.confluence.poll_interval)
     # SIGTERM stops it as Ctrl-C does: a sync under way ends between two per-file transactions.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:

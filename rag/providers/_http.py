@@ -1,4 +1,5 @@
-"""One JSON POST to a hosted embedding API, made reliable and explained.
+"""One JSON POST to a hosted embedding API (or any request to a remote service), made
+reliable and explained.
 
 Owns the retry policy (429, 5xx, timeouts and connection errors, with exponential
 backoff, jitter and ``Retry-After``), the deadline of one request (all its attempts
@@ -58,6 +59,81 @@ class RetryPolicy:
 DEFAULT_RETRY = RetryPolicy()
 
 
+def attempt_timeout(left: float) -> httpx.Timeout:
+    """The timeout of one attempt that has ``left`` seconds of its request's deadline."""
+    return httpx.Timeout(left, connect=min(CONNECT_TIMEOUT, left))
+
+
+class Retrying:
+    """One request's attempts within its deadline: 429 (a rate limit, not an exhausted quota),
+    408 and 5xx but 501, timeouts and connection errors are tried again after a backoff or
+    the server's ``Retry-After``; every other answer is the caller's to read."""
+
+    def __init__(
+        self,
+        provider: str,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        scrub_text: Callable[[str], str] = lambda text: text,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        log_level: int = logging.WARNING,
+    ) -> None:
+        self.provider, self.retry = provider, retry
+        self._scrub, self._sleep, self._clock, self._log_level = scrub_text, sleep, clock, log_level
+
+    def send(self, url: str, attempt: Callable[[float], httpx.Response]) -> httpx.Response:
+        """The first answer retrying will not change (``attempt`` is given the seconds left of
+        the deadline); ProviderError once retrying no longer makes sense."""
+        deadline = self._clock() + self.retry.deadline
+        for number in range(1, self.retry.max_attempts + 1):
+            left = max(deadline - self._clock(), 0.001)
+            try:
+                response = attempt(left)
+            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                failure = f"cannot reach {url} ({type(exc).__name__}: {self._scrub(str(exc))})"
+                delay = self.retry.backoff(number)
+            else:
+                if response.is_success or not _is_retryable(response):
+                    return response
+                # Scrubbed before it is cut: a cut could leave half a key unrecognised.
+                message = self._scrub(_server_message(response))[:_SERVER_MESSAGE_LIMIT]
+                failure = f"HTTP {response.status_code}: {message}"
+                delay = self._delay_for(response, number)
+            if number == self.retry.max_attempts:
+                raise ProviderError(
+                    f"{self.provider}: giving up after {number} attempts; last error: {failure}"
+                )
+            if self._clock() + delay >= deadline:
+                raise ProviderError(
+                    f"{self.provider}: no answer within the {self.retry.deadline:g} s deadline "
+                    f"after {number} attempt{'s' if number > 1 else ''}; last error: {failure}; "
+                    "check the server, or raise the provider's timeout setting"
+                )
+            log.log(
+                self._log_level,
+                "%s: %s; retrying in %.1f s (attempt %d of %d)",
+                self.provider,
+                failure,
+                delay,
+                number + 1,
+                self.retry.max_attempts,
+            )
+            self._sleep(delay)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _delay_for(self, response: httpx.Response, attempt: int) -> float:
+        wait = _retry_after_seconds(response.headers.get("Retry-After"))
+        if wait is None:
+            return self.retry.backoff(attempt)
+        if wait > self.retry.max_retry_after:
+            raise ProviderError(
+                f"{self.provider}: rate limited (HTTP {response.status_code}) and asked to wait "
+                f"{wait:.0f} s; try again later or check your plan's limits"
+            )
+        return wait
+
+
 class JsonApi:
     """POSTs JSON bodies to one API base URL for one provider, retrying what can be retried."""
 
@@ -75,12 +151,10 @@ class JsonApi:
         retry_log_level: int = logging.WARNING,
     ) -> None:
         self.provider = provider
-        self._retry_log_level = retry_log_level
         self._api_key_env = api_key_env
         self._api_key = api_key
-        self._retry = retry
-        self._sleep = sleep
-        self._clock = clock
+        self._retrying = Retrying(provider, retry, self._scrub, sleep=sleep, clock=clock,
+                                  log_level=retry_log_level)
         self._base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
@@ -119,57 +193,19 @@ class JsonApi:
     def _send(self, path: str, body: dict[str, Any], *, stream: bool) -> httpx.Response:
         """A successful response (open, for a stream), retrying what can be retried."""
         url = f"{self._base_url}{path}"
-        deadline = self._clock() + self._retry.deadline
-        for attempt in range(1, self._retry.max_attempts + 1):
-            left = max(deadline - self._clock(), 0.001)
-            timeout = httpx.Timeout(left, connect=min(CONNECT_TIMEOUT, left))
-            request = self._client.build_request("POST", path, json=body, timeout=timeout)
-            try:
-                response = self._client.send(request, stream=stream)
-            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                failure = f"cannot reach {url} ({type(exc).__name__}: {self.scrub(str(exc))})"
-                delay = self._retry.backoff(attempt)
-            else:
-                if response.is_success:
-                    return response
-                response.read()
-                response.close()
-                if not _is_retryable(response):
-                    raise self._rejection(response, body, url)
-                failure = f"HTTP {response.status_code}: {self._server_message(response)}"
-                delay = self._delay_for(response, attempt)
-            if attempt == self._retry.max_attempts:
-                raise ProviderError(
-                    f"{self.provider}: giving up after {attempt} attempts; last error: {failure}"
-                )
-            if self._clock() + delay >= deadline:
-                raise ProviderError(
-                    f"{self.provider}: no answer within the {self._retry.deadline:g} s deadline "
-                    f"after {attempt} attempt{'s' if attempt > 1 else ''}; last error: {failure}; "
-                    "check the server, or raise the provider's timeout setting"
-                )
-            log.log(
-                self._retry_log_level,
-                "%s: %s; retrying in %.1f s (attempt %d of %d)",
-                self.provider,
-                failure,
-                delay,
-                attempt + 1,
-                self._retry.max_attempts,
-            )
-            self._sleep(delay)
-        raise AssertionError("unreachable: the loop returns or raises")
 
-    def _delay_for(self, response: httpx.Response, attempt: int) -> float:
-        wait = _retry_after_seconds(response.headers.get("Retry-After"))
-        if wait is None:
-            return self._retry.backoff(attempt)
-        if wait > self._retry.max_retry_after:
-            raise ProviderError(
-                f"{self.provider}: rate limited (HTTP {response.status_code}) and asked to wait "
-                f"{wait:.0f} s; try again later or check your plan's limits"
-            )
-        return wait
+        def attempt(left: float) -> httpx.Response:
+            request = self._client.build_request("POST", path, json=body, timeout=attempt_timeout(left))
+            response = self._client.send(request, stream=stream)
+            if stream and not response.is_success:
+                response.read()  # (the error's text is read whole, and the stream let go)
+                response.close()
+            return response
+
+        response = self._retrying.send(url, attempt)
+        if response.is_success:
+            return response
+        raise self._rejection(response, body, url)
 
     def _decode(self, response: httpx.Response, url: str) -> Any:
         try:

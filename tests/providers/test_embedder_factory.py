@@ -80,5 +80,5 @@ def test_the_configured_timeout_is_each_request_deadline() -> None:
         {"provider": "openai", "openai": {"apiKey": "sk-x", "timeout": 7.5}}))
     reranker = configured_reranker(RerankerConfig.model_validate(
         {"provider": "jina", "jina": {"apiKey": "j-x", "timeout": 4}}))
-    assert embedder._api._retry.deadline == 7.5  # type: ignore[attr-defined]
-    assert reranker._api._retry.deadline == 4  # type: ignore[attr-defined]
+    assert embedder._api._retrying.retry.deadline == 7.5  # type: ignore[attr-defined]
+    assert reranker._api._retrying.retry.deadline == 4  # type: ignore[attr-defined]
