@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rag import __version__, sqlapi
 from rag.config import ConfluencePages, LoadedConfig, RagConfig, SourceSpec, load_config
-from rag.errors import ConfigError, DatabaseError, ProviderError, RagError, UnexpectedDatabaseError, first_line
+from rag.errors import (
+    ConfigError,
+    DatabaseError,
+    ProviderError,
+    RagError,
+    UnexpectedDatabaseError,
+    first_line,
+)
 from rag.hints import Hint, Interface
 from rag.schemas import (
     ActiveRun,

@@ -153,7 +153,7 @@ class JsonApi:
         self.provider = provider
         self._api_key_env = api_key_env
         self._api_key = api_key
-        self._retrying = Retrying(provider, retry, self._scrub, sleep=sleep, clock=clock,
+        self._retrying = Retrying(provider, retry, self.scrub, sleep=sleep, clock=clock,
                                   log_level=retry_log_level)
         self._base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
