@@ -126,14 +126,17 @@ class JsonApi:
             request = self._client.build_request("POST", path, json=body, timeout=timeout)
             try:
                 response = self._client.send(request, stream=stream)
+                if not response.is_success:
+                    try:
+                        response.read()  # an error's body, whole, even from a stream
+                    finally:
+                        response.close()
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
                 failure = f"cannot reach {url} ({type(exc).__name__}: {self.scrub(str(exc))})"
                 delay = self._retry.backoff(attempt)
             else:
                 if response.is_success:
                     return response
-                response.read()
-                response.close()
                 if not _is_retryable(response):
                     raise self._rejection(response, body, url)
                 failure = f"HTTP {response.status_code}: {self._server_message(response)}"
