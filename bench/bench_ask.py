@@ -187,8 +187,10 @@ def report(results: list[dict[str, Any]]) -> None:
     log(f"\n{len(ok)} of {len(results)} answered; median time to first token "
         f"{ttft if ttft is None else f'{ttft:.2f} s'}, median {rate if rate is None else f'{rate:.1f}'} tokens/s, "
         f"median prompt {prompt} tokens, median `rag ask` process {wall if wall is None else f'{wall:.1f} s'}")
+    # An answer repeating its prompt repeats the rules' "[1] or [2][3]" too: those cite nothing.
     log(f"answer chunk among the sources given: {sum(r['retrieved'] for r in ok)} of {len(results)}; "
-        f"cited by the answer: {sum(r['cited'] for r in ok)} of {len(results)}; "
+        f"cited by an answer that does not repeat its prompt: "
+        f"{sum(r['cited'] and not r['echo'] for r in ok)} of {len(results)}; "
         f"answers citing anything: {sum(r['cites'] > 0 for r in ok)}; "
         f"saying not found: {sum(not r['found'] for r in ok)}; repeating the prompt: {sum(r['echo'] for r in ok)}")
 

@@ -197,9 +197,11 @@ class JsonApi:
         def attempt(left: float) -> httpx.Response:
             request = self._client.build_request("POST", path, json=body, timeout=attempt_timeout(left))
             response = self._client.send(request, stream=stream)
-            if stream and not response.is_success:
-                response.read()  # (the error's text is read whole, and the stream let go)
-                response.close()
+            if not response.is_success:
+                try:
+                    response.read()  # an error's body, whole, even from a stream (a timeout here is retried)
+                finally:
+                    response.close()
             return response
 
         response = self._retrying.send(url, attempt)
