@@ -297,7 +297,8 @@ class RagService:
         target = self.target()
         with database_errors():
             report = db.install_schema(target)
-        self.with_db(lambda conn: db.apply_languages(conn, self.config.search.languages))
+            with db.connect(target) as conn:
+                db.apply_languages(conn, self.config.search.languages)
         try:
             local_model = self.prepare_local_model()
         except ProviderError as exc:
