@@ -165,9 +165,9 @@ def test_files(paths: set[str]) -> set[str]:
     return {row["p"] for row in rows}
 
 
-def tests_above(questions: Sequence[scoring.Question], rankings: Rankings, tests: set[str]) -> dict[str, int]:
-    """Per system, the semantic questions where a test ranks above the implementation (scoring.tests_above)."""
-    return {system: sum(scoring.tests_above(hits, q.targets, tests)
+def outranked_counts(questions: Sequence[scoring.Question], rankings: Rankings, tests: set[str]) -> dict[str, int]:
+    """Per system, the semantic questions where a test ranks above the implementation (scoring.outranked_by_tests)."""
+    return {system: sum(scoring.outranked_by_tests(hits, q.targets, tests)
                         for q, hits in zip(questions, ranked, strict=True) if q.category == "semantic")
             for system, ranked in rankings.items()}
 
@@ -238,7 +238,7 @@ def run_project(project: dict[str, Any], dense: bool
     title = (f"{name} {project['version']} ({project['registry']}): {chunks:,} chunks, {len(indexed)} files, "
              f"{len(questions)} questions; {time.monotonic() - started:.0f} s\n"
              f"plain-text windows: {windows or 'none'}")
-    violations = tests_above(questions, rankings, test_files(indexed))
+    violations = outranked_counts(questions, rankings, test_files(indexed))
     semantic = sum(q.category == "semantic" for q in questions)
     text = table(title, results) + "\n" + violations_line(violations, semantic)
     return text, results, worst(name, questions, per_question[OURS], ranked), indexed, (violations, semantic)

@@ -28,7 +28,7 @@ top ``DEPTH`` hits:
 - R@10: the share of the targets (that exist in the index) covered in the top 10.
 
 And one check (issue #43's goal): for a behaviour (semantic) question, a test
-never ranks above the implementation: ``tests_above`` is true when a test
+never ranks above the implementation: ``outranked_by_tests`` is true when a test
 file's hit comes before the first hit covering a target (or a test is in the
 top 10 and no target is).
 
@@ -138,7 +138,7 @@ def score_question(question: Question, hits: Sequence[Hit], indexed: set[str]) -
     return Scores(dcg / ideal, reciprocal, len(found) / min(len(present), DEPTH))
 
 
-def tests_above(hits: Sequence[Hit], targets: Iterable[Target], tests: Container[str]) -> bool:
+def outranked_by_tests(hits: Sequence[Hit], targets: Iterable[Target], tests: Container[str]) -> bool:
     """Whether one of the top ``DEPTH`` hits whose path is in ``tests`` ranks above every hit covering a
     target."""
     for hit in hits[:DEPTH]:
