@@ -9,6 +9,7 @@
 -- eval/README.md ("Ranking that knows code").
 --
 --   score = (fused + definition strength x best fused) x path-class prior
+--           x docs prior (prose without a class, unless the query asks for prose)
 --           x decay ^ (chunks of its file ranked above it + 1 - per_file, if positive)
 
 -- ---------------------------------------------------------------------------
@@ -24,8 +25,8 @@ AS $$
 DECLARE
     defaults CONSTANT jsonb := jsonb_build_object(
         -- path classes (rag.path_class): a multiplier of a chunk's score
-        'test', 0.5,        -- tests (tests/, test_*.py, *.spec.ts, *_test.go ...)
-        'fixture', 0.5,     -- test data (fixtures/, testdata/, __mocks__/)
+        'test', 0.1,        -- tests (tests/, test_*.py, *.spec.ts, *_test.go ...)
+        'fixture', 0.1,     -- test data (fixtures/, testdata/, __mocks__/)
         'example', 0.7,     -- examples/, samples/, demo/, docs_src/
         'benchmark', 0.7,   -- bench/, benchmarks/, bench_*.py, eval/ (evaluation harnesses)
         'vendored', 0.5,    -- vendor/, third_party/, node_modules/
@@ -33,6 +34,10 @@ DECLARE
         'compat', 0.7,      -- compat shims: _compat.py, compat/
         'reexport', 0.6,    -- an __init__.py / index.ts chunk of imports and exports only
         'stub', 0.6,        -- type stubs: .pyi, .d.ts
+        'changelog', 0.5,   -- release history: CHANGELOG.md, HISTORY.rst, NEWS, docs/releases/ ...
+        -- prose (markdown, text, pdf, no class above) unless the query asks how to do
+        -- something or what changed (rag._asks_for_prose)
+        'docs', 0.5,
         -- a share of the best fused score added to the chunk defining what the query names
         'definition', 2.0,
         -- diversity: a file's chunks after its first per_file are multiplied by decay per extra chunk
@@ -65,7 +70,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.ranking_priors(jsonb) IS
-    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub), the definition boost (a share of the best fused score) and the per-file decay; an unknown key or a negative value is an error.';
+    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score) and the per-file decay; an unknown key or a negative value is an error.';
 
 -- ---------------------------------------------------------------------------
 -- path_class: what a file is by its path
@@ -89,9 +94,12 @@ RETURN CASE
     WHEN lower(path) ~ '(^|/)(bench|benches|benchmarks?|evals?|evaluation)/|(^|/)bench_[^/]*$|_bench(mark)?s?\.[a-z]+$' THEN 'benchmark'
     WHEN lower(path) ~ '(^|/)(examples?|samples?|demos?|docs_src)/' THEN 'example'
     WHEN lower(path) ~ '(^|/)(_?compat[^/]*\.[a-z]+|compat/)' THEN 'compat'
+    WHEN lower(path) ~ ('(^|/)(change[-_]?log|changes|history|news|release[-_]?notes)(\.(md|markdown|rst|txt|adoc))?$'
+                        '|(^|/)(releases|changelogs?|whatsnew|release[-_]?notes)/[^/]*\.(md|markdown|rst|txt|adoc)$')
+        THEN 'changelog'
 END;
 COMMENT ON FUNCTION rag.path_class(text) IS
-    'What a file is by its path, for rag.search''s priors (rag.ranking_priors): vendored, generated (minified too), stub, fixture, test, benchmark, example or compat; NULL for anything else.';
+    'What a file is by its path, for rag.search''s priors (rag.ranking_priors): vendored, generated (minified too), stub, fixture, test, benchmark, example, compat or changelog (release notes); NULL for anything else.';
 
 -- ---------------------------------------------------------------------------
 -- _reexports_only: a package's front file that only gathers names from elsewhere
@@ -113,6 +121,24 @@ RETURN path ~ '(^|/)(__init__\.py|index\.[cm]?[jt]sx?|mod\.rs)$'
                     '|pub[ \t]+(use|mod)[ \t]|use[ \t]|mod[ \t]|module\.exports[ \t]*=[ \t]*require\())');
 COMMENT ON FUNCTION rag._reexports_only(text, text) IS
     'Private: whether a chunk of a package''s front file (__init__.py, index.ts/js, mod.rs) holds only imports, re-exports and comments (the reexport prior).';
+
+-- ---------------------------------------------------------------------------
+-- _asks_for_prose: a query that a guide or the release notes answer
+CREATE OR REPLACE FUNCTION rag._asks_for_prose(
+    query text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- A question of how to do something ("how do I ...", "what is the best way
+-- to ...") or of what changed between releases: documents and release notes
+-- at full weight (the docs and changelog priors).
+RETURN lower(btrim(query)) ~ ('^(how (do|can|should|would|could) (i|we|you|one)|how to|where (do|can|should) (i|we)'
+                               '|(can|should) (i|we)|what(''s| is) the (best|right|recommended|correct) way|is there a way)\M')
+    OR lower(query) ~ '\m(changelog|releases?|released|upgrad(e|es|ed|ing)|migrat(e|es|ed|ing|ion)|deprecat(ed|ion)|history)\M';
+COMMENT ON FUNCTION rag._asks_for_prose(text) IS
+    'Private: whether a search query asks how to do something (how do I, how can I, what is the best way ...) or what changed between releases: then documents and release notes keep their full weight (rag.ranking_priors docs, changelog).';
 
 -- ---------------------------------------------------------------------------
 -- _identifier_shaped: a query that is one identifier
@@ -295,8 +321,11 @@ BEGIN ATOMIC
               FROM defined d) p
         GROUP BY p.id
     ),
+    prose AS MATERIALIZED (  -- documents and release notes at full weight
+        SELECT rag._asks_for_prose(query) AS yes
+    ),
     classed AS MATERIALIZED (  -- (each chunk's class computed once, not at every use)
-        SELECT p.id, c.file_id, f.path, c.content_hash, p.score, p.strength,
+        SELECT p.id, c.file_id, f.path, c.content_hash, p.score, p.strength, rag._is_document(c.metadata) AS document,
                CASE WHEN rag._reexports_only(f.path, c.content) THEN 'reexport' ELSE rag.path_class(f.path) END AS class
         FROM pooled p
         JOIN rag.chunks c ON c.id = p.id
@@ -307,8 +336,11 @@ BEGIN ATOMIC
                (cl.score + cl.strength * (SELECT coalesce(max(k.score), 1) FROM candidates k))
                * CASE WHEN cl.class IS NULL THEN 1
                       WHEN cl.class IN ('test', 'fixture') AND (SELECT t.yes FROM full_tests t) THEN 1
+                      WHEN cl.class = 'changelog' AND (SELECT pr.yes FROM prose pr) THEN 1
                       ELSE (priors->>cl.class)::double precision
-                 END AS score
+                 END
+               * CASE WHEN cl.document AND cl.class IS NULL AND NOT (SELECT pr.yes FROM prose pr)
+                      THEN (priors->>'docs')::double precision ELSE 1 END AS score
         FROM classed cl
     ),
     spread AS (
@@ -323,4 +355,4 @@ BEGIN ATOMIC
     SELECT s.id, s.score FROM spread s WHERE s.copy = 1 ORDER BY s.score DESC, s.id LIMIT top_k;
 END;
 COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], text, jsonb, boolean, integer, bigint[], text[], text[], text, integer) IS
-    'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), and a decay per chunk of a file beyond per_file; the same text at the same path (one folder in two sources) once; the top_k with their final scores.';
+    'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), prose demoted unless the query asks how to do something or what changed, and a decay per chunk of a file beyond per_file; the same text at the same path (one folder in two sources) once; the top_k with their final scores.';

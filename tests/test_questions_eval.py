@@ -21,6 +21,7 @@ from scoring import (  # noqa: E402
     covers,
     first_ranks,
     load_questions,
+    outranked_by_tests,
     parse_question,
     score_question,
 )
@@ -48,6 +49,17 @@ def test_only_the_first_chunk_of_a_target_gains() -> None:
     assert (scores.mrr, scores.recall) == (1.0, 1.0)
     late = score_question(question(A), [("c.py", 1, 1), ("a.py", 1, 1)], INDEXED)
     assert late == Scores(pytest.approx(1 / math.log2(3)), 0.5, 1.0)
+
+
+def test_a_test_above_the_implementation_is_caught() -> None:
+    tests = {"tests/test_a.py"}
+    assert outranked_by_tests([("tests/test_a.py", 1, 5), ("a.py", 1, 9)], [A], tests)
+    assert not outranked_by_tests([("a.py", 1, 9), ("tests/test_a.py", 1, 5)], [A], tests)
+    assert outranked_by_tests([("c.py", 1, 2), ("tests/test_a.py", 1, 5)], [A], tests), "no target found at all"
+    assert not outranked_by_tests([("c.py", 1, 2)], [A], tests)
+    span = Target("a.py", 10, 20)
+    assert outranked_by_tests([("a.py", 1, 9), ("tests/test_a.py", 1, 5), ("a.py", 10, 12)], [span], tests), \
+        "a chunk of the file outside the span is not the implementation"
 
 
 def test_spans_are_covered_by_overlapping_lines_of_the_same_path() -> None:

@@ -1,6 +1,7 @@
 """rag.search's ranking step (sql/036_ranking.sql) on small indexed projects: a query naming a
-definition puts it first, tests are demoted yet reachable on purpose, one file does not fill
-the top k, path classes, and the priors' overrides and their errors."""
+definition puts it first, tests are demoted yet reachable on purpose, prose and release notes
+yield to code unless a query asks for them, one file does not fill the top k, path classes, and
+the priors' overrides and their errors."""
 
 from pathlib import Path
 from typing import Any
@@ -92,8 +93,8 @@ def test_tests_are_demoted_and_reachable_on_purpose(rag_db: db.DatabaseTarget, s
         found = search(rag_db, shop, "cart items", top_k=20, **args)
         return next(r["score"] for r in found if r["path"] == "tests/test_cart.py")
 
-    assert test_score(include_tests="true") == pytest.approx(2 * test_score())
-    assert test_score(priors="'{\"test\": 0.1}'") == pytest.approx(0.2 * test_score())
+    assert test_score(include_tests="true") == pytest.approx(10 * test_score())
+    assert test_score(priors="'{\"test\": 0.05}'") == pytest.approx(0.5 * test_score())
     assert test_rank(include_tests="true") <= test_rank()
     about_tests = search(rag_db, shop, "cart items tests", top_k=20)
     worded = next(r["score"] for r in about_tests if r["path"] == "tests/test_cart.py")
@@ -137,12 +138,60 @@ def test_one_file_does_not_fill_the_top_k(rag_db: db.DatabaseTarget, shop: HashE
         ("typings/index.d.ts", "", "stub"),
         ("pkg/core.pyi", "", "stub"),
         ("pkg/_compat.py", "", "compat"),
+        ("CHANGELOG.md", "", "changelog"),
+        ("HISTORY.rst", "", "changelog"),
+        ("docs/change_log.md", "", "changelog"),
+        ("docs/releases/v6.3.0.rst", "", "changelog"),
+        ("NEWS", "", "changelog"),
+        ("src/history.py", "", None),
+        ("releases/build.py", "", None),
         ("docs/testing.md", "", None),
         ("latest/contest.py", "", None),
     ],
 )
 def test_path_classes(rag_db: db.DatabaseTarget, path: str, content: str, expected: str | None) -> None:
     assert rows(rag_db, "SELECT rag.path_class(%s) AS c", path)[0]["c"] == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("how do I write my own field type", True),
+        ("How can we pass context to fields", True),
+        ("what is the best way to deploy", True),
+        ("what changed when upgrading to 3.0", True),
+        ("deprecated options of the parser", True),
+        ("how do url patterns map to handlers", False),
+        ("restart the server when a source file changes", False),
+        ("sign a cookie so the client cannot tamper with it", False),
+    ],
+)
+def test_queries_asking_for_prose(rag_db: db.DatabaseTarget, query: str, expected: bool) -> None:
+    assert rows(rag_db, "SELECT rag._asks_for_prose(%s) AS p", query)[0]["p"] is expected
+
+
+def test_prose_and_release_notes_yield_to_code_unless_asked_for(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    """A guide page and the changelog talk about what the code does: a behaviour question wants the code,
+    a how-to question the guide, a question about releases the changelog."""
+    embedder = index_tree(rag_db, tmp_path / "p", {
+        "pkg/cookies.py": "def sign_cookie(value, secret):\n    return hmac(secret, value)  # sign a cookie\n",
+        "docs/cookies.md": "# Cookies\n\nSign a cookie with sign_cookie and a secret so that the client "
+                           "cannot tamper with it.\n",
+        "CHANGELOG.md": "# Changelog\n\n## 2.0\n\nsign_cookie signs a cookie with a secret.\n",
+    })
+
+    def scores(query: str, **args: Any) -> dict[str, float]:
+        return {r["path"]: r["score"] for r in search(rag_db, embedder, query, **args)}
+
+    neutral = "'{\"docs\": 1, \"changelog\": 1}'"
+    behaviour, plain = scores("sign a cookie secret"), scores("sign a cookie secret", priors=neutral)
+    assert behaviour["docs/cookies.md"] == pytest.approx(0.5 * plain["docs/cookies.md"])
+    assert behaviour["CHANGELOG.md"] == pytest.approx(0.5 * plain["CHANGELOG.md"]), "its class prior alone"
+    assert behaviour["pkg/cookies.py"] == pytest.approx(plain["pkg/cookies.py"])
+    how_to = "how do I sign a cookie secret"
+    assert scores(how_to)["docs/cookies.md"] == pytest.approx(scores(how_to, priors=neutral)["docs/cookies.md"])
+    releases = "sign a cookie secret release"
+    assert scores(releases)["CHANGELOG.md"] == pytest.approx(scores(releases, priors=neutral)["CHANGELOG.md"])
 
 
 @pytest.mark.parametrize(
@@ -216,9 +265,9 @@ def test_searcher_passes_config_priors_and_per_file(rag_db: db.DatabaseTarget, s
             return [h.path for h in found.hits]
 
         default = paths(SearchConfig())
-        assert paths(SearchConfig(priors={"test": 0.5})) == default
+        assert paths(SearchConfig(priors={"test": 0.1})) == default
         buried = paths(SearchConfig(priors={"test": 0.0}))
-        assert buried[-1] == "tests/test_cart.py" != default[-1]
+        assert buried[-1] == "tests/test_cart.py" != paths(SearchConfig(priors={"test": 1.0}))[-1]
         assert paths(SearchConfig(priors={"test": 0.0}), include_tests=True) == paths(
             SearchConfig(priors={"test": 1.0}))
         one = paths(SearchConfig(per_file=1))

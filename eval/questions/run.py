@@ -8,7 +8,8 @@ repository's ``rag.config.yaml``, no reranker), the only source there, so BM25
 statistics come from the project alone; runs every question of
 ``<project>.jsonl`` through ``rag.search`` (top 10, default options) and ranks
 the same questions with the baselines; prints nDCG@10 / MRR@10 / R@10 per
-project and category, then the mean over projects (``scoring.py``), the worst
+project and category, then the mean over projects (``scoring.py``), how many
+behaviour questions rank a test above the implementation, the worst
 questions for ours with what ranked first, and per project the files chunked
 as plain-text windows.
 
@@ -155,6 +156,27 @@ def ours(source: str, queries: list[str]) -> tuple[Ranked, set[str], dict[str, l
     return ranked, {row["path"] for row in rows}, windows, sum(row["chunks"] for row in rows)
 
 
+def test_files(paths: set[str]) -> set[str]:
+    """The paths that rag.search's priors class as tests or test fixtures (rag.path_class)."""
+    config = load_config(None).config
+    with db.connect(db.resolve_target(config.database)) as conn:
+        rows = conn.execute("SELECT p FROM unnest(%s::text[]) AS p WHERE rag.path_class(p) IN ('test', 'fixture')",
+                            (sorted(paths),)).fetchall()
+    return {row["p"] for row in rows}
+
+
+def outranked_counts(questions: Sequence[scoring.Question], rankings: Rankings, tests: set[str]) -> dict[str, int]:
+    """Per system, the semantic questions where a test ranks above the implementation (scoring.outranked_by_tests)."""
+    return {system: sum(scoring.outranked_by_tests(hits, q.targets, tests)
+                        for q, hits in zip(questions, ranked, strict=True) if q.category == "semantic")
+            for system, ranked in rankings.items()}
+
+
+def violations_line(counts: dict[str, int], semantic: int) -> str:
+    return (f"tests above the implementation, of {semantic} semantic questions: "
+            + ", ".join(f"{system} {n}" for system, n in counts.items()))
+
+
 def by_category(questions: Sequence[scoring.Question], scores: Sequence[scoring.Scores | None]
                 ) -> dict[str, scoring.Scores]:
     """Mean scores of all questions and of each category (questions without an indexed target left out)."""
@@ -195,7 +217,7 @@ def _where(path: str, start: int | None, end: int | None) -> str:
 
 
 def run_project(project: dict[str, Any], dense: bool
-                )  -> tuple[str, Results, list[tuple[float, str]], set[str]]:
+                ) -> tuple[str, Results, list[tuple[float, str]], set[str], tuple[dict[str, int], int]]:
     name = project["name"]
     questions = scoring.load_questions(HERE / f"{name}.jsonl")
     queries = [q.query for q in questions]
@@ -216,7 +238,10 @@ def run_project(project: dict[str, Any], dense: bool
     title = (f"{name} {project['version']} ({project['registry']}): {chunks:,} chunks, {len(indexed)} files, "
              f"{len(questions)} questions; {time.monotonic() - started:.0f} s\n"
              f"plain-text windows: {windows or 'none'}")
-    return table(title, results), results, worst(name, questions, per_question[OURS], ranked), indexed
+    violations = outranked_counts(questions, rankings, test_files(indexed))
+    semantic = sum(q.category == "semantic" for q in questions)
+    text = table(title, results) + "\n" + violations_line(violations, semantic)
+    return text, results, worst(name, questions, per_question[OURS], ranked), indexed, (violations, semantic)
 
 
 def overall(per_project: dict[str, Results]) -> Results:
@@ -244,14 +269,17 @@ def main() -> None:
     os.environ["RAG_HOME"] = str(HOME)
     WORK.mkdir(parents=True, exist_ok=True)
     rag(None, "init")
-    per_project, worst_all = {}, []
+    per_project, worst_all, violations, semantic = {}, [], Counter[str](), 0
     for project in (p for p in manifest["projects"] if p["name"] in chosen):
-        text, per_project[project["name"]], bad, indexed = run_project(project, not args.no_dense)
+        text, per_project[project["name"]], bad, indexed, (counts, questions) = run_project(project, not args.no_dense)
         worst_all.extend(bad)
+        violations.update(counts)
+        semantic += questions
         if args.update_listing:
             project["files"] = sorted(indexed)
         print(text + "\n", flush=True)
-    print(table(f"overall: mean over {len(per_project)} projects", overall(per_project)) + "\n")
+    print(table(f"overall: mean over {len(per_project)} projects", overall(per_project)))
+    print(violations_line(dict(violations), semantic) + "\n")
     print(f"worst {WORST} questions for {OURS} (lowest nDCG@10):")
     print("\n".join(line for _, line in sorted(worst_all, key=lambda item: item[0])[:WORST]))
     if args.update_listing:

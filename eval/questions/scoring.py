@@ -27,13 +27,18 @@ top ``DEPTH`` hits:
 - MRR@10: 1 / the rank of the first hit covering any target (0 if none).
 - R@10: the share of the targets (that exist in the index) covered in the top 10.
 
+And one check (issue #43's goal): for a behaviour (semantic) question, a test
+never ranks above the implementation: ``outranked_by_tests`` is true when a test
+file's hit comes before the first hit covering a target (or a test is in the
+top 10 and no target is).
+
 A project's figure is the mean over its questions; the overall figure the mean
 over projects, so a large project does not outweigh a small one.
 """
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,6 +136,17 @@ def score_question(question: Question, hits: Sequence[Hit], indexed: set[str]) -
     ideal = sum(1 / math.log2(r + 1) for r in range(1, min(len(present), DEPTH) + 1))
     reciprocal = 1 / min(found) if found else 0.0
     return Scores(dcg / ideal, reciprocal, len(found) / min(len(present), DEPTH))
+
+
+def outranked_by_tests(hits: Sequence[Hit], targets: Iterable[Target], tests: Container[str]) -> bool:
+    """Whether one of the top ``DEPTH`` hits whose path is in ``tests`` ranks above every hit covering a
+    target."""
+    for hit in hits[:DEPTH]:
+        if any(covers(hit, t) for t in targets):
+            return False
+        if hit[0] in tests:
+            return True
+    return False
 
 
 def mean(scores: Sequence[Scores]) -> Scores:
