@@ -72,7 +72,8 @@ def test_search_demotes_tests_unless_asked(indexed: Path) -> None:
         return float(next(r["scores"]["rrf"] for r in json.loads(out)["results"]
                           if r["path"] == "tests/stream.test.ts"))
 
-    assert test_score("--include-tests") == pytest.approx(2 * test_score())
+    full, demoted = test_score("--include-tests"), test_score()
+    assert full == pytest.approx(10 * demoted)
 
 
 def test_search_batch(indexed: Path, tmp_path: Path) -> None:
@@ -85,7 +86,7 @@ def test_search_batch(indexed: Path, tmp_path: Path) -> None:
     assert [line["id"] for line in lines] == ["q1", 2, "q3"]
     assert lines[0]["results"][0]["path"] == "src/stream.ts"
     assert set(lines[0]["results"][0]) == {"chunkId", "sourceName", "path", "sourceType", "language",
-                                           "absolutePath", "url", "fqns", "headerPaths", "startLine", "endLine",
+                                           "absolutePath", "url", "fqns", "headerPaths", "contextualText", "startLine", "endLine",
                                            "coordinates", "scores"}
     assert lines[1]["results"][0]["path"] == "docs/guide.md"
     assert "query is empty" in lines[2]["error"]

@@ -110,13 +110,13 @@ def test_keyword_data_after_rewriting_is_what_a_rebuild_makes(service: RagServic
     assert rows(rag_db, """
         SELECT t.term, c.id, t.tf FROM rag.chunks c,
                LATERAL rag._chunk_terms(rag._chunk_prefix(c.context, c.contextual_text), c.context, c.content,
-                                        c.metadata) t
+                                        c.metadata, rag._stem_dictionaries()) t
         EXCEPT SELECT p.term, p.chunk_id, p.tf FROM rag.postings p""") == []
     assert rows(rag_db, """
         SELECT p.term, p.chunk_id FROM rag.postings p
         EXCEPT SELECT t.term, c.id FROM rag.chunks c,
                LATERAL rag._chunk_terms(rag._chunk_prefix(c.context, c.contextual_text), c.context, c.content,
-                                        c.metadata) t""") == []
+                                        c.metadata, rag._stem_dictionaries()) t""") == []
     assert rows(rag_db, """
         SELECT s.term, s.df, (SELECT count(*) FROM rag.postings p WHERE p.term = s.term) AS n
         FROM rag.term_stats s WHERE s.df <> (SELECT count(*) FROM rag.postings p WHERE p.term = s.term)""") == []
