@@ -102,8 +102,8 @@ def run_set(spec: str, off: Path, on: Path) -> str:
     set_name, _, prefix = spec.partition(":")
     copy, cases = subset(set_name, prefix)
     name = f"ctx-{set_name}"
-    for listed in rag(off, "list").splitlines()[1:]:
-        if listed.strip() and listed.split()[0] != name:
+    for listed in rag(off, "list").splitlines()[1:]:  # (vectors and contextual texts stay cached)
+        if listed.strip():
             rag(off, "remove", listed.split()[0])
     plain, _ = index(off, name, copy)
     before = measure(off, name, cases)

@@ -86,8 +86,8 @@ def test_search_batch(indexed: Path, tmp_path: Path) -> None:
     assert [line["id"] for line in lines] == ["q1", 2, "q3"]
     assert lines[0]["results"][0]["path"] == "src/stream.ts"
     assert set(lines[0]["results"][0]) == {"chunkId", "sourceName", "path", "sourceType", "language",
-                                           "absolutePath", "url", "fqns", "headerPaths", "contextualText", "startLine", "endLine",
-                                           "coordinates", "scores"}
+                                           "absolutePath", "url", "fqns", "headerPaths", "contextualText",
+                                           "startLine", "endLine", "coordinates", "scores"}
     assert lines[1]["results"][0]["path"] == "docs/guide.md"
     assert "query is empty" in lines[2]["error"]
 

@@ -45,3 +45,19 @@ def test_the_bar_says_the_model_loads_then_stays_above_the_totals() -> None:
     text = out.getvalue()
     assert "10/10" in text
     assert "Embedding" not in text[text.index("Total:"):], "the bar was drawn again below the totals"
+
+
+def test_contextual_text_has_its_own_phase_before_embedding() -> None:
+    reporter, out = terminal_reporter()
+    reporter.console = Console(file=out, force_terminal=False, width=100)
+    reporter.contextualizing_started(20)
+    for _ in range(20):
+        reporter.contextualized(1)
+    reporter.embedding_started(4)
+    reporter.embedded(4)
+    done = summary(0).model_copy(update={"contextualized": 20, "contextual_reused": 3})
+    reporter.finished(done)
+    text = out.getvalue()
+    assert "Contextual text: 20 chunks to ask the LLM about" in text
+    assert "Contextual text: 2/20" in text and "Contextual text: 20/20" in text and "Embedding: 4/4" in text
+    assert "Contextual text: 20 written by the LLM, 3 set without asking it" in text

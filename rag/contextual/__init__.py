@@ -39,7 +39,7 @@ PROMPT_VERSION = "chunk-context-" + hashlib.sha256(PROMPT.encode("utf-8")).hexdi
 # a prompt of that size in seconds on a CPU; the whole of a long document would take minutes.
 DOCUMENT_CHARS = 8_000
 HEAD_CHARS = 2_000
-ANSWER_TOKENS = 80  # one or two sentences
+ANSWER_TOKENS = 50  # one or two short sentences (a CPU writes a token in 0.05-0.5 s)
 ANSWER_CHARS = 600  # a model that rambles on is cut here
 DOCUMENTS_PER_PAGE = 20  # documents listed, asked about and stored at a time
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
