@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -34,6 +34,7 @@ from rag import db, sqlapi
 from rag.config import ChunkSettings, SourceSpec
 from rag.errors import FileUnreadableError, IndexingError, RagError, SourceBusyError
 from rag.providers import Embedder, vector_literal
+from rag.runs import PhaseDeadline, Reporter, RunSummary, SilentReporter
 from rag.secrets import mask_connection
 from rag.sources.ignore import holds_secret
 from rag.sources.reading import read_regular_file
@@ -59,93 +60,6 @@ EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
 # without their key and builds it at the end (rag.begin_bulk_load); for fewer
 # files the saving is under a second.
 BULK_MIN_FILES = 1000
-
-
-class PhaseDeadline:
-    """Ends a run phase (storing files, embedding chunks) that outlives its limit.
-
-    Checked between units of work: a unit that never ends is bounded by its own
-    limit (a provider request's deadline, a non-blocking file open).
-    """
-
-    def __init__(self, phase: str, limit: float | None) -> None:
-        self.phase, self.limit = phase, limit
-        self._end = None if limit is None else time.monotonic() + limit
-
-    def check(self) -> None:
-        if self._end is not None and time.monotonic() > self._end:
-            raise IndexingError(
-                f"{self.phase} took longer than indexing.phaseTimeout ({self.limit:g} s); what was "
-                "stored is kept and the next run goes on from there; raise the limit for a large source"
-            )
-
-
-@dataclass
-class RunSummary:
-    source: str
-    run_id: int | None = None
-    status: str = "running"
-    files_found: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    new: int = 0
-    changed: int = 0
-    unchanged: int = 0
-    deleted: int = 0
-    chunks_added: int = 0
-    chunks_removed: int = 0
-    chunks_total: int = 0
-    embedded: int = 0
-    reused: int = 0
-    contextualized: int = 0  # chunks given a contextual text the LLM wrote in this run
-    contextual_reused: int = 0  # chunks given a cached one (or, context off, stripped of theirs)
-    errors: list[dict[str, str]] = field(default_factory=list)
-    warnings: list[dict[str, str]] = field(default_factory=list)  # {"path", "warning"}
-    seconds: float = 0.0
-
-    def counts(self) -> dict[str, Any]:
-        return {
-            "filesFound": self.files_found, "skipped": self.skipped, "new": self.new,
-            "changed": self.changed, "unchanged": self.unchanged, "deleted": self.deleted,
-            "chunksAdded": self.chunks_added, "chunksRemoved": self.chunks_removed,
-            "embedded": self.embedded, "reused": self.reused, "contextualized": self.contextualized,
-            "contextualReused": self.contextual_reused, "errors": len(self.errors),
-            "warnings": len(self.warnings),
-        }
-
-
-class Reporter(Protocol):
-    """What the CLI (or MCP) is told while a run goes on."""
-
-    def scanned(self, found: int, skipped: dict[str, int]) -> None: ...
-    def planned(self, to_index: int, unchanged: int, deleted: int) -> None: ...
-    def chunked(self, chunks: int, files: int) -> None: ...
-    def embedding_started(self, total: int) -> None: ...
-    def embedded(self, count: int) -> None: ...
-    def contextualizing_started(self, calls: int) -> None: ...
-    def contextualized(self, count: int) -> None: ...
-
-
-class SilentReporter:
-    def scanned(self, found: int, skipped: dict[str, int]) -> None:
-        pass
-
-    def planned(self, to_index: int, unchanged: int, deleted: int) -> None:
-        pass
-
-    def chunked(self, chunks: int, files: int) -> None:
-        pass
-
-    def embedding_started(self, total: int) -> None:
-        pass
-
-    def embedded(self, count: int) -> None:
-        pass
-
-    def contextualizing_started(self, calls: int) -> None:
-        pass
-
-    def contextualized(self, count: int) -> None:
-        pass
 
 
 class Documents(Protocol):

@@ -76,10 +76,10 @@ if TYPE_CHECKING:
     from rag.ask import Answering, AskRequest
     from rag.contextual import ContextWriter
     from rag.db import Conn, DatabaseTarget
-    from rag.indexer import Reporter
     from rag.providers import Embedder
     from rag.providers.llm import OpenAIChatModel
     from rag.providers.rerankers import Reranker
+    from rag.runs import Reporter
     from rag.search import Searcher, SearchRequest, SearchResponse
     from rag.sources.confluence import ConfluenceDocuments
     from rag.sources.scan import ScannedFile

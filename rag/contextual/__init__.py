@@ -29,7 +29,7 @@ from rag.providers.llm import ChatMessage, ChatModel
 from rag.secrets import mask_connection
 
 if TYPE_CHECKING:
-    from rag.indexer import PhaseDeadline, Reporter, RunSummary
+    from rag.runs import PhaseDeadline, Reporter, RunSummary
 
 PROMPT = resources.files(__package__).joinpath("prompt.txt").read_text(encoding="utf-8")
 # Editing the prompt makes another version, so its texts are asked for anew (lazily, per run).
