@@ -274,7 +274,8 @@ def test_evaluate_keyword_only_index(rag_db: db.DatabaseTarget, tmp_path: Path) 
                             else {"startLine": a.start_line, "endLine": a.end_line})}
         for a in c.relevant]}) for c in CASES))
     with db.connect(rag_db) as conn:
-        searcher = Searcher(conn, SearchConfig(), NoneEmbedder(), NoReranker())
+        # (prose at full weight: the guide's section must win "bearer token" over parse_token)
+        searcher = Searcher(conn, SearchConfig(priors={"docs": 1}), NoneEmbedder(), NoReranker())
         done: list[str] = []
         result = evaluate(searcher, load_cases(cases_file), source="demo", progress=done.append)
     assert list(result.metrics) == ["bm25"]
