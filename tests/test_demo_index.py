@@ -8,16 +8,18 @@ from pathlib import Path
 import pytest
 from helpers import rag_process
 
+from rag import db
 from rag.chunking.dispatcher import chunk_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow  # chunks the whole repository
 
 
-def test_the_demo_index_of_this_repository_has_no_file_errors(tmp_path: Path) -> None:
+def test_the_demo_index_of_this_repository_has_no_file_errors(tmp_path: Path, rag_db: db.DatabaseTarget) -> None:
+    # (on the test database: a dry run in a fresh home would start an embedded server and leave it running)
     (tmp_path / "none.yaml").write_text("embeddings: {provider: none}\n")
     done = rag_process("--config", str(tmp_path / "none.yaml"), "index", "--path", str(ROOT), "--name",
-                       "local-rag", "--dry-run", "--json", "--verbose")
+                       "local-rag", "--dry-run", "--json", "--verbose", database=rag_db)
     assert done.returncode == 0, done.stderr
     dry = json.loads(done.stdout)
     assert dry["fileErrors"] == []
