@@ -355,6 +355,21 @@ BEGIN
     FROM scored sc
     LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id;
 
+    -- Tests vote for the modules they are named after (sql/036_ranking.sql).
+    IF hybrid AND (factors->>'tested')::double precision > 0 THEN
+        WITH lifted AS (
+            SELECT l.chunk_id, l.lift
+            FROM rag._tested_lifts(cand_ids, cand_scores, query_vector, vector_model,
+                                   (factors->>'tested')::double precision) l
+        )
+        SELECT array_agg(coalesce(u.id, li.chunk_id)), array_agg(coalesce(u.score, 0) + coalesce(li.lift, 0)),
+               array_agg(u.bm25_score), array_agg(u.bm25_rank), array_agg(u.vector_score), array_agg(u.vector_rank)
+          INTO cand_ids, cand_scores, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks
+        FROM unnest(cand_ids, cand_scores, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks)
+             AS u(id, score, bm25_score, bm25_rank, vector_score, vector_rank)
+        FULL JOIN lifted li ON li.chunk_id = u.id;
+    END IF;
+
     -- The ranking step over the candidates (sql/036_ranking.sql), given as
     -- values so that rag._ranked is inlined, and planned once too.
     IF rag._identifier_shaped(search.query) THEN

@@ -40,6 +40,8 @@ DECLARE
         'docs', 0.5,
         -- a share of the best fused score added to the chunk defining what the query names
         'definition', 2.0,
+        -- a share of tests' fused scores given to the module each is named after (rag._tested_lifts)
+        'tested', 0.1,
         -- diversity: a file's chunks after its first per_file are multiplied by decay per extra chunk
         'decay', 0.8);
     unknown text;
@@ -100,6 +102,73 @@ RETURN CASE
 END;
 COMMENT ON FUNCTION rag.path_class(text) IS
     'What a file is by its path, for rag.search''s priors (rag.ranking_priors): vendored, generated (minified too), stub, fixture, test, benchmark, example, compat or changelog (release notes); NULL for anything else.';
+
+-- ---------------------------------------------------------------------------
+-- _tested_stem: the name of the module a test file tests
+CREATE OR REPLACE FUNCTION rag._tested_stem(
+    path text
+)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- test_fields.py, fields_test.go, fields.test.ts, fields.spec.js, FieldsTest.java,
+-- fields_spec.rb and test/fields.js all test "fields".
+RETURN nullif(lower(regexp_replace(regexp_replace(regexp_replace(path, '^.*/', ''), '(\.[[:alnum:]]+)$', ''),
+                                   '^(test_|tests_)|(_tests?|\.test|\.spec|_spec|Tests?|Spec)$', '', 'g')), '');
+COMMENT ON FUNCTION rag._tested_stem(text) IS
+    'Private: the module name a test file''s name points at (test_fields.py, fields_test.go, fields.spec.ts, FieldsTest.java: fields).';
+
+-- ---------------------------------------------------------------------------
+-- _tested_lifts: tests vote for the code they test
+CREATE OR REPLACE FUNCTION rag._tested_lifts(
+    ids          bigint[],            -- the fused candidates
+    scores       double precision[],  -- their fused scores
+    query_vector vector,
+    model        text,
+    share        double precision     -- of a test's score given to its module's chunk
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    lift     double precision
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- A behaviour question matches the tests of the code that does it (they
+    -- repeat its vocabulary), which the test prior demotes. Their score goes,
+    -- in part, to the module each test is named after: to its chunk nearest
+    -- the query, which neither arm may have found.
+    WITH tests AS (
+        SELECT c.source_id, f.language, rag._tested_stem(f.path) AS stem, sum(u.score) AS score
+        FROM unnest(ids, scores) AS u(id, score)
+        JOIN rag.chunks c ON c.id = u.id
+        JOIN rag.files f ON f.id = c.file_id
+        WHERE rag.path_class(f.path) = 'test'
+        GROUP BY 1, 2, 3
+    ),
+    tested AS (
+        SELECT f.id AS file_id, sum(t.score) AS score
+        FROM tests t
+        JOIN rag.files f ON f.source_id = t.source_id AND f.language = t.language
+                        -- (a cheap test first: the regular expressions run on few paths)
+                        AND strpos(lower(f.path), t.stem) > 0
+                        AND lower(regexp_replace(f.path, '^(.*/)?_*([^/]*?)(\.[[:alnum:]]+)?$', '\2')) = t.stem
+        WHERE t.stem IS NOT NULL AND rag.path_class(f.path) IS NULL
+        GROUP BY f.id
+    )
+    SELECT n.id, share * t.score
+    FROM tested t
+    CROSS JOIN LATERAL (
+        SELECT c.id FROM rag.chunks c
+        JOIN rag.embeddings e ON e.model = _tested_lifts.model AND e.content_hash = c.content_hash
+        WHERE c.file_id = t.file_id
+        ORDER BY e.embedding <=> query_vector, c.id
+        LIMIT 1) n;
+$$;
+COMMENT ON FUNCTION rag._tested_lifts(bigint[], double precision[], vector, text, double precision) IS
+    'Private: for fused candidates that are tests, the chunk nearest the query of each module a test is named after (rag._tested_stem; same source and language, not itself a test), lifted by share times the sum of its tests'' scores.';
 
 -- ---------------------------------------------------------------------------
 -- _reexports_only: a package's front file that only gathers names from elsewhere

@@ -118,6 +118,47 @@ def test_one_file_does_not_fill_the_top_k(rag_db: db.DatabaseTarget, shop: HashE
     assert cart_chunks(search(rag_db, shop, "add item append", per_file=2, priors="'{\"decay\": 0}'")) == 2
 
 
+PRICING = "".join(f"def rule_{n}(order):\n    return order.total * {n}\n\n\n" for n in range(4))
+PRICING_TESTS = "from shop.pricing import rule_1\n\n\ndef test_discount_coupon():\n" \
+                "    # A discount coupon lowers the price.\n    assert rule_1(discount_coupon()) < 10\n"
+
+
+def test_tests_lift_the_module_they_are_named_after(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    """Only the test has the query's words; its module's chunk nearest the query gains tested (0.1)
+    times the test's fused score, and nothing else moves. In another language: nothing."""
+    embedder = index_tree(rag_db, tmp_path / "shop", {
+        "shop/pricing.py": PRICING, "tests/test_pricing.py": PRICING_TESTS, "web/pricing.js": "var rule = 1;\n"})
+    query = "discount coupon"
+    lifted = {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query)}
+    plain = {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, priors="'{\"tested\": 0}'")}
+    test_fused = next(r["score"] for r in search(rag_db, embedder, query, include_tests="true")
+                      if r["path"] == "tests/test_pricing.py")
+    vector = "[" + ",".join(map(str, embedder.embed_query(query))) + "]"
+    nearest = rows(rag_db, "SELECT c.id FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id "
+                           "JOIN rag.embeddings e ON e.content_hash = c.content_hash "
+                           "WHERE f.path = 'shop/pricing.py' ORDER BY e.embedding <=> %s::vector, c.id LIMIT 1",
+                   vector)[0]["id"]
+    assert lifted[nearest] == pytest.approx(plain.get(nearest, 0) + 0.1 * test_fused)
+    assert {k: v for k, v in lifted.items() if k != nearest} == {k: v for k, v in plain.items() if k != nearest}
+
+
+@pytest.mark.parametrize(
+    ("path", "stem"),
+    [
+        ("tests/test_fields.py", "fields"),
+        ("tornado/test/web_test.py", "web"),
+        ("pkg/client_test.go", "client"),
+        ("web/src/app.spec.ts", "app"),
+        ("src/app.test.jsx", "app"),
+        ("src/test/java/CartTest.java", "cart"),
+        ("spec/cart_spec.rb", "cart"),
+        ("test/parse.js", "parse"),
+    ],
+)
+def test_the_module_a_test_is_named_after(rag_db: db.DatabaseTarget, path: str, stem: str) -> None:
+    assert rows(rag_db, "SELECT rag._tested_stem(%s) AS s", path)[0]["s"] == stem
+
+
 @pytest.mark.parametrize(
     ("path", "content", "expected"),
     [

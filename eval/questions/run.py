@@ -259,6 +259,10 @@ def main() -> None:
     parser.add_argument("--no-dense", action="store_true", help="skip the dense window peers (seed, rrf)")
     parser.add_argument("--update-listing", action="store_true",
                         help="store each project's indexed files in manifest.json")
+    parser.add_argument("--config", type=Path,
+                        help="a configuration to measure instead of ./rag.config.yaml (e.g. other priors)")
+    parser.add_argument("--worst", type=int, default=WORST, metavar="N",
+                        help=f"how many of our worst questions to list (default {WORST})")
     args = parser.parse_args()
     chosen = args.projects.split(",")
     if unknown := set(chosen) - set(names):
@@ -267,6 +271,8 @@ def main() -> None:
     for variable in [v for v in os.environ if v.startswith("RAG_")]:
         del os.environ[variable]
     os.environ["RAG_HOME"] = str(HOME)
+    if args.config:
+        os.environ["RAG_CONFIG"] = str(args.config.resolve())
     WORK.mkdir(parents=True, exist_ok=True)
     rag(None, "init")
     per_project, worst_all, violations, semantic = {}, [], Counter[str](), 0
@@ -280,8 +286,8 @@ def main() -> None:
         print(text + "\n", flush=True)
     print(table(f"overall: mean over {len(per_project)} projects", overall(per_project)))
     print(violations_line(dict(violations), semantic) + "\n")
-    print(f"worst {WORST} questions for {OURS} (lowest nDCG@10):")
-    print("\n".join(line for _, line in sorted(worst_all, key=lambda item: item[0])[:WORST]))
+    print(f"worst {args.worst} questions for {OURS} (lowest nDCG@10):")
+    print("\n".join(line for _, line in sorted(worst_all, key=lambda item: item[0])[:args.worst]))
     if args.update_listing:
         MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
 
