@@ -145,18 +145,23 @@ AS $$
         FROM unnest(ids, scores) AS u(id, score)
         JOIN rag.chunks c ON c.id = u.id
         JOIN rag.files f ON f.id = c.file_id
-        WHERE rag.path_class(f.path) = 'test'
+        WHERE strpos(lower(f.path), 'test') + strpos(lower(f.path), 'spec') > 0  -- (cheap: most paths are not)
+          AND rag.path_class(f.path) = 'test'
         GROUP BY 1, 2, 3
     ),
-    tested AS (
-        SELECT f.id AS file_id, sum(t.score) AS score
+    named AS MATERIALIZED (
+        -- (a cheap test first and apart: the regular expressions below then run on few paths)
+        SELECT f.id, f.path, t.stem, t.score
         FROM tests t
-        JOIN rag.files f ON f.source_id = t.source_id AND f.language = t.language
-                        -- (a cheap test first: the regular expressions run on few paths)
-                        AND strpos(lower(f.path), t.stem) > 0
-                        AND lower(regexp_replace(f.path, '^(.*/)?_*([^/]*?)(\.[[:alnum:]]+)?$', '\2')) = t.stem
-        WHERE t.stem IS NOT NULL AND rag.path_class(f.path) IS NULL
-        GROUP BY f.id
+        JOIN rag.files f ON f.source_id = t.source_id AND f.language = t.language AND strpos(lower(f.path), t.stem) > 0
+        WHERE t.stem IS NOT NULL
+    ),
+    tested AS (
+        SELECT n.id AS file_id, sum(n.score) AS score
+        FROM named n
+        WHERE lower(regexp_replace(n.path, '^(.*/)?_*([^/]*?)(\.[[:alnum:]]+)?$', '\2')) = n.stem
+          AND rag.path_class(n.path) IS NULL
+        GROUP BY n.id
     )
     SELECT n.id, share * t.score
     FROM tested t
