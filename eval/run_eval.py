@@ -88,6 +88,11 @@ class CachedEmbedder:
         return self.inner.embed_query(text)
 
 
+def seed_vectors(folder: Path, embedder: Embedder) -> Path:
+    """The seed baseline's vector cache of a set, one file per model (their dimensions differ)."""
+    return folder / f"seed-vectors-{hashlib.sha256(embedder.model_id.encode()).hexdigest()[:12]}.npz"
+
+
 def rag(config: str | None, *args: str) -> str:
     command = [RAG, *(["--config", config] if config else []), *args]
     return subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout
@@ -146,7 +151,7 @@ def run_set(set_name: str, config_path: str | None, with_peers: bool) -> tuple[s
         chunks = conn.execute("SELECT count(*) AS n FROM rag.chunks").fetchone()
     metrics: dict[str, Metrics] = dict(result.metrics)
     if with_peers:
-        metrics.update(peer_metrics(folder / "copy", cases, CachedEmbedder(embedder, folder / "seed-vectors.npz"),
+        metrics.update(peer_metrics(folder / "copy", cases, CachedEmbedder(embedder, seed_vectors(folder, embedder)),
                                     russian=set_name in RUSSIAN_SETS))
     size = config.indexing.chunk_size
     fusion = f"rrf k {config.search.rrf.k}" if config.search.fusion == "rrf" else "scores"
