@@ -8,6 +8,8 @@
 -- search.priors); the measurements behind every default are in
 -- eval/README.md ("Ranking that knows code").
 --
+--   fused += tested x the fused scores of the tests named after the chunk's module
+--            (its chunk nearest the query only: rag._tested_lifts, run by rag.search)
 --   score = (fused + definition strength x best fused) x path-class prior
 --           x docs prior (prose without a class, unless the query asks for prose)
 --           x decay ^ (chunks of its file ranked above it + 1 - per_file, if positive)
@@ -72,7 +74,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.ranking_priors(jsonb) IS
-    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score) and the per-file decay; an unknown key or a negative value is an error.';
+    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score), the tested share (of tests'' fused scores given to the module each is named after) and the per-file decay; an unknown key or a negative value is an error.';
 
 -- ---------------------------------------------------------------------------
 -- path_class: what a file is by its path
