@@ -153,17 +153,22 @@ AS $$
     ),
     named AS MATERIALIZED (
         -- (a cheap test first and apart: the regular expressions below then run on few paths)
-        SELECT f.id, f.path, t.stem, t.score
+        SELECT f.id, f.path, t.source_id, t.language, t.stem, t.score
         FROM tests t
         JOIN rag.files f ON f.source_id = t.source_id AND f.language = t.language AND strpos(lower(f.path), t.stem) > 0
         WHERE t.stem IS NOT NULL
     ),
-    tested AS (
-        SELECT n.id AS file_id, sum(n.score) AS score
+    modules AS (
+        SELECT n.id, n.source_id, n.language, n.stem, n.score
         FROM named n
         WHERE lower(regexp_replace(n.path, '^(.*/)?_*([^/]*?)(\.[[:alnum:]]+)?$', '\2')) = n.stem
           AND rag.path_class(n.path) IS NULL
-        GROUP BY n.id
+    ),
+    tested AS (
+        -- A name several modules share (utils.py in every package) splits its tests' vote.
+        SELECT m.id AS file_id, sum(m.score / m.namesakes) AS score
+        FROM (SELECT m.*, count(*) OVER (PARTITION BY m.source_id, m.language, m.stem) AS namesakes FROM modules m) m
+        GROUP BY m.id
     )
     SELECT n.id, share * t.score
     FROM tested t
@@ -175,7 +180,7 @@ AS $$
         LIMIT 1) n;
 $$;
 COMMENT ON FUNCTION rag._tested_lifts(bigint[], double precision[], vector, text, double precision) IS
-    'Private: for fused candidates that are tests, the chunk nearest the query of each module a test is named after (rag._tested_stem; same source and language, not itself a test), lifted by share times the sum of its tests'' scores.';
+    'Private: for fused candidates that are tests, the chunk nearest the query of each module a test is named after (rag._tested_stem; same source and language, not in a path class), lifted by share times the sum of its tests'' scores, split evenly among the modules of one name.';
 
 -- ---------------------------------------------------------------------------
 -- _reexports_only: a package's front file that only gathers names from elsewhere

@@ -142,6 +142,19 @@ def test_tests_lift_the_module_they_are_named_after(rag_db: db.DatabaseTarget, t
     assert {k: v for k, v in lifted.items() if k != nearest} == {k: v for k, v in plain.items() if k != nearest}
 
 
+def test_modules_sharing_a_tested_name_split_the_vote(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    embedder = index_tree(rag_db, tmp_path / "shop", {
+        "shop/pricing.py": PRICING, "admin/pricing.py": PRICING, "tests/test_pricing.py": PRICING_TESTS})
+    query = "discount coupon"
+    lifted = {r["chunk_id"]: r for r in search(rag_db, embedder, query)}
+    plain = {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, priors="'{\"tested\": 0}'")}
+    test_fused = next(r["score"] for r in search(rag_db, embedder, query, include_tests="true")
+                      if r["path"] == "tests/test_pricing.py")
+    gains = {r["path"]: r["score"] - plain.get(chunk, 0) for chunk, r in lifted.items()
+             if r["score"] != plain.get(chunk)}
+    assert gains == pytest.approx({"shop/pricing.py": 0.05 * test_fused, "admin/pricing.py": 0.05 * test_fused})
+
+
 @pytest.mark.parametrize(
     ("path", "stem"),
     [
