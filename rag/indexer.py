@@ -261,6 +261,7 @@ def _run(
     _contextualize(conn, source_id, context_writer, summary, report, settings.phase_timeout)
     if embedder.dimensions:
         _embed_missing(conn, source_id, embedder, summary, report, settings.phase_timeout)
+        sqlapi.refresh_file_vectors(conn, source_id, embedder.model_id)  # (rag.search's files arm)
 
 
 def _store_changed(

@@ -107,6 +107,7 @@ class Searcher:
             model=self.embedder.model_id if self.embedder.dimensions else None,
             k1=self.settings.bm25.k1, b=self.settings.bm25.b, fusion=self.settings.fusion,
             graph_weight=self.settings.graph_weight, names_weight=self.settings.names_weight,
+            files_weight=self.settings.files_weight,
             priors=self.settings.priors or None,
             per_file=request.per_file or self.settings.per_file, include_tests=request.include_tests,
         )

@@ -197,6 +197,11 @@ def store_embeddings(conn: Conn, model: str, dimensions: int, hashes: list[str],
     conn.execute("SELECT rag.store_embeddings(%s, %s, %s, %s)", (model, dimensions, hashes, vectors))
 
 
+def refresh_file_vectors(conn: Conn, source_id: int, model: str) -> int:
+    """Stores the mean chunk vector of each code file of the source lacking one: how many."""
+    return int(_value(conn, "SELECT rag.refresh_file_vectors(%s, %s)", (source_id, model)))
+
+
 # -- contextual chunk text (sql/024_contextual.sql) ---------------------------------
 
 
@@ -286,7 +291,7 @@ def remember_query_embedding(conn: Conn, model: str, query: str, vector: str) ->
 def search(conn: Conn, query: str, embedding: str | None, top_k: int, *, sources: list[str] | None,
            source_types: list[str] | None, languages: list[str] | None, path_prefix: str | None,
            bm25_weight: float, vector_weight: float, rrf_k: int, candidates: int, model: str | None,
-           k1: float, b: float, fusion: str, graph_weight: float, names_weight: float,
+           k1: float, b: float, fusion: str, graph_weight: float, names_weight: float, files_weight: float,
            priors: dict[str, float] | None, per_file: int, include_tests: bool) -> list[Row]:
     """The hybrid search's hits, best first (``embedding`` as pgvector text)."""
     return _rows(
@@ -294,12 +299,13 @@ def search(conn: Conn, query: str, embedding: str | None, top_k: int, *, sources
         "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
         " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
         " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s, %(names_weight)s,"
-        " %(priors)s, %(per_file)s, %(include_tests)s)",
+        " %(priors)s, %(per_file)s, %(include_tests)s, %(files_weight)s)",
         {"query": query, "embedding": embedding, "top_k": top_k, "sources": sources, "types": source_types,
          "languages": languages, "prefix": path_prefix, "bm25_weight": bm25_weight,
          "vector_weight": vector_weight, "rrf_k": rrf_k, "candidates": candidates, "model": model,
          "k1": k1, "b": b, "fusion": fusion, "graph_weight": graph_weight, "names_weight": names_weight,
-         "priors": _jsonb(priors) if priors else None, "per_file": per_file, "include_tests": include_tests},
+         "priors": _jsonb(priors) if priors else None, "per_file": per_file, "include_tests": include_tests,
+         "files_weight": files_weight},
     )
 
 

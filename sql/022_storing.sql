@@ -192,6 +192,7 @@ BEGIN
 
     stored := ARRAY(SELECT f.id FROM jsonb_to_recordset(file_batch) AS b(path text)
                     JOIN rag.files f ON f.source_id = target_source_id AND f.path = b.path);
+    DELETE FROM rag.file_vectors v WHERE v.file_id = ANY (stored);  -- (rag.refresh_file_vectors redoes them)
     INSERT INTO rag.files AS f (source_id, path, size, mtime_ns, sha256, source_type, language,
                                 content, error, metadata, indexed_at)
     SELECT target_source_id, b.path, b.size, b.mtime_ns, b.sha256, b.source_type, b.language,

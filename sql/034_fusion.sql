@@ -1,5 +1,6 @@
 -- Fusion: the BM25, vector and names arms merged by weighted reciprocal rank
--- fusion, lifted by calls, and rag.search, the hybrid search over them.
+-- fusion, lifted by calls, and rag.search, the hybrid search over them (its
+-- files arm and ranking step are in sql/036_ranking.sql).
 
 -- ---------------------------------------------------------------------------
 -- _call_lifts
@@ -192,7 +193,8 @@ CREATE OR REPLACE FUNCTION rag.search(
     names_weight    double precision DEFAULT 0.4,
     priors          jsonb DEFAULT NULL,
     per_file        integer DEFAULT 3,
-    include_tests   boolean DEFAULT false
+    include_tests   boolean DEFAULT false,
+    files_weight    double precision DEFAULT 0.3
 )
 RETURNS TABLE (
     chunk_id     bigint,
@@ -259,6 +261,10 @@ BEGIN
     END IF;
     IF names_weight IS NULL OR names_weight < 0 THEN
         RAISE EXCEPTION 'search: names_weight must be 0 or more, not %', coalesce(names_weight::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF files_weight IS NULL OR files_weight < 0 THEN
+        RAISE EXCEPTION 'search: files_weight must be 0 or more, not %', coalesce(files_weight::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF fusion IS NULL OR fusion NOT IN ('rrf', 'scores') THEN
@@ -355,12 +361,22 @@ BEGIN
     FROM scored sc
     LEFT JOIN lifts li ON li.chunk_id = sc.chunk_id;
 
-    -- Tests vote for the modules they are named after (sql/036_ranking.sql).
-    IF hybrid AND (factors->>'tested')::double precision > 0 THEN
+    -- The files arm, and tests voting for the modules they are named after
+    -- (sql/036_ranking.sql): lifts that may add candidates the arms missed.
+    IF hybrid AND (search.files_weight > 0 OR (factors->>'tested')::double precision > 0) THEN
         WITH lifted AS (
-            SELECT l.chunk_id, l.lift
-            FROM rag._tested_lifts(cand_ids, cand_scores, query_vector, vector_model,
-                                   (factors->>'tested')::double precision) l
+            SELECT l.chunk_id, sum(l.lift) AS lift
+            FROM (SELECT f.chunk_id, f.lift
+                  FROM rag._file_lifts(cand_ids, cand_scores, query_vector, vector_model, search.files_weight,
+                                       search.rrf_k, search.fusion, search.sources, search.source_types,
+                                       search.languages, search.path_prefix) f
+                  WHERE search.files_weight > 0
+                  UNION ALL
+                  SELECT t.chunk_id, t.lift
+                  FROM rag._tested_lifts(cand_ids, cand_scores, query_vector, vector_model,
+                                         (factors->>'tested')::double precision) t
+                  WHERE (factors->>'tested')::double precision > 0) l
+            GROUP BY l.chunk_id
         )
         SELECT array_agg(coalesce(u.id, li.chunk_id)), array_agg(coalesce(u.score, 0) + coalesce(li.lift, 0)),
                array_agg(u.bm25_score), array_agg(u.bm25_rank), array_agg(u.vector_score), array_agg(u.vector_rank)
@@ -387,5 +403,7 @@ BEGIN
     PERFORM set_config('plan_cache_mode', plan_mode, true);
 END
 $$;
-COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision, jsonb, integer, boolean) IS
-    'Hybrid search: BM25 and vector arms (filters inside both), and a names arm (BM25 over code chunks'' paths and fqns) weighted names_weight, fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates (+ w_names * names bm25/best). A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate, and a share (priors tested) of test candidates'' scores to the chunk nearest the query of the module each test is named after. Last, the ranking step (rag._ranked): definitions the query names first, path-class priors (rag.ranking_priors, overridden by priors; tests at full weight with include_tests), at most per_file chunks of a file before a decay. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';
+COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision, jsonb, integer, boolean, double precision) IS
+    'Hybrid search: BM25 and vector arms (filters inside both), and a names arm (BM25 over code chunks'' paths and fqns) weighted names_weight, fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates (+ w_names * names bm25/best).'
+    ' A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate, a files arm weighted files_weight (the 20 code files whose mean chunk vector is nearest the query, each lifting its best candidate or its nearest chunk by rank as the arms are fused), and a share (priors tested) of test candidates'' scores to the chunk nearest the query of the module each test is named after.'
+    ' Last, the ranking step (rag._ranked): definitions the query names first, path-class priors (rag.ranking_priors, overridden by priors; tests at full weight with include_tests), at most per_file chunks of a file before a decay. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';

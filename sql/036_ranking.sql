@@ -3,13 +3,17 @@
 -- What a developer means is rarely the literal best BM25/cosine match: a
 -- query naming a definition wants that definition (rag.symbols knows where
 -- each is), a behaviour question wants the implementation rather than its
--- tests, and ten chunks of one file are one answer. Each factor is a named
--- entry of rag.ranking_priors (defaults overridable per call, config
--- search.priors); the measurements behind every default are in
--- eval/README.md ("Ranking that knows code").
+-- tests, a question about what a module does wants the module, and ten
+-- chunks of one file are one answer. Each factor is a named entry of
+-- rag.ranking_priors (defaults overridable per call, config search.priors)
+-- but for the files arm's weight (search.filesWeight, rag.search's
+-- files_weight); the measurements behind every default are in eval/README.md
+-- ("Ranking that knows code") and eval/questions/README.md.
 --
+--   fused += files_weight / (rrf_k + rank of its file by mean chunk vector)
+--            (the file's best candidate, else its chunk nearest the query: rag._file_lifts)
 --   fused += tested x the fused scores of the tests named after the chunk's module
---            (its chunk nearest the query only: rag._tested_lifts, run by rag.search)
+--            (its chunk nearest the query only: rag._tested_lifts; both run by rag.search)
 --   score = (fused + definition strength x best fused) x path-class prior
 --           x docs prior (prose without a class, unless the query asks for prose)
 --           x decay ^ (chunks of its file ranked above it + 1 - per_file, if positive)
@@ -172,15 +176,74 @@ AS $$
     )
     SELECT n.id, share * t.score
     FROM tested t
-    CROSS JOIN LATERAL (
-        SELECT c.id FROM rag.chunks c
-        JOIN rag.embeddings e ON e.model = _tested_lifts.model AND e.content_hash = c.content_hash
-        WHERE c.file_id = t.file_id
-        ORDER BY e.embedding <=> query_vector, c.id
-        LIMIT 1) n;
+    CROSS JOIN LATERAL rag._nearest_chunk(t.file_id, query_vector, _tested_lifts.model) AS n(id)
+    WHERE n.id IS NOT NULL;
 $$;
 COMMENT ON FUNCTION rag._tested_lifts(bigint[], double precision[], vector, text, double precision) IS
     'Private: for fused candidates that are tests, the chunk nearest the query of each module a test is named after (rag._tested_stem; same source and language, not in a path class), lifted by share times the sum of its tests'' scores, split evenly among the modules of one name.';
+
+-- ---------------------------------------------------------------------------
+-- _file_lifts: the files arm
+CREATE OR REPLACE FUNCTION rag._file_lifts(
+    ids          bigint[],            -- the fused candidates
+    scores       double precision[],  -- their fused scores
+    query_vector vector,
+    model        text,
+    weight       double precision,
+    rrf_k        integer,
+    fusion       text,
+    sources      text[] DEFAULT NULL, -- the search's filters
+    source_types text[] DEFAULT NULL,
+    languages    text[] DEFAULT NULL,
+    path_prefix  text DEFAULT NULL,
+    files        integer DEFAULT 20   -- the nearest files lifted
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    lift     double precision
+)
+LANGUAGE sql
+VOLATILE  -- rag._nearest_files sets hnsw.* for its transaction
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- A question about what code does names the module's purpose, which few
+    -- of its chunks say alone: the mean of a code file's chunk vectors
+    -- (rag.file_vectors) finds the module, and the arm lifts its best
+    -- candidate, or its chunk nearest the query when the other arms had none.
+    -- Documents are left out: a section is an answer of its own.
+    WITH nearest AS MATERIALIZED (
+        -- (some more than kept, for the path classes left out)
+        SELECT n.file_id, n.path, n.distance
+        FROM rag._nearest_files(query_vector, _file_lifts.model, 2 * files, rag._source_ids(sources, 'search'),
+                                rag._file_ids(source_types, languages, path_prefix)) n
+    ),
+    ranked AS (
+        -- Tests, examples, vendored code ... are not the module asked about.
+        SELECT n.file_id, n.distance, row_number() OVER (ORDER BY n.distance, n.file_id) AS rank
+        FROM nearest n
+        WHERE rag.path_class(n.path) IS NULL
+        ORDER BY n.distance, n.file_id
+        LIMIT files
+    ),
+    best AS (
+        SELECT DISTINCT ON (c.file_id) c.file_id, u.id
+        FROM unnest(ids, scores) AS u(id, score)
+        JOIN rag.chunks c ON c.id = u.id
+        WHERE c.file_id IN (SELECT r.file_id FROM ranked r)
+        ORDER BY c.file_id, u.score DESC, u.id
+    )
+    SELECT coalesce(b.id, rag._nearest_chunk(r.file_id, query_vector, _file_lifts.model)),
+           weight * CASE fusion
+                        WHEN 'rrf' THEN 1.0 / (rrf_k + r.rank)
+                        -- 'scores': the distance spread over 0..1 between the worst and the best file
+                        ELSE coalesce((max(r.distance) OVER () - r.distance)
+                                      / nullif(max(r.distance) OVER () - min(r.distance) OVER (), 0), 1)
+                    END
+    FROM ranked r
+    LEFT JOIN best b ON b.file_id = r.file_id;
+$$;
+COMMENT ON FUNCTION rag._file_lifts(bigint[], double precision[], vector, text, double precision, integer, text, text[], text[], text[], text, integer) IS
+    'Private: rag.search''s files arm: the code files (not in a path class) whose mean chunk vector is nearest the query, ranked, each lifting its best candidate (or its chunk nearest the query) by weight/(rrf_k + rank), or with fusion ''scores'' by weight times the distance spread over 0..1.';
 
 -- ---------------------------------------------------------------------------
 -- _reexports_only: a package's front file that only gathers names from elsewhere

@@ -271,6 +271,26 @@ def test_migration_0011_has_the_next_index_give_documents_their_passages(
                            " WHERE f.path = 'tool.py'") == code_chunk
 
 
+def test_migration_0017_gives_indexed_code_files_their_mean_vectors(
+    empty_db: db.DatabaseTarget, tmp_path: Path
+) -> None:
+    """An index made before the files arm has it at once, without an index run."""
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "tool.py").write_text("def configure(settings):\n    return settings\n")
+    (root / "app.py").write_text("def main():\n    return 0\n")
+    (root / "guide.md").write_text("# Guide\n\nHow to configure.\n")
+    db.install_schema(empty_db)
+    with db.connect(empty_db) as conn:
+        index_source(conn, SourceSpec("proj", "local", str(root)), root, HashEmbedder(), ChunkSettings())
+        conn.execute("DROP TABLE rag.file_vectors")  # as before 0017
+        conn.execute("DELETE FROM rag._yoyo_migration WHERE migration_id = '0017_file_vectors'")
+
+    assert db.install_schema(empty_db).migrations_applied == 1
+    assert query(empty_db, "SELECT f.path FROM rag.file_vectors v JOIN rag.files f ON f.id = v.file_id"
+                           " ORDER BY 1") == [{"path": "app.py"}, {"path": "tool.py"}]
+
+
 def test_every_function_has_fixed_search_path_volatility_and_comment(
     rag_db: db.DatabaseTarget,
 ) -> None:

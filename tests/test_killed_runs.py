@@ -53,9 +53,9 @@ def test_the_next_run_builds_the_vector_indexes_a_killed_run_left_unbuilt(
     (tmp_path / "notes.md").write_text("# Parcels\n\nParcels leave the warehouse on Mondays.\n")
     hnsw = "SELECT count(*) AS n FROM pg_indexes WHERE schemaname = 'rag' AND indexdef LIKE '%USING hnsw%'"
     index(rag_db, tmp_path, HashEmbedder())
-    assert rows(rag_db, hnsw) == [{"n": 2}]  # the chunks' and the passages'
+    assert rows(rag_db, hnsw) == [{"n": 3}]  # the chunks', the passages' and the files'
     with db.connect(rag_db) as conn:  # as if killed after the last vectors, before their indexes
         for name in rows(rag_db, hnsw.replace("count(*) AS n", "indexname")):
             conn.execute(sql.SQL("DROP INDEX rag.{}").format(sql.Identifier(name["indexname"])))
     index(rag_db, tmp_path, HashEmbedder())  # nothing changed, nothing to embed
-    assert rows(rag_db, hnsw) == [{"n": 2}]
+    assert rows(rag_db, hnsw) == [{"n": 3}]

@@ -1,11 +1,13 @@
 """rag.search's ranking step (sql/036_ranking.sql) on small indexed projects: a query naming a
 definition puts it first, tests are demoted yet reachable on purpose, prose and release notes
-yield to code unless a query asks for them, one file does not fill the top k, path classes, and
-the priors' overrides and their errors."""
+yield to code unless a query asks for them, one file does not fill the top k, path classes, the
+priors' overrides and their errors, and the files arm (modules by the mean of their chunk vectors)."""
 
+import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psycopg
 import pytest
 from fakes import HashEmbedder
@@ -326,3 +328,111 @@ def test_searcher_passes_config_priors_and_per_file(rag_db: db.DatabaseTarget, s
             SearchConfig(priors={"test": 1.0}))
         one = paths(SearchConfig(per_file=1))
         assert paths(SearchConfig(), per_file=1) == one
+
+
+# Four code modules of two chunks each, prose, and a test: the files arm ranks the modules alone.
+MODULES = {f"pkg/mod_{n}.py": "".join(f"def f{n}_{m}(x):\n    return x + {m} * {n}\n\n\n" for m in range(2))
+           for n in range(4)}
+BESIDE = {"README.md": "# Guide\n\nreturn x plus one\n", "tests/test_mod_0.py": "def test_f():\n    assert f0_0(1)\n"}
+
+
+def vector_of(text: str) -> np.ndarray:
+    return np.array(json.loads(text))
+
+
+def file_vectors(target: db.DatabaseTarget) -> dict[str, np.ndarray]:
+    return {r["path"]: vector_of(r["embedding"]) for r in rows(
+        target, "SELECT f.path, v.embedding::text FROM rag.file_vectors v JOIN rag.files f ON f.id = v.file_id")}
+
+
+def chunk_vectors(target: db.DatabaseTarget, path: str) -> dict[int, np.ndarray]:
+    return {r["id"]: vector_of(r["embedding"]) for r in rows(
+        target, "SELECT c.id, e.embedding::text FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id "
+                "JOIN rag.embeddings e ON e.content_hash = c.content_hash WHERE f.path = %s", path)}
+
+
+def files_by_distance(target: db.DatabaseTarget, query_vector: np.ndarray) -> list[str]:
+    """The modules by the cosine distance of the mean of their chunk vectors to the query's, nearest first."""
+    def distance(path: str) -> float:
+        mean = np.mean(list(chunk_vectors(target, path).values()), axis=0)
+        return 1 - float(mean @ query_vector / np.linalg.norm(mean) / np.linalg.norm(query_vector))
+    return sorted(MODULES, key=distance)
+
+
+def test_file_vectors_are_the_mean_of_their_chunks_and_follow_edits(rag_db: db.DatabaseTarget,
+                                                                    tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    index_tree(rag_db, root, {**MODULES, **BESIDE}, max_tokens=12)
+    stored = file_vectors(rag_db)
+    assert set(stored) == set(MODULES) | {"tests/test_mod_0.py"}, "code files only"
+    for path in MODULES:
+        assert stored[path] == pytest.approx(np.mean(list(chunk_vectors(rag_db, path).values()), axis=0))
+
+    (root / "pkg/mod_0.py").write_text("def g(y):\n    return y\n")
+    (root / "pkg/mod_1.py").unlink()
+    index_tree(rag_db, root, {}, max_tokens=12)
+    edited = file_vectors(rag_db)
+    assert "pkg/mod_1.py" not in edited
+    assert edited["pkg/mod_0.py"] == pytest.approx(np.mean(list(chunk_vectors(rag_db, "pkg/mod_0.py").values()), axis=0))
+    assert edited["pkg/mod_0.py"] != pytest.approx(stored["pkg/mod_0.py"])
+    assert edited["pkg/mod_2.py"] == pytest.approx(stored["pkg/mod_2.py"])
+    source_id = rows(rag_db, "SELECT id FROM rag.sources WHERE name = 'p'")[0]["id"]
+    assert rows(rag_db, "SELECT rag.refresh_file_vectors(%s, 'test@8') AS n", source_id)[0]["n"] == 0, "none missing"
+
+
+def test_the_files_arm_lifts_each_near_modules_best_candidate(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    """The nth nearest module's best candidate gains files_weight (0.3) / (rrf_k + n); prose and
+    tests gain nothing, and files_weight 0 turns the arm off."""
+    embedder = index_tree(rag_db, tmp_path / "p", {**MODULES, **BESIDE}, max_tokens=12)
+    query = "return x"
+    priors = "'{\"tested\": 0}'"  # (the test would lift its module too)
+    plain = {r["chunk_id"]: r for r in search(rag_db, embedder, query, top_k=20, priors=priors, files_weight=0)}
+    lifted = {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, top_k=20, priors=priors)}
+    assert len(plain) == 10, "every chunk is a candidate: two per module"
+    expected = {chunk: r["score"] for chunk, r in plain.items()}
+    for rank, path in enumerate(files_by_distance(rag_db, np.array(embedder.embed_query(query))), start=1):
+        best = max((r for r in plain.values() if r["path"] == path), key=lambda r: (r["score"], -r["chunk_id"]))
+        expected[best["chunk_id"]] += 0.3 / (10 + rank)
+    assert lifted == pytest.approx(expected)
+    assert {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, top_k=20, priors=priors,
+                                                      files_weight=0.0)} == pytest.approx(
+        {chunk: r["score"] for chunk, r in plain.items()})
+
+
+def test_a_module_without_candidates_lifts_its_chunk_nearest_the_query(rag_db: db.DatabaseTarget,
+                                                                       tmp_path: Path) -> None:
+    embedder = index_tree(rag_db, tmp_path / "p", {**MODULES, **BESIDE}, max_tokens=12)
+    query = np.array(embedder.embed_query("return x"))
+    literal = "[" + ",".join(map(str, query)) + "]"
+    candidate = min(chunk_vectors(rag_db, "pkg/mod_0.py"))  # the one candidate, of mod_0
+
+    def lifts(fusion: str = "rrf", **filters: str) -> dict[int, float]:
+        named = "".join(f", {name} => {value}" for name, value in filters.items())
+        return {r["chunk_id"]: r["lift"] for r in rows(
+            rag_db, f"SELECT * FROM rag._file_lifts(%s::bigint[], %s::float8[], %s::vector, 'test@8', 0.3, 10, %s{named})",
+            [candidate], [1.0], literal, fusion)}
+
+    order = files_by_distance(rag_db, query)
+    expected = {}
+    for rank, path in enumerate(order, start=1):
+        chunks = chunk_vectors(rag_db, path)
+        chosen = candidate if path == "pkg/mod_0.py" else max(chunks, key=lambda c: (chunks[c] @ query, -c))
+        expected[chosen] = 0.3 / (10 + rank)
+    assert lifts() == pytest.approx(expected)
+    spread = lifts("scores")
+    assert sorted(spread.values()) == pytest.approx([0, *sorted(spread.values())[1:3], 0.3]), "0 .. weight"
+    only = lifts(path_prefix="'pkg/mod_2'")
+    assert list(only.values()) == pytest.approx([0.3 / 11]) and set(only) <= set(chunk_vectors(rag_db, "pkg/mod_2.py"))
+    assert lifts(source_types="ARRAY['markdown']") == {}
+    assert len(lifts(sources="ARRAY['p']", languages="ARRAY['python']")) == 4
+
+
+def test_files_weight_is_checked_and_passed_from_config(rag_db: db.DatabaseTarget, shop: HashEmbedder) -> None:
+    with pytest.raises(psycopg.Error, match="files_weight must be 0 or more, not -1"):
+        rows(rag_db, "SELECT * FROM rag.search('x', files_weight => -1)")
+    with db.connect(rag_db) as conn:
+        def scores(settings: SearchConfig) -> list[float]:
+            found = Searcher(conn, settings, shop, NoReranker()).search(SearchRequest("cart items", top_k=20))
+            return sorted(h.rrf for h in found.hits)
+
+        assert scores(SearchConfig(files_weight=0)) != scores(SearchConfig()) == scores(SearchConfig(files_weight=0.3))

@@ -627,7 +627,8 @@ def test_hybrid_search_lifts_definitions_the_best_candidates_call(rag_db: db.Dat
 
     def ranked(**weights: float) -> dict[str, float]:
         args = "".join(f", {name} => {value}" for name, value in weights.items())
-        found = rows(rag_db, f"SELECT fqn, score FROM rag.search('save user row', %s::vector, 10{args})", vector)
+        found = rows(rag_db, "SELECT fqn, score FROM rag.search('save user row', %s::vector, 10,"
+                     f" files_weight => 0{args})", vector)  # (the files arm lifts by its own rule)
         return {r["fqn"]: r["score"] for r in found}
 
     plain, lifted = ranked(graph_weight=0), ranked(graph_weight=0.5)
