@@ -3,7 +3,7 @@
 Corpus, generated at bench time from a fixed seed and stored through the real
 SQL API as a first `rag index` stores (rag.upsert_source, rag.begin_bulk_load,
 rag.replace_files, rag.store_embeddings, rag.end_bulk_load,
-rag.ensure_vector_index, rag.ensure_heads_index), then VACUUM ANALYZE:
+rag.ensure_vector_index, rag.ensure_heads_index, rag.refresh_file_vectors), then VACUUM ANALYZE:
   - chunks of 50-300 words drawn with a Zipf distribution from a vocabulary of
     code keywords and camelCase / snake_case / PascalCase identifiers made of
     shared base words, so the BM25 tokenizer splits them as it splits code,
@@ -212,6 +212,8 @@ def open_corpus(size: int, vocab: Vocabulary) -> psycopg.Connection[dict[str, An
     if stored == {"chunks": size, "vectors": size, "sources": len(SOURCES)}:
         print(f"corpus of {size:,} chunks: reused from {HOME / str(size)}", file=sys.stderr)
         conn.execute("SELECT rag.ensure_heads_index()")  # a corpus stored before the heads index existed
+        conn.execute("SELECT rag.ensure_vector_index(%s)", (MODEL,))  # ... or before the files' vectors
+        conn.execute("ANALYZE rag.file_vectors")  # (as autovacuum would have, after migration 0017 filled it)
         return conn
     conn.execute("DROP SCHEMA rag CASCADE")
     db.install_schema(target)
@@ -247,6 +249,7 @@ def load_corpus(conn: psycopg.Connection[dict[str, Any]], size: int, vocab: Voca
     conn.execute("SELECT rag.end_bulk_load()")
     conn.execute("SELECT rag.ensure_vector_index(%s)", (MODEL,))
     conn.execute("SELECT rag.ensure_heads_index()")
+    conn.execute("SELECT rag.refresh_file_vectors(s.id, %s) FROM rag.sources s", (MODEL,))
     conn.execute("VACUUM ANALYZE")
     print(f"HNSW index + VACUUM ANALYZE: {time.perf_counter() - phase:.0f} s; "
           f"corpus of {size:,} chunks ready in {time.perf_counter() - started:.0f} s", file=sys.stderr)
