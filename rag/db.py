@@ -5,12 +5,17 @@ the embedded server (see ``rag.embedded``). ``install_schema`` is ``rag init``:
 the vector extension and schema, the yoyo migrations in ``migrations/`` (one-time
 DDL), then every ``sql/*.sql`` file (``CREATE OR REPLACE``), all under one
 advisory lock so concurrent inits queue instead of colliding.
+
+``sql/`` and ``migrations/`` live at the top of the repository and ship inside the
+wheel as ``rag/sql`` and ``rag/migrations`` (pyproject's ``package-dir``): an
+installed package reads them there, a checkout beside ``rag/``.
 """
 
 import hashlib
 import logging
 import os
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +30,17 @@ from rag.errors import DatabaseError, SchemaMissingError, UnexpectedDatabaseErro
 from rag.secrets import mask_connection, mask_parse_error, mask_unparsed
 from rag.sqlapi import Conn as Conn  # the connections of the package: rows come back as dicts
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
-SQL_DIR = PROJECT_ROOT / "sql"
+
+
+def _schema_folder(name: str) -> Path:
+    """``sql`` or ``migrations``: inside the installed package, else beside ``rag/`` (a checkout,
+    editable installs included, where setuptools maps no data folders into the package)."""
+    installed = Path(str(resources.files("rag").joinpath(name)))
+    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / name
+
+
+MIGRATIONS_DIR = _schema_folder("migrations")
+SQL_DIR = _schema_folder("sql")
 MIN_SERVER_VERSION = 150000
 # pg_advisory_lock key for schema installs: "rag-init" as a 63-bit number.
 INIT_LOCK_KEY = 0x7261672D696E6974
@@ -127,7 +140,7 @@ def schema_stamp() -> str:
     """What ``install_schema`` writes on the schema: a digest of every migration and ``sql/*.sql``
     file of this version, so any other (older, newer, none) is seen with one catalog read."""
     digest = hashlib.sha256()
-    for path in [*migration_files(), *sorted(SQL_DIR.glob("*.sql"))]:
+    for path in [*migration_files(), *sql_files()]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return f"local-rag schema {digest.hexdigest()[:16]}"
 
@@ -205,7 +218,19 @@ def _check_server(conn: psycopg.Connection[Any], target: DatabaseTarget) -> None
 
 
 def migration_files() -> list[Path]:
-    return sorted(MIGRATIONS_DIR.glob("*.sql"))
+    return _schema_files(MIGRATIONS_DIR)
+
+
+def sql_files() -> list[Path]:
+    return _schema_files(SQL_DIR)
+
+
+def _schema_files(folder: Path) -> list[Path]:
+    files = sorted(folder.glob("*.sql"))
+    if not files:  # a package built without its data: say so, not "run rag init" after rag init
+        raise DatabaseError(f"local-rag's SQL files are missing ({folder} holds no *.sql); "
+                            "reinstall the package (its wheel carries rag/sql and rag/migrations)")
+    return files
 
 
 def apply_migrations(target: DatabaseTarget, *, up_to: str | None = None) -> int:
@@ -245,7 +270,7 @@ def apply_migrations(target: DatabaseTarget, *, up_to: str | None = None) -> int
 def apply_sql_functions(conn: psycopg.Connection[Any]) -> None:
     """Re-apply every ``sql/*.sql`` file in name order, in one transaction."""
     with conn.transaction():
-        for path in sorted(SQL_DIR.glob("*.sql")):
+        for path in sql_files():
             try:
                 conn.execute(path.read_bytes())  # (SQL read from a file, not a literal: bytes)
             except psycopg.Error as exc:
