@@ -31,7 +31,6 @@ from rag.secrets import mask_connection, mask_parse_error, mask_unparsed
 from rag.sqlapi import Conn as Conn  # the connections of the package: rows come back as dicts
 
 
-
 def _schema_folder(name: str) -> Path:
     """``sql`` or ``migrations``: inside the installed package, else beside ``rag/`` (a checkout,
     editable installs included, where setuptools maps no data folders into the package)."""
