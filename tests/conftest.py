@@ -146,8 +146,11 @@ def pytest_sessionfinish() -> None:
         _backend.cleanup()
 
 
-def create_database(name: str, template: str = "template0") -> str:
-    """Create a database with Unicode-aware case folding; returns its URL."""
+def create_database(name: str, template: str | None = None) -> str:
+    """Create a database with Unicode-aware case folding; returns its URL. ``RAG_TEST_TEMPLATE``
+    (`make test-external`) names the server's template database holding pgvector, whose collation
+    the test databases keep: a role that is not a superuser cannot create the extension."""
+    template = template or os.environ.get("RAG_TEST_TEMPLATE", "template0")
     b = backend()
     with psycopg.connect(b.admin_url, autocommit=True) as conn:
         locale = sql.SQL("")
