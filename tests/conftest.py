@@ -33,7 +33,7 @@ from rag.chunking.lines import Lines
 pytest_plugins = ["plugins.mcp", "plugins.llm"]
 
 TEMPLATE_DB = "rag_test_template"
-DATABASE_FIXTURES = {"template_db", "rag_db", "empty_db"}
+DATABASE_FIXTURES = {"template_db", "rag_db", "empty_db", "superuser_url"}
 
 
 @dataclass
@@ -215,6 +215,19 @@ def rag_dbs(template_db: str) -> Iterator[Callable[[], db.DatabaseTarget]]:
     yield make
     for name in names:
         drop_database(name)
+
+
+@pytest.fixture
+def superuser_url() -> str:
+    """A URL for an administrator of the test server: its own role when that is a superuser (the
+    embedded server), else ``RAG_TEST_SUPERUSER_URL`` (`make test-external`); skips without one."""
+    url = os.environ.get("RAG_TEST_SUPERUSER_URL") or backend().admin_url
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()
+    if not (row and row[0]):
+        pytest.skip("needs an administrator: the test server's role is not a superuser and "
+                    "RAG_TEST_SUPERUSER_URL is unset")
+    return url
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from conftest import backend, create_database, drop_database
 from helpers import keyword_project, rag_process
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -25,16 +24,6 @@ from rag.search import SearchRequest
 from rag.service import folder_source
 
 
-def superuser_url() -> str:
-    url = os.environ.get("RAG_TEST_SUPERUSER_URL") or backend().admin_url
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()
-    if not (row and row[0]):
-        pytest.skip("needs an administrator: the test server's role is not a superuser and "
-                    "RAG_TEST_SUPERUSER_URL is unset")
-    return url
-
-
 def on_database(url: str, dbname: str, **changes: str) -> str:
     params = conninfo_to_dict(url)
     params.update(dbname=dbname, **changes)
@@ -42,11 +31,11 @@ def on_database(url: str, dbname: str, **changes: str) -> str:
 
 
 @pytest.fixture
-def team_role() -> Iterator[tuple[str, str]]:
+def team_role(superuser_url: str) -> Iterator[tuple[str, str]]:
     """A role as a team's server gives local-rag: no superuser, owner of an empty database without
     pgvector, its search path set to a schema that does not exist. Yields (its URL, the admin's
     URL on that database)."""
-    admin = superuser_url()
+    admin = superuser_url
     role, dbname, password = f"rag_team_{uuid.uuid4().hex[:8]}", f"rag_team_{uuid.uuid4().hex[:8]}", \
         secrets.token_hex(8)
     with psycopg.connect(admin, autocommit=True) as conn:
@@ -85,15 +74,15 @@ def test_a_role_that_is_not_a_superuser_is_told_the_one_statement_to_ask_for(
     assert found.returncode == 0 and "m.py:1-2" in found.stdout, found.stderr
 
 
-def test_pgvector_in_another_schema_serves_hybrid_search(tmp_path: Path) -> None:
+def test_pgvector_in_another_schema_serves_hybrid_search(superuser_url: str, tmp_path: Path) -> None:
     """Managed services put extensions in a schema of their own (``extensions``)."""
-    admin = superuser_url()
     name = f"rag_test_{uuid.uuid4().hex[:12]}"
-    url = create_database(name, template="template0")
+    with psycopg.connect(superuser_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0").format(sql.Identifier(name)))
     try:
-        with psycopg.connect(on_database(admin, name), autocommit=True) as conn:
+        url = on_database(superuser_url, name)
+        with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE SCHEMA extensions")
-            conn.execute("GRANT USAGE ON SCHEMA extensions TO PUBLIC")  # as managed services do
             conn.execute("CREATE EXTENSION vector SCHEMA extensions")
         target = db.DatabaseTarget(url, "test")
         db.install_schema(target)
@@ -109,7 +98,8 @@ def test_pgvector_in_another_schema_serves_hybrid_search(tmp_path: Path) -> None
         assert hits and hits[0].path == "stream.ts"
         assert hits[0].scores.vector_rank == 1  # the vector arm ran, through extensions.<=>
     finally:
-        drop_database(name)
+        with psycopg.connect(superuser_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def test_a_server_without_pgvector_is_named_in_one_line() -> None:
