@@ -67,8 +67,7 @@ LANGUAGES = {".py": ("code", "python"), ".ts": ("code", "typescript"), ".go": ("
 KEYWORDS = ["self", "return", "def", "if", "None", "for", "in", "import", "from", "class"]
 LOCAL_WORDS, LOCAL_SHARE = 12, 0.33  # identifiers of a file's own, repeated across its chunks
 SEPARATORS = np.array([" ", " ", " ", ".", "(", ", ", ") ", " = ", ": ", "\n    ", "\n"])
-SEARCH = ("SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s, NULL, NULL,"
-          " %(prefix)s, vector_weight => %(vector_weight)s, model => %(model)s)")
+SEARCH = "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(filters)s, %(options)s)"
 
 
 @dataclass(frozen=True)
@@ -266,9 +265,12 @@ def make_queries(rng: np.random.Generator, vocab: Vocabulary, n: int) -> list[Qu
 
 
 def params(config: Config, query: Query) -> dict[str, Any]:
+    filters = {"sources": config.sources, "pathPrefix": config.prefix}
+    options = {"vectorWeight": 0.6 if config.hybrid else 0.0, "model": MODEL}
     return {"query": query.text, "embedding": query.vector if config.hybrid else None, "top_k": TOP_K,
-            "sources": config.sources, "prefix": config.prefix,
-            "vector_weight": 0.6 if config.hybrid else 0.0, "model": MODEL}
+            "filters": Jsonb({k: v for k, v in filters.items() if v}), "options": Jsonb(options),
+            # (expected_rows reads these)
+            "sources": config.sources, "prefix": config.prefix}
 
 
 def expected_rows(conn: psycopg.Connection[dict[str, Any]], config: Config, query: Query) -> int:

@@ -47,7 +47,7 @@ from peers import (
 from rag import db
 from rag.config import load_config
 from rag.evaluation import MODES, EvalCase, Metrics, evaluate, format_table, load_cases
-from rag.providers import Embedder, configured_embedder, model_languages
+from rag.providers import Embedder, configured_embedder
 from rag.providers.base import ProgressCallback
 from rag.providers.rerankers import configured_reranker
 from rag.search import Searcher
@@ -140,8 +140,7 @@ def run_set(set_name: str, config_path: str | None, with_peers: bool) -> tuple[s
     config = load_config(config_path).config
     embedder = configured_embedder(config.embeddings)
     with db.connect(db.resolve_target(config.database)) as conn:
-        searcher = Searcher(conn, config.search, embedder, configured_reranker(config.reranker),
-                            model_languages(config.embeddings))
+        searcher = Searcher(conn, config.search, embedder, configured_reranker(config.reranker))
         result = evaluate(searcher, cases, MODES, source=source)
         # The other fusion too, so one run says which ranks better on this set.
         searcher.settings = config.search.model_copy(update={"fusion": other_fusion(config.search.fusion)})

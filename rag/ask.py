@@ -137,7 +137,7 @@ class Asker:
         for response in responses:
             warnings.extend(w for w in response.warnings if w not in warnings)
         if len(responses) == 1:
-            return [(hit, hit.rerank if hit.rerank is not None else hit.rrf) for hit in responses[0].hits]
+            return [(hit, hit.rerank if hit.rerank is not None else hit.score) for hit in responses[0].hits]
         k = self._config.search.rrf.k
         fused: dict[int, tuple[SearchHit, float]] = {}
         for response in responses:

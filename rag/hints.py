@@ -58,6 +58,8 @@ _SQL_HINTS: list[tuple[re.Pattern[str], Action]] = [
     (re.compile(r"try: rag\.find_symbols\('((?:[^']|'')*)'\)"), "find_symbol"),
     (re.compile(r"rag\.list_sources\(\) shows the sources"), "list_sources"),
     (re.compile(r"pass source"), "pass_source"),
+    (re.compile(r"index again \(rag index --all\) to embed with it"), "index_all"),
+    (re.compile(r"try: rag index --path \. --name my-project"), "index_folder"),
 ]
 
 

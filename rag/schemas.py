@@ -20,7 +20,8 @@ class _Out(BaseModel):
 class Scores(_Out):
     bm25: float | None
     vector: float | None
-    rrf: float  # the fused score (reciprocal rank fusion, or search.fusion: scores)
+    score: float  # the fused score
+    fusion: str  # how it was fused: rrf (reciprocal rank fusion) or scores (search.fusion)
     rerank: float | None
     bm25_rank: int | None = None  # the rank in each arm, as the text output shows them
     vector_rank: int | None = None
@@ -32,7 +33,7 @@ class Scores(_Out):
         score: JSON has no NaN, and a client's parser would refuse the whole answer."""
         return value if value is None or math.isfinite(value) else None
 
-    @field_validator("rrf")
+    @field_validator("score")
     @classmethod
     def _finite_fused(cls, value: float) -> float:
         return value if math.isfinite(value) else 0.0

@@ -1,20 +1,20 @@
 """A search as the CLI and MCP server run it: embed the query → ``rag.search()`` → rerank.
 
-Ranking, fusion and filtering are the SQL function's; this module only supplies
-the query vector (stored with ``rag.remember_query_embedding`` so a later call
-from psql, or the same query again, needs no model) and applies the reranker.
-A reranker failure returns the fused order with a warning, never an error.
+Ranking, fusion, filtering, the model checks and the vector arm's scaling by the query's script
+are the SQL function's, in one round trip; this module supplies the query vector (which
+``rag.search`` keeps, so a later call from psql needs no model), the options the user set, and
+the reranker. What the search found out on the way (its NOTICEs) becomes warnings. A reranker
+failure returns the fused order with a warning, never an error.
 """
 
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from rag import db, sqlapi
 from rag.config import SearchConfig
 from rag.errors import ProviderError, RagError, first_line
-from rag.hints import NOTHING_INDEXED, Hint, Interface, with_hint
+from rag.hints import NOTHING_INDEXED, Interface, from_sql, with_hint
 from rag.providers import Embedder, vector_literal
 from rag.providers.rerank_base import Reranker
 
@@ -50,12 +50,13 @@ class SearchHit:
     bm25_rank: int | None
     vector: float | None
     vector_rank: int | None
-    rrf: float
+    score: float  # the fused score
+    fusion: str  # how it was fused: rrf | scores
     rerank: float | None = None
     language: str | None = None
     fqns: list[str] | None = None  # the names a chunk holding several small definitions carries
     header_paths: list[str] | None = None  # the headerPath of each section a merged chunk holds
-    abs_path: str | None = None  # a local source's file, as a user can open it
+    absolute_path: str | None = None  # a local source's file, as a user can open it
     contextual_text: str | None = None  # what an LLM wrote to situate it (indexing.context: llm)
     url: str | None = None  # a Confluence page's web address
 
@@ -72,15 +73,13 @@ COORDINATE_KEYS = ("startLine", "endLine", "fqn", "fragmentType", "headerPath", 
 class Searcher:
     """Holds the embedder and reranker so a batch of queries loads each model once."""
 
-    def __init__(self, conn: db.Conn, settings: SearchConfig,
-                 embedder: Embedder, reranker: Reranker, model_languages: list[str] | None = None,
+    def __init__(self, conn: db.Conn, settings: SearchConfig, embedder: Embedder, reranker: Reranker,
                  interface: Interface = "cli") -> None:
         self.conn = conn
         self.interface = interface  # whose words the warnings' hints are in
         self.settings = settings
         self.embedder = embedder
         self.reranker = reranker
-        self.model_languages = model_languages  # what the embedder reads (None: any language)
         db.ensure_keyword_data(conn)  # rebuilt here if a database crash emptied it
 
     def search(self, request: SearchRequest) -> SearchResponse:
@@ -92,78 +91,38 @@ class Searcher:
                            f"keep it to {QUERY_MAX_CHARS:,} or fewer")
         final_k = request.top_k or self.settings.final_top_k
         use_reranker = request.rerank and self.reranker.name != "none"
-        candidates = max(self.settings.retrieve_top_k, final_k)
-        warnings: list[str] = []
-        embedding = None if request.keyword_only else self._query_vector(query, request.sources, warnings)
-        rows = sqlapi.search(
-            self.conn, query, embedding, candidates if use_reranker else final_k,
-            sources=request.sources, source_types=request.source_types,
-            languages=request.languages, path_prefix=request.path_prefix,
-            bm25_weight=0.0 if request.vector_only else self.settings.bm25_weight,
-            # No vector of this config's model: keywords alone, never a query vector another
-            # model stored for the same text (rag.search would pick one up when given none).
-            vector_weight=0.0 if embedding is None else self._vector_weight(query, request.vector_only),
-            rrf_k=self.settings.rrf.k, candidates=candidates,
-            model=self.embedder.model_id if self.embedder.dimensions else None,
-            k1=self.settings.bm25.k1, b=self.settings.bm25.b, fusion=self.settings.fusion,
-            graph_weight=self.settings.graph_weight, names_weight=self.settings.names_weight,
-            files_weight=self.settings.files_weight,
-            priors=self.settings.priors or None,
-            per_file=request.per_file or self.settings.per_file, include_tests=request.include_tests,
-        )
-        hits = [_hit(row) for row in rows]
-        if not hits and not sqlapi.list_sources(self.conn, max_rows=1):
+        embedding = None
+        if not request.keyword_only and self.embedder.dimensions:
+            embedding = vector_literal(self.embedder.embed_query(query))
+        rows, notices = sqlapi.search(
+            self.conn, query, embedding,
+            max(self.settings.retrieve_top_k, final_k) if use_reranker else final_k,
+            _filters(request), self._options(request, embedding is not None))
+        warnings = [with_hint(n.message, from_sql(n.hint), self.interface) for n in notices]
+        if not rows and any(n.message == NOTHING_INDEXED for n in notices):
             # Said as `rag list` says it: the other warnings (no vectors) follow from this one.
-            return SearchResponse([], [with_hint(NOTHING_INDEXED, Hint("index_folder"), self.interface)])
-        self._add_absolute_paths(hits)
-        self._add_contextual_texts(hits)
-        response = SearchResponse(hits, warnings)
-        if use_reranker and hits:
-            response.hits = self._rerank(query, hits, final_k, response.warnings)
+            return SearchResponse([], [w for w in warnings if w.startswith(NOTHING_INDEXED)])
+        response = SearchResponse([_hit(row) for row in rows], warnings)
+        if use_reranker and response.hits:
+            response.hits = self._rerank(query, response.hits, final_k, response.warnings)
         return response
 
-    def _vector_weight(self, query: str, vector_only: bool) -> float:
-        """The vector arm's weight for this query: in a hybrid search, scaled by the share of its
-        words the model reads, so an English-only model adds nothing to a Russian question's keywords."""
-        if self.model_languages is None or vector_only:
-            return self.settings.vector_weight
-        return self.settings.vector_weight * sqlapi.readable_share(self.conn, query, self.model_languages)
-
-    def _add_absolute_paths(self, hits: list[SearchHit]) -> None:
-        names = sorted({h.source_name for h in hits})
-        if not names:
-            return
-        roots = sqlapi.local_roots(self.conn, names)
-        for hit in hits:
-            if hit.source_name in roots:
-                hit.abs_path = str(Path(roots[hit.source_name]) / hit.path)
-
-    def _add_contextual_texts(self, hits: list[SearchHit]) -> None:
-        if not hits:
-            return
-        texts = sqlapi.chunk_contextual_texts(self.conn, [h.chunk_id for h in hits])
-        for hit in hits:
-            hit.contextual_text = texts.get(hit.chunk_id)
-
-    def _query_vector(self, query: str, sources: list[str] | None, warnings: list[str]) -> str | None:
-        """The query's embedding as pgvector text, stored for reuse; None for a keyword-only index
-        (a configured model without vectors in the searched sources adds a warning saying the
-        answer is keyword-only)."""
-        if not self.embedder.dimensions:
-            return None
-        model = self.embedder.model_id
-        if not sqlapi.has_model(self.conn, model):
-            warnings.append(f"no vectors of the embedding model {model} are stored, so this answer is "
-                            f"keyword-only; {Hint('index_all').render(self.interface)}")
-            return None
-        if sources and not sqlapi.sources_have_vectors(self.conn, model, sources):
-            warnings.append(f"the sources searched ({', '.join(sources)}) have no vectors of the embedding "
-                            f"model {model}, so this answer is keyword-only; index them again to embed them")
-            return None
-        vector = (sqlapi.stored_query_embedding(self.conn, model, query)
-                  or vector_literal(self.embedder.embed_query(query)))
-        sqlapi.remember_query_embedding(self.conn, model, query, vector)
-        return vector
+    def _options(self, request: SearchRequest, with_vector: bool) -> dict[str, Any]:
+        """rag.search's options: those the configuration sets (the rest are the SQL defaults,
+        rag.search_options), the request's own, and the query vector's model."""
+        options = search_options(self.settings)
+        if with_vector:
+            options["model"] = self.embedder.model_id
+        else:
+            # Keywords alone, never a query vector another model stored for the same text.
+            options["vectorWeight"] = 0
+        if request.vector_only:
+            options["bm25Weight"] = 0
+        if request.per_file:
+            options["perFile"] = request.per_file
+        if request.include_tests:
+            options["includeTests"] = True
+        return options
 
     def model_has_vectors(self) -> bool:
         """Whether the index holds vectors of this searcher's embedding model."""
@@ -185,6 +144,19 @@ class Searcher:
         return reranked
 
 
+def search_options(settings: SearchConfig) -> dict[str, Any]:
+    """The keys of the ``search`` section a configuration sets, as ``rag.search_options`` names them
+    (the section's own names; ``finalTopK`` and ``languages`` are not ranking knobs)."""
+    return settings.model_dump(mode="json", by_alias=True, exclude_unset=True,
+                               exclude={"final_top_k", "languages"})
+
+
+def _filters(request: SearchRequest) -> dict[str, Any]:
+    given = {"sources": request.sources, "types": request.source_types, "languages": request.languages,
+             "pathPrefix": request.path_prefix}
+    return {name: value for name, value in given.items() if value}
+
+
 def _hit(row: dict[str, Any]) -> SearchHit:
     metadata = row["metadata"] or {}
     return SearchHit(
@@ -192,8 +164,8 @@ def _hit(row: dict[str, Any]) -> SearchHit:
         source_type=row["source_type"] or "", content=row["content"],
         coordinates={k: metadata[k] for k in COORDINATE_KEYS if metadata.get(k) is not None},
         bm25=row["bm25_score"], bm25_rank=row["bm25_rank"],
-        vector=row["vector_score"], vector_rank=row["vector_rank"], rrf=row["score"],
+        vector=row["vector_score"], vector_rank=row["vector_rank"], score=row["score"], fusion=row["fusion"],
         language=row["language"], fqns=metadata.get("fqns"),
         header_paths=[p["headerPath"] for p in metadata["sections"]] if "sections" in metadata else None,
-        url=metadata.get("url"),
+        absolute_path=row["absolute_path"], contextual_text=row["contextual_text"], url=row["url"],
     )

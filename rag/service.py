@@ -331,11 +331,9 @@ class RagService:
 
     def searcher(self, conn: Conn) -> Searcher:
         """A searcher over ``conn`` with this configuration's models and settings."""
-        from rag.providers import model_languages
         from rag.search import Searcher
 
-        return Searcher(conn, self.config.search, self.embedder(), self.reranker(),
-                        model_languages(self.config.embeddings), self.interface)
+        return Searcher(conn, self.config.search, self.embedder(), self.reranker(), self.interface)
 
     def search(self, request: SearchRequest) -> SearchOutput:
         response = self.search_response(request)
@@ -722,6 +720,11 @@ class RagService:
                                                context_writer=context_writer, documents=documents)
                 if commit is not None:
                     sqlapi.record_commit(conn, spec.name, commit)
+                if embedder.dimensions:  # what rag.search scales the model's vector arm by
+                    from rag.providers import model_languages
+
+                    languages = model_languages(self.config.embeddings)
+                    sqlapi.set_model_languages(conn, embedder.model_id, languages)
         except UnexpectedDatabaseError:
             full = self._disk_full()
             if full is None:
@@ -822,11 +825,11 @@ def search_result(hit: Any) -> SearchResult:
     """A ``rag.search.SearchHit`` as both front ends show it."""
     return SearchResult(
         chunk_id=hit.chunk_id, source_name=hit.source_name, path=hit.path, source_type=hit.source_type,
-        language=hit.language, absolute_path=hit.abs_path, url=hit.url, fqns=hit.fqns,
+        language=hit.language, absolute_path=hit.absolute_path, url=hit.url, fqns=hit.fqns,
         header_paths=hit.header_paths, contextual_text=hit.contextual_text,
         start_line=hit.coordinates.get("startLine"), end_line=hit.coordinates.get("endLine"),
         coordinates=Coordinates.model_validate(hit.coordinates), snippet=hit.content[:SNIPPET_CHARS],
-        scores=Scores(bm25=hit.bm25, vector=hit.vector, rrf=hit.rrf, rerank=hit.rerank,
+        scores=Scores(bm25=hit.bm25, vector=hit.vector, score=hit.score, fusion=hit.fusion, rerank=hit.rerank,
                       bm25_rank=hit.bm25_rank, vector_rank=hit.vector_rank),
     )
 

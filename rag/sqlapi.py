@@ -13,6 +13,7 @@ Importing it costs nothing: psycopg is loaded by whoever opened the connection.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, LiteralString, TypeAlias
 
 if TYPE_CHECKING:
@@ -63,13 +64,8 @@ def list_sources(conn: Conn, name_prefix: str | None = None, source_type: str | 
                  (name_prefix, source_type, max_rows, path_prefix))
 
 
-def local_roots(conn: Conn, names: list[str]) -> dict[str, str]:
-    """The folder of each named local source."""
-    return {r["name"]: r["location"] for r in _rows(conn, "SELECT * FROM rag.local_roots(%s)", (names,))}
 
 
-def sources_have_vectors(conn: Conn, model: str, sources: list[str]) -> bool:
-    return bool(_value(conn, "SELECT rag.sources_have_vectors(%s, %s)", (model, sources)))
 
 
 def has_model(conn: Conn, model: str) -> bool:
@@ -109,9 +105,6 @@ def set_languages(conn: Conn, languages: list[str]) -> bool:
     return bool(_value(conn, "SELECT rag.set_languages(%s)", (languages,)))
 
 
-def readable_share(conn: Conn, query: str, languages: list[str] | None) -> float:
-    """The share of a query's words a model reading ``languages`` (None: any) can read."""
-    return float(_value(conn, "SELECT rag.readable_share(%s, %s)", (query, languages)))
 
 
 def begin_bulk_load(conn: Conn) -> bool:
@@ -192,6 +185,12 @@ def chunks_without_embedding(conn: Conn, source_id: int, model: str, max_rows: i
                  (source_id, model, max_rows))
 
 
+def set_model_languages(conn: Conn, model: str, languages: list[str] | None) -> None:
+    """Records the languages an embedding model reads (None: any), which rag.search scales its vector
+    arm by; a model without vectors yet is not recorded."""
+    conn.execute("SELECT rag.set_model_languages(%s, %s)", (model, languages))
+
+
 def store_embeddings(conn: Conn, model: str, dimensions: int, hashes: list[str], vectors: list[str]) -> None:
     """Stores vectors (pgvector text) by content hash."""
     conn.execute("SELECT rag.store_embeddings(%s, %s, %s, %s)", (model, dimensions, hashes, vectors))
@@ -239,10 +238,6 @@ def cached_contextual_texts(conn: Conn, model: str, prompt_version: str, documen
                  (model, prompt_version, document_hashes, chunk_hashes))
 
 
-def chunk_contextual_texts(conn: Conn, chunk_ids: list[int]) -> dict[int, str]:
-    """The contextual texts of those chunks that have one, by chunk id."""
-    return {r["id"]: r["contextual_text"]
-            for r in _rows(conn, "SELECT * FROM rag.chunk_contextual_texts(%s)", (chunk_ids,))}
 
 
 def gc(conn: Conn) -> int:
@@ -278,41 +273,42 @@ def ensure_vector_index(conn: Conn, model: str) -> None:
     conn.execute("SELECT rag.ensure_vector_index(%s)", (model,))
 
 
-def stored_query_embedding(conn: Conn, model: str, query: str) -> str | None:
-    """A query text's stored embedding (pgvector text), if any."""
-    value = _value(conn, "SELECT rag.stored_query_embedding(%s, %s)::text", (model, query))
-    return str(value) if value else None
 
 
-def remember_query_embedding(conn: Conn, model: str, query: str, vector: str) -> None:
-    conn.execute("SELECT rag.remember_query_embedding(%s, %s, %s::vector)", (model, query, vector))
 
 
-def search(conn: Conn, query: str, embedding: str | None, top_k: int, *, sources: list[str] | None,
-           source_types: list[str] | None, languages: list[str] | None, path_prefix: str | None,
-           bm25_weight: float, vector_weight: float, rrf_k: int, candidates: int, model: str | None,
-           k1: float, b: float, fusion: str, graph_weight: float, names_weight: float, files_weight: float,
-           priors: dict[str, float] | None, per_file: int, include_tests: bool) -> list[Row]:
-    """The hybrid search's hits, best first (``embedding`` as pgvector text)."""
-    return _rows(
-        conn,
-        "SELECT * FROM rag.search(%(query)s, %(embedding)s::vector, %(top_k)s, %(sources)s,"
-        " %(types)s, %(languages)s, %(prefix)s, %(bm25_weight)s, %(vector_weight)s, %(rrf_k)s,"
-        " %(candidates)s, %(model)s, %(k1)s, %(b)s, %(fusion)s, %(graph_weight)s, %(names_weight)s,"
-        " %(priors)s, %(per_file)s, %(include_tests)s, %(files_weight)s)",
-        {"query": query, "embedding": embedding, "top_k": top_k, "sources": sources, "types": source_types,
-         "languages": languages, "prefix": path_prefix, "bm25_weight": bm25_weight,
-         "vector_weight": vector_weight, "rrf_k": rrf_k, "candidates": candidates, "model": model,
-         "k1": k1, "b": b, "fusion": fusion, "graph_weight": graph_weight, "names_weight": names_weight,
-         "priors": _jsonb(priors) if priors else None, "per_file": per_file, "include_tests": include_tests,
-         "files_weight": files_weight},
-    )
+def search(conn: Conn, query: str, embedding: str | None, top_k: int, filters: dict[str, Any],
+           options: dict[str, Any]) -> tuple[list[Row], list[Notice]]:
+    """The hybrid search's hits, best first (``embedding`` as pgvector text), and what it said on the
+    way (its NOTICEs ``search: ...``): one round trip."""
+    said: list[Notice] = []
+
+    def hear(diagnostic: psycopg.errors.Diagnostic) -> None:
+        message = diagnostic.message_primary or ""
+        if diagnostic.severity_nonlocalized == "NOTICE" and message.startswith("search: "):
+            said.append(Notice(message.removeprefix("search: "), diagnostic.message_hint))
+
+    conn.add_notice_handler(hear)
+    try:
+        rows = _rows(conn, "SELECT * FROM rag.search(%s, %s::vector, %s, %s, %s)",
+                     (query, embedding, top_k, _jsonb(filters), _jsonb(options)))
+    finally:
+        conn.remove_notice_handler(hear)
+    return rows, said
+
+
+@dataclass(frozen=True)
+class Notice:
+    """What ``rag.search`` found out on the way: a message and the SQL rendering of its hint."""
+    message: str
+    hint: str | None
 
 
 def warm_search(conn: Conn, embedding: str | None, model: str | None) -> None:
     """One search with rag.search's defaults, for its side effects: the session's functions
     compiled, the indexes' top pages read."""
-    conn.execute("SELECT count(*) FROM rag.search('warm up', %s::vector, 1, model => %s)", (embedding, model))
+    conn.execute("SELECT count(*) FROM rag.search('warm up', %s::vector, 1, options => %s)",
+                 (embedding, _jsonb({"model": model})))
 
 
 # -- read-back (sql/040_readback.sql) ------------------------------------------------

@@ -148,6 +148,23 @@ COMMENT ON FUNCTION rag.sources_have_vectors(text, text[]) IS
     'Whether any chunk of the named sources has a vector of this model (else a search of them is keyword-only).';
 
 -- ---------------------------------------------------------------------------
+-- set_model_languages: what an embedding model reads, for rag.search
+CREATE OR REPLACE FUNCTION rag.set_model_languages(
+    model_name text,
+    languages  text[]  -- text-search language names; NULL: any language
+)
+RETURNS void
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+    UPDATE rag.embedding_models m SET languages = set_model_languages.languages
+    WHERE m.model = model_name AND m.languages IS DISTINCT FROM set_model_languages.languages
+$$;
+COMMENT ON FUNCTION rag.set_model_languages(text, text[]) IS
+    'Records the languages an embedding model reads (NULL: any): rag.search scales its vector arm by the share of a query written in them. Each index run sets it from the configuration.';
+
+-- ---------------------------------------------------------------------------
 -- has_model
 CREATE OR REPLACE FUNCTION rag.has_model(
     model_name text

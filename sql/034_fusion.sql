@@ -166,50 +166,28 @@ SELECT c.id AS chunk_id, s.name AS source_name, f.path, c.metadata->>'sourceType
        (c.metadata->>'startLine')::integer AS start_line, (c.metadata->>'endLine')::integer AS end_line,
        c.metadata->>'fqn' AS fqn, c.metadata->>'headerPath' AS header_path,
        (c.metadata->>'pageStart')::integer AS page_start, (c.metadata->>'pageEnd')::integer AS page_end,
-       c.content, c.metadata
+       c.content, c.metadata,
+       CASE WHEN s.type = 'local' THEN rtrim(s.location, '/') || '/' || f.path END AS absolute_path,
+       c.metadata->>'url' AS url, nullif(c.contextual_text, '') AS contextual_text
 FROM rag.chunks c
 JOIN rag.files f ON f.id = c.file_id
 JOIN rag.sources s ON s.id = c.source_id;
 
 -- ---------------------------------------------------------------------------
--- search
-CREATE OR REPLACE FUNCTION rag.search(
-    query           text,
-    query_embedding vector DEFAULT NULL,
-    top_k           integer DEFAULT 10,
-    sources         text[] DEFAULT NULL,
-    source_types    text[] DEFAULT NULL,
-    languages       text[] DEFAULT NULL,
-    path_prefix     text DEFAULT NULL,
-    bm25_weight     double precision DEFAULT 0.5,
-    vector_weight   double precision DEFAULT 0.5,
-    rrf_k           integer DEFAULT 10,
-    candidates      integer DEFAULT 50,
-    model           text DEFAULT NULL,
-    k1              double precision DEFAULT 1.2,
-    b               double precision DEFAULT 0.75,
-    fusion          text DEFAULT 'rrf',
-    graph_weight    double precision DEFAULT 0.1,
-    names_weight    double precision DEFAULT 0.4,
-    priors          jsonb DEFAULT NULL,
-    per_file        integer DEFAULT 3,
-    include_tests   boolean DEFAULT false,
-    files_weight    double precision DEFAULT 0.3
+-- _hybrid_search: rag.search's arms, fusion, lifts and ranking step
+CREATE OR REPLACE FUNCTION rag._hybrid_search(
+    query        text,
+    query_vector vector,   -- NULL: keywords alone
+    vector_model text,     -- the model query_vector is of
+    top_k        integer,
+    sources      text[],   -- the filters (NULL: all)
+    source_types text[],
+    languages    text[],
+    path_prefix  text,
+    opts         jsonb     -- rag.search_options, validated and complete
 )
 RETURNS TABLE (
     chunk_id     bigint,
-    source_name  text,
-    path         text,
-    source_type  text,
-    language     text,
-    start_line   integer,
-    end_line     integer,
-    fqn          text,
-    header_path  text,
-    page_start   integer,
-    page_end     integer,
-    content      text,
-    metadata     jsonb,
     bm25_score   double precision,
     bm25_rank    integer,
     vector_score double precision,
@@ -221,15 +199,26 @@ VOLATILE  -- the vector arm sets hnsw.* for its transaction
 SET search_path = pg_catalog, rag, public
 AS $$
 #variable_conflict use_column
+<<hs>>
 DECLARE
-    query_vector vector := search.query_embedding;
-    vector_model text := search.model;
-    keyword_n    integer := search.candidates;  -- the keyword arm's candidates
-    hybrid       boolean;                        -- both arms run
-    name_terms   text[];                         -- the names arm's terms (hybrid)
-    plan_mode    text;                           -- plan_cache_mode to restore
-    lift_calls   boolean;                        -- the code graph lift applies
-    factors      jsonb := rag.ranking_priors(search.priors);  -- the ranking step's (sql/036_ranking.sql)
+    bm25_weight   CONSTANT double precision := (opts->>'bm25Weight')::double precision;
+    vector_weight CONSTANT double precision := (opts->>'vectorWeight')::double precision;
+    graph_weight  CONSTANT double precision := (opts->>'graphWeight')::double precision;
+    names_weight  CONSTANT double precision := (opts->>'namesWeight')::double precision;
+    files_weight  CONSTANT double precision := (opts->>'filesWeight')::double precision;
+    candidates    CONSTANT integer := greatest((opts->>'retrieveTopK')::integer, _hybrid_search.top_k);
+    rrf_k         CONSTANT integer := (opts #>> '{rrf,k}')::integer;
+    k1            CONSTANT double precision := (opts #>> '{bm25,k1}')::double precision;
+    b             CONSTANT double precision := (opts #>> '{bm25,b}')::double precision;
+    fusion        CONSTANT text := opts->>'fusion';
+    per_file      CONSTANT integer := (opts->>'perFile')::integer;
+    include_tests CONSTANT boolean := (opts->>'includeTests')::boolean;
+    factors       CONSTANT jsonb := rag.ranking_priors(opts->'priors');  -- the ranking step's (sql/036_ranking.sql)
+    keyword_n    integer := candidates;  -- the keyword arm's candidates
+    hybrid       boolean;                -- both arms run
+    name_terms   text[];                 -- the names arm's terms (hybrid)
+    plan_mode    text;                   -- plan_cache_mode to restore
+    lift_calls   boolean;                -- the code graph lift applies
     -- the fused candidates, for the ranking step (rag._ranked)
     cand_ids           bigint[];
     cand_scores        double precision[];
@@ -239,85 +228,23 @@ DECLARE
     cand_vector_ranks  integer[];
     source_filter      bigint[];   -- the sources searched, resolved for a query naming a definition
 BEGIN
-    IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
-        RAISE EXCEPTION 'search: query is empty; give some words to search for'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF top_k IS NULL OR top_k < 1 OR top_k > 1000 THEN
-        RAISE EXCEPTION 'search: top_k must be between 1 and 1000, not %', coalesce(top_k::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF candidates IS NULL OR candidates < top_k THEN
-        RAISE EXCEPTION 'search: candidates must be at least top_k (%), not %', top_k, coalesce(candidates::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF bm25_weight IS NULL OR vector_weight IS NULL OR bm25_weight < 0 OR vector_weight < 0 THEN
-        RAISE EXCEPTION 'search: bm25_weight and vector_weight must be 0 or more (got %, %)', bm25_weight, vector_weight
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF graph_weight IS NULL OR graph_weight < 0 THEN
-        RAISE EXCEPTION 'search: graph_weight must be 0 or more, not %', coalesce(graph_weight::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF names_weight IS NULL OR names_weight < 0 THEN
-        RAISE EXCEPTION 'search: names_weight must be 0 or more, not %', coalesce(names_weight::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF files_weight IS NULL OR files_weight < 0 THEN
-        RAISE EXCEPTION 'search: files_weight must be 0 or more, not %', coalesce(files_weight::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF fusion IS NULL OR fusion NOT IN ('rrf', 'scores') THEN
-        RAISE EXCEPTION 'search: fusion must be ''rrf'' or ''scores'', not %', coalesce(quote_literal(fusion), 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF rrf_k IS NULL OR rrf_k < 1 THEN
-        RAISE EXCEPTION 'search: rrf_k must be at least 1, not %', coalesce(rrf_k::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF per_file IS NULL OR per_file < 1 THEN
-        RAISE EXCEPTION 'search: per_file must be at least 1, not %', coalesce(per_file::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
-    IF query_vector IS NULL THEN
-        -- No embedding given: the one a client stored for this very text, if any.
-        SELECT q.embedding, q.model INTO query_vector, vector_model
-        FROM rag.query_embeddings q
-        WHERE q.query_hash = md5(search.query) AND (search.model IS NULL OR q.model = search.model)
-          AND EXISTS (SELECT 1 FROM rag.embedding_models m WHERE m.model = q.model)
-        ORDER BY q.used_at DESC LIMIT 1;
-    ELSIF vector_model IS NULL THEN
-        SELECT m.model INTO vector_model FROM rag.embedding_models m
-        WHERE m.dimensions = vector_dims(query_vector)
-        ORDER BY (SELECT count(*) FROM rag.embeddings e WHERE e.model = m.model) DESC, m.model
-        LIMIT 1;
-        IF vector_model IS NULL THEN
-            RAISE EXCEPTION 'search: no stored embeddings have % dimensions like query_embedding; models: %',
-                vector_dims(query_vector),
-                coalesce((SELECT string_agg(format('%s (%s)', m.model, m.dimensions), ', ')
-                          FROM rag.embedding_models m), 'none')
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-    END IF;
-
-    IF query_vector IS NULL OR search.vector_weight = 0 THEN
+    IF query_vector IS NULL OR hs.vector_weight = 0 THEN
         -- Keywords alone: fusion keeps their order, so the ranking step needs
         -- only the top_k of them, and as many again for the chunks it demotes
         -- (and a few spare for chunks gone since: rag._fused_candidates). An
         -- exact top 30 costs far less than a top 50.
-        keyword_n := least(search.candidates, 2 * search.top_k + 10);
+        keyword_n := least(hs.candidates, 2 * _hybrid_search.top_k + 10);
     END IF;
 
     -- Only a hybrid search has the names arm and is lifted (where calls were resolved);
     -- otherwise both are empty, and fusion keeps the keyword order.
-    hybrid := search.bm25_weight > 0 AND search.vector_weight > 0 AND query_vector IS NOT NULL;
-    lift_calls := hybrid AND search.graph_weight > 0;
+    hybrid := hs.bm25_weight > 0 AND hs.vector_weight > 0 AND query_vector IS NOT NULL;
+    lift_calls := hybrid AND hs.graph_weight > 0;
     IF lift_calls THEN
         lift_calls := EXISTS (SELECT 1 FROM rag.ref_resolution r WHERE r.target_id IS NOT NULL);
     END IF;
-    IF hybrid AND search.names_weight > 0 THEN
-        name_terms := rag._name_terms(search.query);
+    IF hybrid AND hs.names_weight > 0 THEN
+        name_terms := rag._name_terms(_hybrid_search.query);
     END IF;
 
     -- The candidates, ranked by their names too and lifted where calls were
@@ -327,22 +254,22 @@ BEGIN
     PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
     WITH fused AS (
         SELECT * FROM rag._fused_candidates(
-            search.query, query_vector, vector_model, keyword_n, search.candidates, search.sources,
-            search.source_types, search.languages, search.path_prefix, search.bm25_weight,
-            search.vector_weight, search.rrf_k, search.k1, search.b, search.fusion)
+            _hybrid_search.query, query_vector, vector_model, keyword_n, hs.candidates, _hybrid_search.sources,
+            _hybrid_search.source_types, _hybrid_search.languages, _hybrid_search.path_prefix, hs.bm25_weight,
+            hs.vector_weight, hs.rrf_k, hs.k1, hs.b, hs.fusion)
     ),
     named AS (  -- the names arm (rag._name_scores)
         SELECT n.chunk_id, n.score, row_number() OVER (ORDER BY n.score DESC, n.chunk_id)::integer AS rank
-        FROM rag._name_scores((SELECT array_agg(fu.chunk_id) FROM fused fu), name_terms, search.k1, search.b) n
+        FROM rag._name_scores((SELECT array_agg(fu.chunk_id) FROM fused fu), name_terms, hs.k1, hs.b) n
         WHERE name_terms IS NOT NULL
     ),
     scored AS (
         SELECT fu.chunk_id, fu.bm25_score, fu.bm25_rank, fu.vector_score, fu.vector_rank,
                fu.score
                -- the names arm, fused as the other two are
-               + CASE search.fusion
-                     WHEN 'rrf' THEN coalesce(search.names_weight / (search.rrf_k + na.rank), 0)
-                     ELSE coalesce(search.names_weight * na.score / (SELECT max(n.score) FROM named n), 0)
+               + CASE hs.fusion
+                     WHEN 'rrf' THEN coalesce(hs.names_weight / (hs.rrf_k + na.rank), 0)
+                     ELSE coalesce(hs.names_weight * na.score / (SELECT max(n.score) FROM named n), 0)
                  END AS score
         FROM fused fu
         LEFT JOIN named na ON na.chunk_id = fu.chunk_id
@@ -355,7 +282,7 @@ BEGIN
                              (SELECT array_agg(sc.score ORDER BY sc.chunk_id) FROM scored sc)) l
         WHERE lift_calls
     )
-    SELECT array_agg(sc.chunk_id), array_agg(sc.score + search.graph_weight * coalesce(li.lift, 0)),
+    SELECT array_agg(sc.chunk_id), array_agg(sc.score + hs.graph_weight * coalesce(li.lift, 0)),
            array_agg(sc.bm25_score), array_agg(sc.bm25_rank), array_agg(sc.vector_score), array_agg(sc.vector_rank)
       INTO cand_ids, cand_scores, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks
     FROM scored sc
@@ -363,14 +290,14 @@ BEGIN
 
     -- The files arm, and tests voting for the modules they are named after
     -- (sql/036_ranking.sql): lifts that may add candidates the arms missed.
-    IF hybrid AND (search.files_weight > 0 OR (factors->>'tested')::double precision > 0) THEN
+    IF hybrid AND (hs.files_weight > 0 OR (factors->>'tested')::double precision > 0) THEN
         WITH lifted AS (
             SELECT l.chunk_id, sum(l.lift) AS lift
             FROM (SELECT f.chunk_id, f.lift
-                  FROM rag._file_lifts(cand_ids, cand_scores, query_vector, vector_model, search.files_weight,
-                                       search.rrf_k, search.fusion, search.sources, search.source_types,
-                                       search.languages, search.path_prefix) f
-                  WHERE search.files_weight > 0
+                  FROM rag._file_lifts(cand_ids, cand_scores, query_vector, vector_model, hs.files_weight,
+                                       hs.rrf_k, hs.fusion, _hybrid_search.sources, _hybrid_search.source_types,
+                                       _hybrid_search.languages, _hybrid_search.path_prefix) f
+                  WHERE hs.files_weight > 0
                   UNION ALL
                   SELECT t.chunk_id, t.lift
                   FROM rag._tested_lifts(cand_ids, cand_scores, query_vector, vector_model,
@@ -388,22 +315,22 @@ BEGIN
 
     -- The ranking step over the candidates (sql/036_ranking.sql), given as
     -- values so that rag._ranked is inlined, and planned once too.
-    IF rag._identifier_shaped(search.query) THEN
-        source_filter := rag._source_ids(search.sources, 'search');
+    IF rag._identifier_shaped(_hybrid_search.query) THEN
+        source_filter := rag._source_ids(_hybrid_search.sources, 'search');
     END IF;
     RETURN QUERY
-    SELECT h.*, u.bm25_score, u.bm25_rank, u.vector_score, u.vector_rank, r.score
-    FROM rag._ranked(cand_ids, cand_scores, search.query, factors, search.include_tests, search.per_file,
-                     source_filter, search.source_types, search.languages, search.path_prefix, search.top_k) r
-    JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
+    SELECT r.chunk_id, u.bm25_score, u.bm25_rank, u.vector_score, u.vector_rank, r.score
+    FROM rag._ranked(cand_ids, cand_scores, _hybrid_search.query, factors, hs.include_tests, hs.per_file,
+                     source_filter, _hybrid_search.source_types, _hybrid_search.languages,
+                     _hybrid_search.path_prefix, _hybrid_search.top_k) r
     LEFT JOIN unnest(cand_ids, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks)
               AS u(chunk_id, bm25_score, bm25_rank, vector_score, vector_rank) ON u.chunk_id = r.chunk_id
     ORDER BY r.score DESC, least(u.bm25_rank, u.vector_rank), r.chunk_id
-    LIMIT search.top_k;  -- without it the planner expects more rows and hashes all files
+    LIMIT _hybrid_search.top_k;  -- without it the planner expects more rows and hashes all files
     PERFORM set_config('plan_cache_mode', plan_mode, true);
-END
+END hs
 $$;
-COMMENT ON FUNCTION rag.search(text, vector, integer, text[], text[], text[], text, double precision, double precision, integer, integer, text, double precision, double precision, text, double precision, double precision, jsonb, integer, boolean, double precision) IS
-    'Hybrid search: BM25 and vector arms (filters inside both), and a names arm (BM25 over code chunks'' paths and fqns) weighted names_weight, fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with fusion => ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the candidates (+ w_names * names bm25/best).'
-    ' A hybrid search then adds graph_weight times the fused scores of the top 20 candidates that call a definition in a candidate, a files arm weighted files_weight (the 20 code files whose mean chunk vector is nearest the query, each lifting its best candidate or its nearest chunk by rank as the arms are fused), and a share (priors tested) of test candidates'' scores to the chunk nearest the query of the module each test is named after.'
-    ' Last, the ranking step (rag._ranked): definitions the query names first, path-class priors (rag.ranking_priors, overridden by priors; tests at full weight with include_tests), at most per_file chunks of a file before a decay. Without query_embedding it uses a stored embedding of the same query text, else keywords alone.';
+COMMENT ON FUNCTION rag._hybrid_search(text, vector, text, integer, text[], text[], text[], text, jsonb) IS
+    'Private: rag.search''s hits as chunk ids and scores, best first. BM25 and vector arms (filters inside both) and a names arm (BM25 over code chunks'' paths and fqns), fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with hs.fusion ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the hs.candidates (+ w_names * names bm25/best).'
+    ' A hybrid search then adds graphWeight times the fused scores of the top 20 hs.candidates that call a definition in a candidate, a files arm weighted filesWeight (the 20 code files whose mean chunk vector is nearest the query, each lifting its best candidate or its nearest chunk by rank as the arms are fused), and a share (priors tested) of test hs.candidates'' scores to the chunk nearest the query of the module each test is named after.'
+    ' Last, the ranking step (rag._ranked): definitions the query names first, path-class priors, at most perFile chunks of a file before a decay.';

@@ -23,6 +23,7 @@ wherever it can.
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -131,6 +132,7 @@ def main(command: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stops the servers on the way out
     args = sys.argv[1:]
     if args[:1] == ["--"]:
         args = args[1:]

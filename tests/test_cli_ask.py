@@ -192,7 +192,7 @@ def test_a_rejected_key_names_where_it_comes_from(project, monkeypatch):
 def hit(number: int, content: str) -> SearchHit:
     return SearchHit(chunk_id=number, source_name="s", path=f"f{number}.py", source_type="code",
                      content=content, coordinates={"startLine": 1, "endLine": 2}, bm25=None, bm25_rank=None,
-                     vector=None, vector_rank=None, rrf=1.0 / number)
+                     vector=None, vector_rank=None, score=1.0 / number, fusion="rrf")
 
 
 def test_fit_keeps_rank_order_and_cuts_only_a_first_source_too_big():

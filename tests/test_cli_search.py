@@ -69,7 +69,7 @@ def test_search_demotes_tests_unless_asked(indexed: Path) -> None:
     def test_score(*args: str) -> float:
         code, out, _ = rag("search", "combine latest", "--json", "--per-file", "1", *args)
         assert code == 0
-        return float(next(r["scores"]["rrf"] for r in json.loads(out)["results"]
+        return float(next(r["scores"]["score"] for r in json.loads(out)["results"]
                           if r["path"] == "tests/stream.test.ts"))
 
     full, demoted = test_score("--include-tests"), test_score()

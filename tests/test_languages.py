@@ -151,13 +151,15 @@ def test_an_english_only_model_adds_nothing_to_a_russian_question(rag_db: db.Dat
     index_mixed_project(rag_db, tmp_path / "p")
     embedder, settings = HashEmbedder(), SearchConfig(final_top_k=5)
     question = SearchRequest("Как сделать резервную копию базы данных")
-    with db.connect(rag_db) as conn:
-        english_only = Searcher(conn, settings, embedder, NoReranker(), ["english"]).search(question)
+    with db.connect(rag_db) as conn:  # what the model reads is in the catalog, set by each index run
+        sqlapi.set_model_languages(conn, embedder.model_id, ["english"])
+        english_only = Searcher(conn, settings, embedder, NoReranker()).search(question)
         keywords = Searcher(conn, settings, embedder, NoReranker()).search(
             SearchRequest(question.query, keyword_only=True))
+        sqlapi.set_model_languages(conn, embedder.model_id, None)
         any_language = Searcher(conn, settings, embedder, NoReranker()).search(question)
-    assert [(h.chunk_id, h.rrf) for h in english_only.hits] == [(h.chunk_id, h.rrf) for h in keywords.hits]
-    assert [h.rrf for h in any_language.hits] != [h.rrf for h in keywords.hits]
+    assert [(h.chunk_id, h.score) for h in english_only.hits] == [(h.chunk_id, h.score) for h in keywords.hits]
+    assert [h.score for h in any_language.hits] != [h.score for h in keywords.hits]
 
 
 def test_the_model_languages_default_to_english_for_the_bundled_model_only() -> None:

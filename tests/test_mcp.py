@@ -82,7 +82,7 @@ def test_search_returns_structured_results(harness: Harness) -> None:
     assert first["sourceName"] == "proj" and first["sourceType"] == "code"
     assert first["startLine"] == first["coordinates"]["startLine"] >= 1
     assert first["scores"]["bm25"] > 0 and first["scores"]["vector"] is not None
-    assert first["scores"]["rrf"] > 0 and first["scores"]["rerank"] is None
+    assert first["scores"]["score"] > 0 and first["scores"]["rerank"] is None
     assert "combineLatest" in first["snippet"] and len(first["snippet"]) <= 500
     assert first["language"] == "typescript" and first["absolutePath"].endswith("/proj/src/stream.ts")
 

@@ -84,8 +84,8 @@ def test_hybrid_search_adds_the_names_arm_by_rank(rag_db: db.DatabaseTarget, tmp
     vector = "[" + ",".join(map(str, embedder.embed_query(query))) + "]"
 
     def scores(weight: float, embedding: str | None = vector) -> dict[int, float]:
-        found = rows(rag_db, "SELECT chunk_id, score FROM rag.search(%s, %s::vector, 10, graph_weight => 0, "
-                             "names_weight => %s)", query, embedding, weight)
+        found = rows(rag_db, "SELECT chunk_id, score FROM rag.search(%s, %s::vector, 10, options => "
+                             "jsonb_build_object('graphWeight', 0, 'namesWeight', %s::float8))", query, embedding, weight)
         return {r["chunk_id"]: r["score"] for r in found}
 
     # Every chunk is a candidate of this small corpus: the names arm ranks them all.

@@ -35,11 +35,12 @@ def index_tree(target: db.DatabaseTarget, root: Path, files: dict[str, str], max
     return embedder
 
 
-def search(target: db.DatabaseTarget, embedder: HashEmbedder, query: str, **args: Any) -> list[dict[str, Any]]:
-    """rag.search hybrid (the query's HashEmbedder vector), named arguments given as SQL literals."""
+def search(target: db.DatabaseTarget, embedder: HashEmbedder, query: str, top_k: int = 10,
+           **options: Any) -> list[dict[str, Any]]:
+    """rag.search hybrid (the query's HashEmbedder vector) with these options (rag.search_options)."""
     vector = "[" + ",".join(map(str, embedder.embed_query(query))) + "]"
-    named = "".join(f", {name} => {value}" for name, value in args.items())
-    return rows(target, f"SELECT * FROM rag.search(%s, %s::vector{named})", query, vector)
+    return rows(target, "SELECT * FROM rag.search(%s, %s::vector, %s, options => %s)", query, vector, top_k,
+                json.dumps(options))
 
 
 # A class split into chunks (its header, then its methods), and code using it everywhere.
@@ -69,7 +70,7 @@ def test_a_symbol_query_puts_its_definition_first(rag_db: db.DatabaseTarget, sho
                   "shoppingcart"):
         found = search(rag_db, shop, query)
         assert (found[0]["path"], found[0]["fqn"]) == ("shop/cart.py", "ShoppingCart"), query
-    plain = {r["chunk_id"]: r["score"] for r in search(rag_db, shop, "ShoppingCart", priors="'{\"definition\": 0}'")}
+    plain = {r["chunk_id"]: r["score"] for r in search(rag_db, shop, "ShoppingCart", priors={"definition": 0})}
     boosted = search(rag_db, shop, "ShoppingCart")
     # The definition gains twice the best fused score (the best here: nothing outranks it unboosted).
     assert boosted[0]["score"] == pytest.approx(plain[boosted[0]["chunk_id"]] + 2 * max(plain.values()))
@@ -80,9 +81,9 @@ def test_a_symbol_query_puts_its_definition_first(rag_db: db.DatabaseTarget, sho
 
 def test_a_definition_the_arms_missed_is_added(rag_db: db.DatabaseTarget, shop: HashEmbedder) -> None:
     """Found by name though neither arm ranks it: one candidate per arm here."""
-    found = search(rag_db, shop, "ShoppingCart", candidates=1, top_k=1)
+    found = search(rag_db, shop, "ShoppingCart", retrieveTopK=1, top_k=1)
     assert found[0]["fqn"] == "ShoppingCart" and found[0]["bm25_rank"] is None
-    other_source = rows(rag_db, "SELECT count(*) AS n FROM rag.search('ShoppingCart', path_prefix => 'tests/')")
+    other_source = rows(rag_db, """SELECT count(*) AS n FROM rag.search('ShoppingCart', filters => '{"pathPrefix": "tests/"}')""")
     assert other_source[0]["n"] == 1, "filters hold for added definitions too"
 
 
@@ -95,13 +96,13 @@ def test_tests_are_demoted_and_reachable_on_purpose(rag_db: db.DatabaseTarget, s
         found = search(rag_db, shop, "cart items", top_k=20, **args)
         return next(r["score"] for r in found if r["path"] == "tests/test_cart.py")
 
-    assert test_score(include_tests="true") == pytest.approx(10 * test_score())
-    assert test_score(priors="'{\"test\": 0.05}'") == pytest.approx(0.5 * test_score())
-    assert test_rank(include_tests="true") <= test_rank()
+    assert test_score(includeTests=True) == pytest.approx(10 * test_score())
+    assert test_score(priors={"test": 0.05}) == pytest.approx(0.5 * test_score())
+    assert test_rank(includeTests=True) <= test_rank()
     about_tests = search(rag_db, shop, "cart items tests", top_k=20)
     worded = next(r["score"] for r in about_tests if r["path"] == "tests/test_cart.py")
     assert worded == pytest.approx(next(r["score"] for r in search(
-        rag_db, shop, "cart items tests", top_k=20, include_tests="true") if r["path"] == "tests/test_cart.py")), \
+        rag_db, shop, "cart items tests", top_k=20, includeTests=True) if r["path"] == "tests/test_cart.py")), \
         "a query about tests takes them at full weight"
 
 
@@ -109,15 +110,15 @@ def test_one_file_does_not_fill_the_top_k(rag_db: db.DatabaseTarget, shop: HashE
     def cart_chunks(found: list[dict[str, Any]]) -> int:
         return sum(r["path"] == "shop/cart.py" for r in found[:4])
 
-    free = search(rag_db, shop, "add item append", per_file=100)
+    free = search(rag_db, shop, "add item append", perFile=100)
     assert cart_chunks(free) == 4, "the arms alone: one file fills the top 4"
-    assert cart_chunks(search(rag_db, shop, "add item append", priors="'{\"decay\": 0}'")) == 3
+    assert cart_chunks(search(rag_db, shop, "add item append", priors={"decay": 0})) == 3
     # Each chunk of a file after its first per_file (3) is worth decay (0.8) times the one before.
     decayed = {r["chunk_id"]: r["score"] for r in search(rag_db, shop, "add item append")}
     in_cart = [r for r in free if r["path"] == "shop/cart.py"]
     assert [decayed[r["chunk_id"]] for r in in_cart] == pytest.approx(
         [r["score"] * 0.8 ** max(0, i - 2) for i, r in enumerate(in_cart)])
-    assert cart_chunks(search(rag_db, shop, "add item append", per_file=2, priors="'{\"decay\": 0}'")) == 2
+    assert cart_chunks(search(rag_db, shop, "add item append", perFile=2, priors={"decay": 0})) == 2
 
 
 PRICING = "".join(f"def rule_{n}(order):\n    return order.total * {n}\n\n\n" for n in range(4))
@@ -132,8 +133,8 @@ def test_tests_lift_the_module_they_are_named_after(rag_db: db.DatabaseTarget, t
         "shop/pricing.py": PRICING, "tests/test_pricing.py": PRICING_TESTS, "web/pricing.js": "var rule = 1;\n"})
     query = "discount coupon"
     lifted = {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query)}
-    plain = {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, priors="'{\"tested\": 0}'")}
-    test_fused = next(r["score"] for r in search(rag_db, embedder, query, include_tests="true")
+    plain = {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, priors={"tested": 0})}
+    test_fused = next(r["score"] for r in search(rag_db, embedder, query, includeTests=True)
                       if r["path"] == "tests/test_pricing.py")
     vector = "[" + ",".join(map(str, embedder.embed_query(query))) + "]"
     nearest = rows(rag_db, "SELECT c.id FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id "
@@ -149,8 +150,8 @@ def test_modules_sharing_a_tested_name_split_the_vote(rag_db: db.DatabaseTarget,
         "shop/pricing.py": PRICING, "admin/pricing.py": PRICING, "tests/test_pricing.py": PRICING_TESTS})
     query = "discount coupon"
     lifted = {r["chunk_id"]: r for r in search(rag_db, embedder, query)}
-    plain = {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, priors="'{\"tested\": 0}'")}
-    test_fused = next(r["score"] for r in search(rag_db, embedder, query, include_tests="true")
+    plain = {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, priors={"tested": 0})}
+    test_fused = next(r["score"] for r in search(rag_db, embedder, query, includeTests=True)
                       if r["path"] == "tests/test_pricing.py")
     gains = {r["path"]: r["score"] - plain.get(chunk, 0) for chunk, r in lifted.items()
              if r["score"] != plain.get(chunk)}
@@ -239,7 +240,7 @@ def test_prose_and_release_notes_yield_to_code_unless_asked_for(rag_db: db.Datab
     def scores(query: str, **args: Any) -> dict[str, float]:
         return {r["path"]: r["score"] for r in search(rag_db, embedder, query, **args)}
 
-    neutral = "'{\"docs\": 1, \"changelog\": 1}'"
+    neutral = {"docs": 1, "changelog": 1}
     behaviour, plain = scores("sign a cookie secret"), scores("sign a cookie secret", priors=neutral)
     assert behaviour["docs/cookies.md"] == pytest.approx(0.5 * plain["docs/cookies.md"])
     assert behaviour["CHANGELOG.md"] == pytest.approx(0.5 * plain["CHANGELOG.md"]), "its class prior alone"
@@ -308,10 +309,11 @@ def test_a_sql_definition_question(rag_db: db.DatabaseTarget, tmp_path: Path) ->
 )
 def test_bad_priors_are_named(rag_db: db.DatabaseTarget, priors: str, message: str) -> None:
     with pytest.raises(psycopg.Error) as err:
-        rows(rag_db, f"SELECT * FROM rag.search('x', priors => {priors})")
+        rows(rag_db, "SELECT * FROM rag.search('x', options => jsonb_build_object('priors', %s::jsonb))",
+             priors.strip("'"))
     assert message in str(err.value)
-    with pytest.raises(psycopg.Error, match="per_file must be at least 1, not 0"):
-        rows(rag_db, "SELECT * FROM rag.search('x', per_file => 0)")
+    with pytest.raises(psycopg.Error, match="option perFile must be a whole number of at least 1, not 0"):
+        rows(rag_db, """SELECT * FROM rag.search('x', options => '{"perFile": 0}')""")
 
 
 def test_searcher_passes_config_priors_and_per_file(rag_db: db.DatabaseTarget, shop: HashEmbedder) -> None:
@@ -385,8 +387,8 @@ def test_the_files_arm_lifts_each_near_modules_best_candidate(rag_db: db.Databas
     tests gain nothing, and files_weight 0 turns the arm off."""
     embedder = index_tree(rag_db, tmp_path / "p", {**MODULES, **BESIDE}, max_tokens=12)
     query = "return x"
-    priors = "'{\"tested\": 0}'"  # (the test would lift its module too)
-    plain = {r["chunk_id"]: r for r in search(rag_db, embedder, query, top_k=20, priors=priors, files_weight=0)}
+    priors = {"tested": 0}  # (the test would lift its module too)
+    plain = {r["chunk_id"]: r for r in search(rag_db, embedder, query, top_k=20, priors=priors, filesWeight=0)}
     lifted = {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, top_k=20, priors=priors)}
     assert len(plain) == 10, "every chunk is a candidate: two per module"
     expected = {chunk: r["score"] for chunk, r in plain.items()}
@@ -395,7 +397,7 @@ def test_the_files_arm_lifts_each_near_modules_best_candidate(rag_db: db.Databas
         expected[best["chunk_id"]] += 0.3 / (10 + rank)
     assert lifted == pytest.approx(expected)
     assert {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, top_k=20, priors=priors,
-                                                      files_weight=0.0)} == pytest.approx(
+                                                      filesWeight=0.0)} == pytest.approx(
         {chunk: r["score"] for chunk, r in plain.items()})
 
 
@@ -428,11 +430,11 @@ def test_a_module_without_candidates_lifts_its_chunk_nearest_the_query(rag_db: d
 
 
 def test_files_weight_is_checked_and_passed_from_config(rag_db: db.DatabaseTarget, shop: HashEmbedder) -> None:
-    with pytest.raises(psycopg.Error, match="files_weight must be 0 or more, not -1"):
-        rows(rag_db, "SELECT * FROM rag.search('x', files_weight => -1)")
+    with pytest.raises(psycopg.Error, match="option filesWeight must be a number of at least 0, not -1"):
+        rows(rag_db, """SELECT * FROM rag.search('x', options => '{"filesWeight": -1}')""")
     with db.connect(rag_db) as conn:
         def scores(settings: SearchConfig) -> list[float]:
             found = Searcher(conn, settings, shop, NoReranker()).search(SearchRequest("cart items", top_k=20))
-            return sorted(h.rrf for h in found.hits)
+            return sorted(h.score for h in found.hits)
 
         assert scores(SearchConfig(files_weight=0)) != scores(SearchConfig()) == scores(SearchConfig(files_weight=0.3))

@@ -2,6 +2,7 @@
 implementation, fusion arithmetic, filters in both arms, the HNSW iterative-scan case,
 query-embedding reuse, bad input, and the Python Searcher around it."""
 
+import json
 import math
 import random
 import subprocess
@@ -413,8 +414,8 @@ def arms(target: db.DatabaseTarget, column: str) -> tuple[str, dict[int, float],
 
 def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
     vector, keyword, semantic = arms(rag_db, "rank")
-    fused = rows(rag_db, "SELECT * FROM rag.search('find user', %s::vector, 20, bm25_weight => 0.3,"
-                         " vector_weight => 0.7, rrf_k => 10)", vector)
+    fused = rows(rag_db, "SELECT * FROM rag.search('find user', %s::vector, 20, options =>"
+                         " '{\"bm25Weight\": 0.3, \"vectorWeight\": 0.7, \"rrf\": {\"k\": 10}}')", vector)
     assert len(fused) == 20
     for r in fused:
         assert r["bm25_rank"] == keyword.get(r["chunk_id"]) and r["vector_rank"] == semantic.get(r["chunk_id"])
@@ -430,8 +431,9 @@ def test_fusion_is_weighted_reciprocal_rank(rag_db: db.DatabaseTarget) -> None:
 def test_score_fusion_adds_weighted_scaled_scores(rag_db: db.DatabaseTarget) -> None:
     """fusion => 'scores': BM25 over the best candidate's, cosine spread 0..1 over the candidates."""
     vector, keyword, semantic = arms(rag_db, "score")
-    fused = rows(rag_db, "SELECT * FROM rag.search('find user', %s::vector, 20, bm25_weight => 0.3,"
-                         " vector_weight => 0.7, candidates => 50, fusion => 'scores')", vector)
+    fused = rows(rag_db, "SELECT * FROM rag.search('find user', %s::vector, 20, options => '{\"bm25Weight\": 0.3,"
+                         " \"vectorWeight\": 0.7, \"retrieveTopK\": 50, \"fusion\": \"scores\"}')", vector)
+    assert {r["fusion"] for r in fused} == {"scores"}
     best, low, high = max(keyword.values()), min(semantic.values()), max(semantic.values())
     assert len(fused) == 20 and high > low
     for r in fused:
@@ -440,8 +442,8 @@ def test_score_fusion_adds_weighted_scaled_scores(rag_db: db.DatabaseTarget) -> 
         assert math.isclose(r["score"], expected)
     assert [r["score"] for r in fused] == sorted((r["score"] for r in fused), reverse=True)
     # The order differs from RRF's on this corpus: score gaps count, not only ranks.
-    by_rank = rows(rag_db, "SELECT chunk_id FROM rag.search('find user', %s::vector, 20, bm25_weight => 0.3,"
-                           " vector_weight => 0.7, candidates => 50)", vector)
+    by_rank = rows(rag_db, "SELECT chunk_id FROM rag.search('find user', %s::vector, 20, options =>"
+                           " '{\"bm25Weight\": 0.3, \"vectorWeight\": 0.7, \"retrieveTopK\": 50}')", vector)
     assert [r["chunk_id"] for r in by_rank] != [r["chunk_id"] for r in fused]
 
 
@@ -450,7 +452,7 @@ def test_keyword_only_search_is_the_bm25_top_k(rag_db: db.DatabaseTarget) -> Non
     build_corpus(rag_db, 300)
     for query in ("user service", "find id user service cache token", "vector index query search", "by"):
         top50 = rows(rag_db, "SELECT chunk_id, score, rank FROM rag.bm25_search(%s, 50)", query)
-        for top_k, args in ((1, ""), (10, ""), (10, ", vector_weight => 0"), (45, ""), (50, "")):
+        for top_k, args in ((1, ""), (10, ""), (10, ", options => '{\"vectorWeight\": 0}'"), (45, ""), (50, "")):
             found = rows(rag_db, f"SELECT chunk_id, bm25_score AS score, bm25_rank AS rank FROM rag.search(%s, top_k => %s{args})",
                          query, top_k)
             # Scores to 9 places: which terms a plan sums first depends on top_n
@@ -466,16 +468,16 @@ def rounded(ranking: list[dict[str, Any]]) -> list[tuple[int, int, float]]:
 @pytest.mark.parametrize(
     ("filters", "check"),
     [
-        ("sources => ARRAY['small']", lambda r: r["source_name"] == "small"),
-        ("source_types => ARRAY['markdown']", lambda r: r["path"].startswith("docs/")),
-        ("languages => ARRAY['python']", lambda r: r["path"].startswith("src/")),
-        ("path_prefix => 'docs/f1'", lambda r: r["path"].startswith("docs/f1")),
+        ('{"sources": ["small"]}', lambda r: r["source_name"] == "small"),
+        ('{"types": "markdown"}', lambda r: r["path"].startswith("docs/")),
+        ('{"languages": ["python"]}', lambda r: r["path"].startswith("src/")),
+        ('{"pathPrefix": "docs/f1"}', lambda r: r["path"].startswith("docs/f1")),
     ],
 )
 def test_filters_apply_inside_both_arms(rag_db: db.DatabaseTarget, filters: str, check: Any) -> None:
     embedder = build_corpus(rag_db, 300)
     vector = "[" + ",".join(map(str, embedder.embed_query("x"))) + "]"
-    found = rows(rag_db, f"SELECT * FROM rag.search('user', %s::vector, 10, {filters})", vector)
+    found = rows(rag_db, f"SELECT * FROM rag.search('user', %s::vector, 10, filters => '{filters}')", vector)
     assert len(found) == 10
     assert all(check(r) for r in found)
     assert any(r["vector_rank"] for r in found) and any(r["bm25_rank"] for r in found)
@@ -521,12 +523,25 @@ def test_stored_query_embedding_is_used_from_psql(rag_db: db.DatabaseTarget) -> 
     [
         ("SELECT * FROM rag.search('   ')", "search: query is empty"),
         ("SELECT * FROM rag.search('x', top_k => 0)", "top_k must be between 1 and 1000"),
-        ("SELECT * FROM rag.search('x', sources => ARRAY['nope'])", "unknown source 'nope'; known: big, small"),
+        ("SELECT * FROM rag.search('x', filters => '{\"sources\": [\"nope\"]}')",
+         "unknown source 'nope'; known: big, small"),
+        ("SELECT * FROM rag.search('x', filters => '{\"source\": \"big\"}')",
+         "unknown filter 'source'; filters: sources, types, languages, pathPrefix"),
+        ("SELECT * FROM rag.search('x', filters => '{\"types\": [1]}')", "filter types must hold strings only"),
         ("SELECT * FROM rag.search('x', '[1,2,3]'::vector)", "no stored embeddings have 3 dimensions"),
-        ("SELECT * FROM rag.search('x', candidates => 5)", "candidates must be at least top_k"),
-        ("SELECT * FROM rag.search('x', fusion => 'max')", "fusion must be 'rrf' or 'scores', not 'max'"),
-        ("SELECT * FROM rag.search('x', graph_weight => -1)", "graph_weight must be 0 or more"),
-        ("SELECT * FROM rag.search('x', names_weight => -1)", "names_weight must be 0 or more"),
+        ("SELECT * FROM rag.search('x', options => '{\"retrieveTopK\": 0}')",
+         "option retrieveTopK must be a whole number from 1 to 1000, not 0"),
+        ("SELECT * FROM rag.search('x', options => '{\"fusion\": \"max\"}')",
+         'option fusion must be "rrf" or "scores", not "max"'),
+        ("SELECT * FROM rag.search('x', options => '{\"graphWeight\": -1}')",
+         "option graphWeight must be a number of at least 0, not -1"),
+        ("SELECT * FROM rag.search('x', options => '{\"namesWeight\": \"high\"}')",
+         'option namesWeight must be a number of at least 0, not "high"'),
+        ("SELECT * FROM rag.search('x', options => '{\"rrf\": {\"k\": 2.5}}')",
+         "option rrf.k must be a whole number of at least 1, not 2.5"),
+        ("SELECT * FROM rag.search('x', options => '{\"bm25Weigth\": 1}')", "unknown option 'bm25Weigth'; options:"),
+        ("SELECT * FROM rag.search('x', options => '{\"bm25\": {\"k3\": 1}}')", "unknown option 'bm25.k3'"),
+        ("SELECT * FROM rag.search('x', options => '{\"priors\": {\"tset\": 1}}')", "tset"),
         ("SELECT * FROM rag.bm25_search('x', k1 => 0)", "k1 must be positive"),
         ("SELECT * FROM rag.bm25_search('x', score_all_below => -2)", "score_all_below must be 0 or more"),
         ("SELECT * FROM rag.vector_search('[1,2,3]', 'm', exact_below => -1)", "exact_below must be 0 or more"),
@@ -590,7 +605,7 @@ def test_searcher_embeds_reranks_and_falls_back(rag_db: db.DatabaseTarget, tmp_p
         by_scores = Searcher(conn, SearchConfig(final_top_k=3, fusion="scores"), embedder, NoReranker()).search(
             SearchRequest("find user by id"))
         most = 0.5 + 0.5 + 0.4  # each arm's weight times at most 1 (bm25, vector, names)
-        assert 0 < by_scores.hits[0].rrf <= most < 1 / plain.hits[0].rrf, "scaled scores, not 1/(k + rank)"
+        assert 0 < by_scores.hits[0].score <= most < 1 / plain.hits[0].score, "scaled scores, not 1/(k + rank)"
 
         keyword = Searcher(conn, settings, embedder, NoReranker()).search(
             SearchRequest("parse token", keyword_only=True))
@@ -626,16 +641,17 @@ def test_hybrid_search_lifts_definitions_the_best_candidates_call(rag_db: db.Dat
     vector = "[" + ",".join(map(str, embedder.embed_query("save user row"))) + "]"
 
     def ranked(**weights: float) -> dict[str, float]:
-        args = "".join(f", {name} => {value}" for name, value in weights.items())
-        found = rows(rag_db, "SELECT fqn, score FROM rag.search('save user row', %s::vector, 10,"
-                     f" files_weight => 0{args})", vector)  # (the files arm lifts by its own rule)
+        options = json.dumps({"filesWeight": 0, **weights})  # (the files arm lifts by its own rule)
+        found = rows(rag_db, "SELECT fqn, score FROM rag.search('save user row', %s::vector, 10, options => %s)",
+                     vector, options)
         return {r["fqn"]: r["score"] for r in found}
 
-    plain, lifted = ranked(graph_weight=0), ranked(graph_weight=0.5)
+    plain, lifted = ranked(graphWeight=0), ranked(graphWeight=0.5)
     assert {"save_user", "write_row", "unrelated_row"} <= set(plain)
     assert math.isclose(lifted["write_row"], plain["write_row"] + 0.5 * plain["save_user"]), "called by save_user"
     assert lifted["save_user"] == plain["save_user"] and lifted["unrelated_row"] == plain["unrelated_row"]
-    assert ranked() == ranked(graph_weight=0.1), "0.1 is the default"
+    assert ranked() == ranked(graphWeight=0.1), "0.1 is the default"
     keyword_lifted, keyword_plain = (
-        rows(rag_db, f"SELECT fqn, score FROM rag.search('save user row', graph_weight => {w})") for w in (0.5, 0))
+        rows(rag_db, "SELECT fqn, score FROM rag.search('save user row', options => %s)",
+             json.dumps({"graphWeight": w})) for w in (0.5, 0))
     assert keyword_lifted == keyword_plain, "keywords alone: no lift"

@@ -32,6 +32,7 @@ ORDER BY p.proname, pg_get_function_identity_arguments(p.oid)
 def api_text(target: db.DatabaseTarget) -> str:
     """One paragraph per public function: ``rag.name(arguments)``, then ``  -> result`` and columns."""
     with db.connect(target) as conn, conn.cursor(row_factory=dict_row) as cur:
+        cur.execute("SET search_path = pg_catalog, public")  # rag.* types named with their schema
         rows = cur.execute(SIGNATURES).fetchall()
     parts = []
     for row in rows:

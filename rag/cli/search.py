@@ -85,7 +85,7 @@ def search(
     else:
         response = service.search_response(request(query))
         _warn(response.warnings)
-        _print_hits(query, response.hits, "rrf" if service.config.search.fusion == "rrf" else "fused")
+        _print_hits(query, response.hits)
 
 
 def _warn(warnings: list[str]) -> None:
@@ -115,8 +115,7 @@ def _search_batch(service: RagService, batch: Path, request: Callable[[str], Sea
         typer.echo(json.dumps(out, ensure_ascii=False))
 
 
-def _print_hits(query: str, hits: list[SearchHit], fused: str) -> None:
-    """``fused``: the name of the fused score (rrf, or fused under search.fusion: scores)."""
+def _print_hits(query: str, hits: list[SearchHit]) -> None:
     from rich.console import Console
     from rich.text import Text
 
@@ -131,7 +130,7 @@ def _print_hits(query: str, hits: list[SearchHit], fused: str) -> None:
         where = f"{hit.path}:{hit.coordinates.get('startLine', '?')}-{hit.coordinates.get('endLine', '?')}"
         names = ", ".join(hit.fqns or ())  # a merged chunk: every name it holds
         label = names or hit.coordinates.get("fqn") or hit.coordinates.get("headerPath") or ""
-        scores = [f"{fused} {hit.rrf:.4f}"]
+        scores = [f"{'rrf' if hit.fusion == 'rrf' else 'fused'} {hit.score:.4f}"]
         if hit.bm25_rank:
             scores.append(f"bm25 #{hit.bm25_rank} {hit.bm25:.2f}")
         if hit.vector_rank:
@@ -144,8 +143,8 @@ def _print_hits(query: str, hits: list[SearchHit], fused: str) -> None:
         kind = ", ".join(dict.fromkeys(k for k in (hit.source_name, hit.source_type, hit.language) if k))
         header.append(printable(f"  {label}  [{kind}]  {', '.join(scores)}"))
         console.print(header)
-        if hit.url or hit.abs_path:  # a Confluence page's web address, or a local file
-            console.print(Text(printable(f"   {hit.url or hit.abs_path}"), style="dim"))
+        if hit.url or hit.absolute_path:  # a Confluence page's web address, or a local file
+            console.print(Text(printable(f"   {hit.url or hit.absolute_path}"), style="dim"))
         snippet = Text(printable("\n".join("   " + line for line in hit.content.strip().splitlines()[:6])))
         snippet.highlight_words(words, style="bold yellow", case_sensitive=False)
         console.print(snippet)

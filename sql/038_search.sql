@@ -1,0 +1,301 @@
+-- rag.search: the one hybrid search every front end calls (CLI, MCP, HTTP, psql).
+--
+-- Five parameters: the query, its embedding (optional), how many hits, the
+-- filters, and the options. Every tuning knob lives in options, validated and
+-- defaulted by rag.search_options: the single place its defaults are written
+-- (rag.config.yaml's search section and rag/config.py's SearchConfig are held
+-- to them by tests/test_search_options.py). What a search finds out on the
+-- way (no vectors for the model, a keyword-only answer, nothing indexed) is
+-- said as a NOTICE starting 'search: ', which psql prints and the Python
+-- front ends turn into warnings: one round trip, whoever calls.
+
+-- ---------------------------------------------------------------------------
+-- search_options: every tuning knob of rag.search, defaults and overrides
+CREATE OR REPLACE FUNCTION rag.search_options(
+    options jsonb DEFAULT NULL  -- overrides, e.g. {"bm25Weight": 0.7, "rrf": {"k": 20}}
+)
+RETURNS jsonb
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    defaults CONSTANT jsonb := jsonb_build_object(
+        'fusion', 'rrf',        -- rrf (weighted reciprocal rank fusion) | scores (weighted scaled scores)
+        'bm25Weight', 0.5,      -- the keyword arm's weight
+        'vectorWeight', 0.5,    -- the vector arm's (scaled by the share of the query the model reads)
+        'graphWeight', 0.1,     -- lift of candidates the best candidates call (code graph); 0: off
+        'namesWeight', 0.4,     -- the names arm: BM25 over code chunks' paths and fqns; 0: off
+        'filesWeight', 0.3,     -- the files arm: code files by their chunks' mean vector; 0: off
+        'retrieveTopK', 50,     -- candidates per arm (at least top_k)
+        'perFile', 3,           -- chunks of one file before the rest of it decays
+        'priors', '{}'::jsonb,  -- the ranking step's factors over rag.ranking_priors()
+        'includeTests', false,  -- tests and fixtures at full weight
+        'model', NULL,          -- the embedding model of query_embedding (NULL: told by its dimensions)
+        'rrf', jsonb_build_object('k', 10),
+        'bm25', jsonb_build_object('k1', 1.2, 'b', 0.75));
+    merged jsonb;
+    bad    text;
+BEGIN
+    IF options IS NULL THEN
+        RETURN defaults;
+    END IF;
+    IF jsonb_typeof(options) <> 'object' THEN
+        RAISE EXCEPTION 'search: options must be a JSON object such as {"bm25Weight": 0.7}, not %', options
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Unknown keys, at the top and inside rrf and bm25.
+    SELECT string_agg(quote_literal(k.path), ', ') INTO bad
+    FROM (SELECT t.key AS path FROM jsonb_object_keys(options) AS t(key) WHERE NOT defaults ? t.key
+          UNION ALL
+          SELECT g.grp || '.' || t.key
+          FROM unnest(ARRAY['rrf', 'bm25']) AS g(grp)
+          CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(options -> g.grp) = 'object'
+                                                    THEN options -> g.grp ELSE '{}' END) AS t(key)
+          WHERE NOT (defaults -> g.grp) ? t.key) k;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'search: unknown option %; options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors, includeTests, model, rrf.k, bm25.k1, bm25.b', bad
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT string_agg(g.grp, ', ') INTO bad FROM unnest(ARRAY['rrf', 'bm25']) AS g(grp)
+    WHERE options ? g.grp AND jsonb_typeof(options -> g.grp) <> 'object';
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'search: option % must be a JSON object such as {"k": 10}', bad
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    merged := defaults || options
+        || jsonb_build_object('rrf', (defaults -> 'rrf') || coalesce(options -> 'rrf', '{}'),
+                              'bm25', (defaults -> 'bm25') || coalesce(options -> 'bm25', '{}'));
+    -- Numbers: each with its least (and greatest) value, whole or not.
+    SELECT format('search: option %s must be %s, not %s', n.name,
+                  CASE WHEN n.whole THEN 'a whole number ' ELSE 'a number ' END
+                  || CASE WHEN n.greatest IS NULL THEN format('of at least %s', n.least)
+                          ELSE format('from %s to %s', n.least, n.greatest) END,
+                  merged #> n.path)
+      INTO bad
+    FROM (VALUES ('bm25Weight', '{bm25Weight}'::text[], 0, NULL::numeric, false),
+                 ('vectorWeight', '{vectorWeight}', 0, NULL, false),
+                 ('graphWeight', '{graphWeight}', 0, NULL, false),
+                 ('namesWeight', '{namesWeight}', 0, NULL, false),
+                 ('filesWeight', '{filesWeight}', 0, NULL, false),
+                 ('retrieveTopK', '{retrieveTopK}', 1, 1000, true),
+                 ('perFile', '{perFile}', 1, NULL, true),
+                 ('rrf.k', '{rrf,k}', 1, NULL, true),
+                 ('bm25.k1', '{bm25,k1}', 0, NULL, false),
+                 ('bm25.b', '{bm25,b}', 0, 1, false)) AS n(name, path, least, greatest, whole)
+    WHERE CASE WHEN jsonb_typeof(merged #> n.path) <> 'number' THEN true
+               ELSE (merged #>> n.path)::numeric < n.least
+                    OR (merged #>> n.path)::numeric > coalesce(n.greatest, 'infinity'::numeric)
+                    OR (n.whole AND (merged #>> n.path)::numeric % 1 <> 0) END
+    LIMIT 1;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION '%', bad USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF merged ->> 'fusion' IS NULL OR merged ->> 'fusion' NOT IN ('rrf', 'scores') THEN
+        RAISE EXCEPTION 'search: option fusion must be "rrf" or "scores", not %', merged -> 'fusion'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF jsonb_typeof(merged -> 'includeTests') <> 'boolean' THEN
+        RAISE EXCEPTION 'search: option includeTests must be true or false, not %', merged -> 'includeTests'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF jsonb_typeof(merged -> 'model') NOT IN ('string', 'null') THEN
+        RAISE EXCEPTION 'search: option model must name an embedding model (rag.status() lists them), not %',
+            merged -> 'model' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM rag.ranking_priors(merged -> 'priors');  -- says which prior is wrong
+    RETURN merged;
+END
+$$;
+COMMENT ON FUNCTION rag.search_options(jsonb) IS
+    'Every option of rag.search with its default (rag.search_options() shows them), overridden by options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors (rag.ranking_priors), includeTests, model, rrf.k, bm25.k1, bm25.b. An unknown key or a value out of range is an error naming it.';
+
+-- ---------------------------------------------------------------------------
+-- _filter_values: one filter of rag.search as an array (NULL: not given)
+CREATE OR REPLACE FUNCTION rag._filter_values(
+    filters jsonb,
+    name    text
+)
+RETURNS text[]
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    IF coalesce(jsonb_typeof(filters -> name), 'null') = 'null' THEN
+        RETURN NULL;
+    END IF;
+    CASE jsonb_typeof(filters -> name)
+        WHEN 'string' THEN
+            RETURN ARRAY[filters ->> name];
+        WHEN 'array' THEN
+            IF EXISTS (SELECT 1 FROM jsonb_array_elements(filters -> name) AS e WHERE jsonb_typeof(e) <> 'string') THEN
+                RAISE EXCEPTION 'search: filter % must hold strings only, not %', name, filters -> name
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            RETURN ARRAY(SELECT jsonb_array_elements_text(filters -> name));
+        ELSE
+            RAISE EXCEPTION 'search: filter % must be a string or an array of strings, not %', name, filters -> name
+                USING ERRCODE = 'invalid_parameter_value';
+    END CASE;
+END
+$$;
+COMMENT ON FUNCTION rag._filter_values(jsonb, text) IS
+    'Private: the filter name of rag.search''s filters as an array (a string is one value; NULL when not given).';
+
+-- ---------------------------------------------------------------------------
+-- _search_notice: what a search found out on the way, said once
+CREATE OR REPLACE FUNCTION rag._search_notice(
+    message text,
+    hint    text DEFAULT NULL  -- the SQL rendering of a rag.hints.Hint
+)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    IF hint IS NULL THEN
+        RAISE NOTICE 'search: %', message;
+    ELSE
+        RAISE NOTICE 'search: %', message USING HINT = hint;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION rag._search_notice(text, text) IS
+    'Private: a NOTICE ''search: message'' (with hint): how rag.search tells psql and the Python front ends what it found on the way.';
+
+-- ---------------------------------------------------------------------------
+-- search
+CREATE OR REPLACE FUNCTION rag.search(
+    query           text,
+    query_embedding vector DEFAULT NULL,  -- NULL: a stored embedding of this query text, else keywords alone
+    top_k           integer DEFAULT 10,
+    filters         jsonb DEFAULT NULL,   -- {"sources": [...], "types": [...], "languages": [...], "pathPrefix": "src/"}
+    options         jsonb DEFAULT NULL    -- tuning knobs: rag.search_options
+)
+RETURNS TABLE (
+    chunk_id        bigint,
+    source_name     text,
+    path            text,
+    source_type     text,
+    language        text,
+    start_line      integer,
+    end_line        integer,
+    fqn             text,
+    header_path     text,
+    page_start      integer,
+    page_end        integer,
+    content         text,
+    metadata        jsonb,
+    absolute_path   text,   -- a local source's file as a user opens it
+    url             text,   -- a Confluence page's web address
+    contextual_text text,   -- what an LLM wrote to situate the chunk (indexing.context: llm)
+    bm25_score      double precision,
+    bm25_rank       integer,
+    vector_score    double precision,
+    vector_rank     integer,
+    score           double precision,
+    fusion          text    -- how score was fused: rrf | scores
+)
+LANGUAGE plpgsql
+VOLATILE  -- stores the query's embedding; the vector arm sets hnsw.* for its transaction
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    opts         jsonb := rag.search_options(search.options);
+    query_vector vector := search.query_embedding;
+    vector_model text := opts ->> 'model';
+    sources      text[];
+    readable     double precision;
+    bad          text;
+BEGIN
+    IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
+        RAISE EXCEPTION 'search: query is empty; give some words to search for'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF top_k IS NULL OR top_k < 1 OR top_k > 1000 THEN
+        RAISE EXCEPTION 'search: top_k must be between 1 and 1000, not %', coalesce(top_k::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF filters IS NOT NULL AND jsonb_typeof(filters) <> 'object' THEN
+        RAISE EXCEPTION 'search: filters must be a JSON object such as {"sources": ["docs"]}, not %', filters
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT string_agg(quote_literal(k), ', ') INTO bad FROM jsonb_object_keys(coalesce(filters, '{}')) AS k
+    WHERE k NOT IN ('sources', 'types', 'languages', 'pathPrefix');
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'search: unknown filter %; filters: sources, types, languages, pathPrefix', bad
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF jsonb_typeof(filters -> 'pathPrefix') NOT IN ('string', 'null') THEN
+        RAISE EXCEPTION 'search: filter pathPrefix must be a string such as "src/", not %', filters -> 'pathPrefix'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    sources := rag._filter_values(filters, 'sources');
+
+    IF query_vector IS NULL AND (opts ->> 'vectorWeight')::double precision > 0 THEN
+        -- No embedding given: the one a client stored for this very text, if any.
+        SELECT q.embedding, q.model INTO query_vector, vector_model
+        FROM rag.query_embeddings q
+        WHERE q.query_hash = md5(search.query) AND (opts ->> 'model' IS NULL OR q.model = opts ->> 'model')
+          AND EXISTS (SELECT 1 FROM rag.embedding_models m WHERE m.model = q.model)
+        ORDER BY q.used_at DESC LIMIT 1;
+    ELSIF query_vector IS NOT NULL AND vector_model IS NULL THEN
+        SELECT m.model INTO vector_model FROM rag.embedding_models m
+        WHERE m.dimensions = vector_dims(query_vector)
+        ORDER BY (SELECT count(*) FROM rag.embeddings e WHERE e.model = m.model) DESC, m.model
+        LIMIT 1;
+        IF vector_model IS NULL THEN
+            RAISE EXCEPTION 'search: no stored embeddings have % dimensions like query_embedding; models: %',
+                vector_dims(query_vector),
+                coalesce((SELECT string_agg(format('%s (%s)', m.model, m.dimensions), ', ')
+                          FROM rag.embedding_models m), 'none')
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    ELSIF query_vector IS NOT NULL THEN
+        -- An embedding of a named model (what the Python front ends send): kept for psql's
+        -- later rag.search(query), unless no vector of that model is stored to search.
+        IF NOT rag.has_model(vector_model) THEN
+            PERFORM rag._search_notice(format('no vectors of the embedding model %s are stored, so this answer '
+                                              'is keyword-only', vector_model),
+                                       'index again (rag index --all) to embed with it');
+            query_vector := NULL;
+        ELSIF sources IS NOT NULL AND NOT rag.sources_have_vectors(vector_model, sources) THEN
+            PERFORM rag._search_notice(format('the sources searched (%s) have no vectors of the embedding model '
+                                              '%s, so this answer is keyword-only; index them again to embed them',
+                                              array_to_string(sources, ', '), vector_model));
+            query_vector := NULL;
+        ELSIF current_setting('transaction_read_only') = 'off' THEN  -- (a replica, a read-only session)
+            PERFORM rag.remember_query_embedding(vector_model, search.query, query_vector);
+        END IF;
+    END IF;
+    IF query_vector IS NOT NULL AND (opts ->> 'bm25Weight')::double precision > 0 THEN
+        -- A hybrid search: the vector arm counts as much as the model can read the query
+        -- (an English-only model adds nothing to a Russian question's keywords).
+        readable := rag.readable_share(search.query,
+                                       (SELECT m.languages FROM rag.embedding_models m WHERE m.model = vector_model));
+        opts := jsonb_set(opts, '{vectorWeight}', to_jsonb((opts ->> 'vectorWeight')::double precision * readable));
+    END IF;
+    IF query_vector IS NULL THEN
+        opts := jsonb_set(opts, '{vectorWeight}', '0');
+    END IF;
+
+    RETURN QUERY
+    SELECT h.chunk_id, h.source_name, h.path, h.source_type, h.language, h.start_line, h.end_line, h.fqn,
+           h.header_path, h.page_start, h.page_end, h.content, h.metadata, h.absolute_path, h.url,
+           h.contextual_text, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score, opts ->> 'fusion'
+    FROM rag._hybrid_search(search.query, query_vector, vector_model, search.top_k, sources,
+                            rag._filter_values(filters, 'types'), rag._filter_values(filters, 'languages'),
+                            filters ->> 'pathPrefix', opts) WITH ORDINALITY AS r
+    JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
+    ORDER BY r.ordinality;
+    IF NOT FOUND AND NOT EXISTS (SELECT 1 FROM rag.sources) THEN
+        PERFORM rag._search_notice('no sources indexed yet', 'try: rag index --path . --name my-project');
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION rag.search(text, vector, integer, jsonb, jsonb) IS
+    'Hybrid search (rag._hybrid_search: BM25, vector, names and files arms fused by weighted RRF or scaled scores, the code graph lift, the ranking step), best first. filters: {"sources", "types", "languages": string or array, "pathPrefix": string}; options: rag.search_options. '
+    'Without query_embedding it uses a stored embedding of the same query text, else keywords alone; with one of a model (options model) whose vectors are stored it keeps it for later calls. The vector arm''s weight is scaled by the share of the query written in the model''s languages. What it finds on the way is a NOTICE ''search: ...''.';
