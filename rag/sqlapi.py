@@ -82,7 +82,7 @@ def remove_source(conn: Conn, name: str) -> int:
     return int(_value(conn, "SELECT rag.remove_source(%s)", (name,)))
 
 
-# -- keywords (sql/015_keywords.sql) -----------------------------------------------
+# -- keywords (sql/015_keywords.sql, 016_bm25_stats.sql, 017_bulk_load.sql) ----------
 
 
 def keyword_data_intact(conn: Conn) -> bool:
