@@ -182,30 +182,6 @@ COMMENT ON FUNCTION rag._stem_dictionaries() IS
     'Private: the configured dictionary of each script slot (rag._script_slot), NULL where none is: the dictionaries argument of the keyword functions.';
 
 -- ---------------------------------------------------------------------------
--- readable_share: how much of a query a model of some languages can read
-CREATE OR REPLACE FUNCTION rag.readable_share(
-    query     text,
-    languages text[]  -- the languages the embedding model reads; NULL: any
-)
-RETURNS double precision
-LANGUAGE sql
-IMMUTABLE
-PARALLEL SAFE
-BEGIN ATOMIC
-    -- The share of the query's words (those with a letter) written in the
-    -- script of one of the languages: the weight of the vector arm of an
-    -- English-only model is scaled by it, so that it never outvotes BM25 on
-    -- a Russian question it cannot read (eval/README.md).
-    SELECT CASE WHEN languages IS NULL THEN 1.0::double precision
-           ELSE coalesce(avg((rag._script_slot(w) IN (SELECT rag._language_slot(l) FROM unnest(languages) AS l))::integer),
-                         1.0)::double precision END
-    FROM regexp_split_to_table(coalesce(query, ''), '[^[:alnum:]]+') AS w
-    WHERE w ~ '[[:alpha:]]';
-END;
-COMMENT ON FUNCTION rag.readable_share(text, text[]) IS
-    'The share (0 to 1) of a query''s words written in a script of one of languages (NULL: any, 1): what the vector arm''s weight is scaled by for a model reading only those languages.';
-
--- ---------------------------------------------------------------------------
 -- set_languages
 CREATE OR REPLACE FUNCTION rag.set_languages(
     languages text[]

@@ -86,7 +86,7 @@ COMMENT ON FUNCTION rag._filtered_chunks(bigint[], bigint[], integer) IS
     'Private: ids of the chunks passing resolved source/file filters, at most max_rows + 1 of them.';
 
 -- ---------------------------------------------------------------------------
--- bm25_search: the exact Okapi BM25 top_n, by one of three strategies
+-- _bm25_top: the exact Okapi BM25 top_n of keyword terms, by one of three strategies
 --
 -- Each strategy returns what rag._bm25_exhaustive (every matching chunk
 -- scored; the tests' oracle) ranks first, ties by chunk id. They rest on:
@@ -114,8 +114,8 @@ COMMENT ON FUNCTION rag._filtered_chunks(bigint[], bigint[], integer) IS
 -- Statements whose best plan depends on the filters are planned per call
 -- (plan_cache_mode): see "Pitfalls" in sql/README.md, and the measurements
 -- behind each choice in docs/decisions/050-bm25-search-strategies.md.
-CREATE OR REPLACE FUNCTION rag.bm25_search(
-    query        text,
+CREATE OR REPLACE FUNCTION rag._bm25_top(
+    keyword_terms text[],  -- (rag.parse_query(query)).keyword_terms
     top_n        integer DEFAULT 50,
     sources      text[] DEFAULT NULL,
     source_types text[] DEFAULT NULL,
@@ -183,7 +183,7 @@ BEGIN
            array_agg(rag._field_idf(s.term, s.df, n_docs, rag._documents()) ORDER BY s.df, s.term)
       INTO query_terms, query_dfs, query_idfs
     FROM rag.term_stats s
-    WHERE s.term = ANY (rag._keyword_terms(query, rag._stem_dictionaries()))
+    WHERE s.term = ANY (keyword_terms)
       AND s.df > 0;
     IF coalesce(cardinality(query_terms), 0) = 0 OR n_docs = 0 THEN
         RETURN;
@@ -220,8 +220,8 @@ BEGIN
         FROM unnest(best_ids, best_scores) WITH ORDINALITY AS u(id, s, r);
 END
 $$;
-COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer) IS
-    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore when they do not settle it, or every chunk scored when filters leave at most score_all_below.';
+COMMENT ON FUNCTION rag._bm25_top(text[], integer, text[], text[], text[], text, double precision, double precision, integer) IS
+    'Private: rag.bm25_search of a parsed query''s keyword terms. Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking: the heaviest postings first, then MaxScore when they do not settle it, or every chunk scored when filters leave at most score_all_below.';
 
 -- ---------------------------------------------------------------------------
 -- _bm25_score_all: bm25_search's strategy for few filtered chunks

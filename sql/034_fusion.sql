@@ -46,17 +46,6 @@ COMMENT ON FUNCTION rag._call_lifts(bigint[], double precision[], integer) IS
 
 -- ---------------------------------------------------------------------------
 -- search: its candidates and the rows it returns
-CREATE OR REPLACE FUNCTION rag._name_terms(
-    query text
-)
-RETURNS text[]
-LANGUAGE sql
-STABLE  -- (the configured languages' stop words)
-PARALLEL SAFE
-RETURN ARRAY(SELECT 'name:' || t FROM unnest(rag.query_terms(query)) AS t);
-COMMENT ON FUNCTION rag._name_terms(text) IS
-    'Private: the name: terms (rag._name_frequencies) of a query''s terms.';
-
 CREATE OR REPLACE FUNCTION rag._name_scores(
     chunk_ids  bigint[],
     name_terms text[],
@@ -82,10 +71,10 @@ BEGIN ATOMIC
     GROUP BY p.chunk_id;
 END;
 COMMENT ON FUNCTION rag._name_scores(bigint[], text[], double precision, double precision) IS
-    'Private: the BM25 scores of these chunks'' names (path, fqn: rag._name_frequencies) for name: terms (rag._name_terms); chunks whose names hold none are left out.';
+    'Private: the BM25 scores of these chunks'' names (path, fqn: rag._name_frequencies) for name: terms (rag.parse_query); chunks whose names hold none are left out.';
 
 CREATE OR REPLACE FUNCTION rag._fused_candidates(
-    query         text,
+    q             rag.parsed_query,
     query_vector  vector,
     model         text,
     keyword_n     integer,
@@ -122,7 +111,7 @@ BEGIN
     RETURN QUERY
     WITH keyword AS (
         SELECT k.chunk_id, k.score, k.rank
-        FROM rag.bm25_search(_fused_candidates.query, _fused_candidates.keyword_n,
+        FROM rag._bm25_top((q).keyword_terms, _fused_candidates.keyword_n,
                              _fused_candidates.sources, _fused_candidates.source_types,
                              _fused_candidates.languages, _fused_candidates.path_prefix,
                              _fused_candidates.k1, _fused_candidates.b) k
@@ -156,7 +145,7 @@ BEGIN
     WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id));
 END
 $$;
-COMMENT ON FUNCTION rag._fused_candidates(text, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, integer, double precision, double precision, text) IS
+COMMENT ON FUNCTION rag._fused_candidates(rag.parsed_query, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, integer, double precision, double precision, text) IS
     'rag.search''s candidates: the BM25 arm''s keyword_n and the vector arm''s vector_n best chunks (filters inside both) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered.';
 
 -- What rag.search returns of a chunk besides its scores.
@@ -176,7 +165,7 @@ JOIN rag.sources s ON s.id = c.source_id;
 -- ---------------------------------------------------------------------------
 -- _hybrid_search: rag.search's arms, fusion, lifts and ranking step
 CREATE OR REPLACE FUNCTION rag._hybrid_search(
-    query        text,
+    q            rag.parsed_query,  -- rag.parse_query(query)
     query_vector vector,   -- NULL: keywords alone
     vector_model text,     -- the model query_vector is of
     top_k        integer,
@@ -244,7 +233,7 @@ BEGIN
         lift_calls := EXISTS (SELECT 1 FROM rag.ref_resolution r WHERE r.target_id IS NOT NULL);
     END IF;
     IF hybrid AND hs.names_weight > 0 THEN
-        name_terms := rag._name_terms(_hybrid_search.query);
+        name_terms := q.name_terms;
     END IF;
 
     -- The candidates, ranked by their names too and lifted where calls were
@@ -254,7 +243,7 @@ BEGIN
     PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
     WITH fused AS (
         SELECT * FROM rag._fused_candidates(
-            _hybrid_search.query, query_vector, vector_model, keyword_n, hs.candidates, _hybrid_search.sources,
+            q, query_vector, vector_model, keyword_n, hs.candidates, _hybrid_search.sources,
             _hybrid_search.source_types, _hybrid_search.languages, _hybrid_search.path_prefix, hs.bm25_weight,
             hs.vector_weight, hs.rrf_k, hs.k1, hs.b, hs.fusion)
     ),
@@ -315,12 +304,12 @@ BEGIN
 
     -- The ranking step over the candidates (sql/036_ranking.sql), given as
     -- values so that rag._ranked is inlined, and planned once too.
-    IF rag._identifier_shaped(_hybrid_search.query) THEN
+    IF q.identifier THEN
         source_filter := rag._source_ids(_hybrid_search.sources, 'search');
     END IF;
     RETURN QUERY
     SELECT r.chunk_id, u.bm25_score, u.bm25_rank, u.vector_score, u.vector_rank, r.score
-    FROM rag._ranked(cand_ids, cand_scores, _hybrid_search.query, factors, hs.include_tests, hs.per_file,
+    FROM rag._ranked(cand_ids, cand_scores, q, factors, hs.include_tests, hs.per_file,
                      source_filter, _hybrid_search.source_types, _hybrid_search.languages,
                      _hybrid_search.path_prefix, _hybrid_search.top_k) r
     LEFT JOIN unnest(cand_ids, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks)
@@ -330,7 +319,7 @@ BEGIN
     PERFORM set_config('plan_cache_mode', plan_mode, true);
 END hs
 $$;
-COMMENT ON FUNCTION rag._hybrid_search(text, vector, text, integer, text[], text[], text[], text, jsonb) IS
+COMMENT ON FUNCTION rag._hybrid_search(rag.parsed_query, vector, text, integer, text[], text[], text[], text, jsonb) IS
     'Private: rag.search''s hits as chunk ids and scores, best first. BM25 and vector arms (filters inside both) and a names arm (BM25 over code chunks'' paths and fqns), fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with hs.fusion ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the hs.candidates (+ w_names * names bm25/best).'
-    ' A hybrid search then adds graphWeight times the fused scores of the top 20 hs.candidates that call a definition in a candidate, a files arm weighted filesWeight (the 20 code files whose mean chunk vector is nearest the query, each lifting its best candidate or its nearest chunk by rank as the arms are fused), and a share (priors tested) of test hs.candidates'' scores to the chunk nearest the query of the module each test is named after.'
+    ' A hybrid search then adds graphWeight times the fused scores of the top 20 candidates that call a definition in a candidate, a files arm weighted filesWeight (the 20 code files whose mean chunk vector is nearest the query, each lifting its best candidate or its nearest chunk by rank as the arms are fused), and a share (priors tested) of test candidates'' scores to the chunk nearest the query of the module each test is named after.'
     ' Last, the ranking step (rag._ranked): definitions the query names first, path-class priors, at most perFile chunks of a file before a decay.';

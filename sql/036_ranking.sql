@@ -345,7 +345,7 @@ COMMENT ON FUNCTION rag._query_names(text) IS
 -- ---------------------------------------------------------------------------
 -- _named_definitions: the chunks defining what a query names
 CREATE OR REPLACE FUNCTION rag._named_definitions(
-    query           text,
+    names           jsonb,      -- (rag.parse_query(query)).names: [{"module", "fqn"}]
     source_filter   bigint[],   -- rag._source_ids of the search, NULL: every source
     source_types    text[],     -- the search's per-file filters (NULL: none), checked on the few files matched
     languages       text[],
@@ -367,7 +367,7 @@ SET plan_cache_mode = auto
 AS $$
     WITH wanted AS MATERIALIZED (
         SELECT n.module, n.fqn, (regexp_match(n.fqn, '([^.]*)$'))[1] AS name
-        FROM rag._query_names(query) n
+        FROM jsonb_to_recordset(names) AS n(module text, fqn text)
     ),
     searched AS (
         SELECT s.id FROM rag.sources s WHERE source_filter IS NULL OR s.id = ANY (source_filter)
@@ -414,15 +414,15 @@ AS $$
         LIMIT 1) c
     ORDER BY c.id, b.exact DESC
 $$;
-COMMENT ON FUNCTION rag._named_definitions(text, bigint[], text[], text[], text, bigint[], integer) IS
-    'Private: the chunks holding the first line of definitions the query names (rag._query_names), within the search''s filters, at most max_rows: by fqn, as the tail of a longer fqn, or (among the candidates'' files only) in another case.';
+COMMENT ON FUNCTION rag._named_definitions(jsonb, bigint[], text[], text[], text, bigint[], integer) IS
+    'Private: the chunks holding the first line of definitions a query names (names: rag.parse_query), within the search''s filters, at most max_rows: by fqn, as the tail of a longer fqn, or (among the candidates'' files only) in another case.';
 
 -- ---------------------------------------------------------------------------
 -- _ranked: rag.search's last step
 CREATE OR REPLACE FUNCTION rag._ranked(
     ids           bigint[],            -- the fused candidates
     scores        double precision[],  -- their fused scores
-    query         text,
+    q             rag.parsed_query,
     priors        jsonb,               -- rag.ranking_priors(overrides)
     include_tests boolean,
     per_file      integer,
@@ -445,16 +445,15 @@ BEGIN ATOMIC
         SELECT u.id, u.score FROM unnest(ids, scores) AS u(id, score)
     ),
     full_tests AS MATERIALIZED (  -- tests at full weight: asked for, or the query is about tests
-        SELECT include_tests OR rag.query_terms(query) && ARRAY['test', 'tests', 'testing', 'spec', 'specs',
-                                                                'fixture', 'fixtures'] AS yes
+        SELECT include_tests OR (q).asks_for_tests AS yes
     ),
     defined AS (
         -- (a one-time filter: the function runs only for a query shaped as a name)
         SELECT d.chunk_id, d.exact
         FROM rag._named_definitions(
-            query, source_filter, source_types, languages, path_prefix,
+            (q).names, source_filter, source_types, languages, path_prefix,
             (SELECT array_agg(DISTINCT c.file_id) FROM candidates k JOIN rag.chunks c ON c.id = k.id)) d
-        WHERE (priors->>'definition')::double precision > 0 AND rag._identifier_shaped(query)
+        WHERE (priors->>'definition')::double precision > 0 AND (q).identifier
     ),
     pooled AS (
         -- The candidates and the definitions named, which the arms may have missed.
@@ -466,7 +465,7 @@ BEGIN ATOMIC
         GROUP BY p.id
     ),
     prose AS MATERIALIZED (  -- documents and release notes at full weight
-        SELECT rag._asks_for_prose(query) AS yes
+        SELECT (q).asks_for_prose AS yes
     ),
     classed AS MATERIALIZED (  -- (each chunk's class computed once, not at every use)
         SELECT p.id, c.file_id, f.path, c.content_hash, p.score, p.strength, rag._is_document(c.metadata) AS document,
@@ -498,5 +497,5 @@ BEGIN ATOMIC
     )
     SELECT s.id, s.score FROM spread s WHERE s.copy = 1 ORDER BY s.score DESC, s.id LIMIT top_k;
 END;
-COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], text, jsonb, boolean, integer, bigint[], text[], text[], text, integer) IS
+COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], rag.parsed_query, jsonb, boolean, integer, bigint[], text[], text[], text, integer) IS
     'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), prose demoted unless the query asks how to do something or what changed, and a decay per chunk of a file beyond per_file; the same text at the same path (one folder in two sources) once; the top_k with their final scores.';

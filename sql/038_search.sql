@@ -1,5 +1,10 @@
 -- rag.search: the one hybrid search every front end calls (CLI, MCP, HTTP, psql).
 --
+-- The query is read once, by rag.parse_query; every arm and prior reads the
+-- rag.parsed_query it returns (the keyword arm its keyword terms, the names
+-- arm its name terms, the ranking step its intents and the names it may
+-- name, the vector arm's weight its words by script).
+--
 -- Five parameters: the query, its embedding (optional), how many hits, the
 -- filters, and the options. Every tuning knob lives in options, validated and
 -- defaulted by rag.search_options: the single place its defaults are written
@@ -8,6 +13,116 @@
 -- way (no vectors for the model, a keyword-only answer, nothing indexed) is
 -- said as a NOTICE starting 'search: ', which psql prints and the Python
 -- front ends turn into warnings: one round trip, whoever calls.
+
+-- ---------------------------------------------------------------------------
+-- parse_query: a search query read once, for every step of rag.search
+CREATE OR REPLACE FUNCTION rag.parse_query(
+    query text
+)
+RETURNS rag.parsed_query
+LANGUAGE sql
+STABLE  -- (the configured languages' stop words and stems)
+PARALLEL SAFE
+SET search_path = pg_catalog, rag, public
+AS $$
+    WITH given AS (
+        SELECT btrim(coalesce(query, '')) AS text, rag._stem_dictionaries() AS dictionaries
+    ),
+    read AS (
+        SELECT g.text, g.dictionaries, rag.query_terms(g.text, g.dictionaries) AS terms FROM given g
+    )
+    SELECT ROW(
+        r.text,
+        r.terms,
+        -- each term and its stem: term, as documents post them (rag._text_frequencies)
+        (SELECT coalesce(array_agg(DISTINCT x.term), '{}') FROM unnest(r.terms) AS t(term),
+                LATERAL (VALUES (t.term), (rag._stem(t.term, r.dictionaries))) AS x(term)),
+        ARRAY(SELECT 'name:' || t FROM unnest(r.terms) AS t),
+        rag._identifier_shaped(r.text),
+        (SELECT coalesce(jsonb_agg(jsonb_build_object('module', n.module, 'fqn', n.fqn)), '[]')
+         FROM rag._query_names(r.text) n),
+        r.terms && ARRAY['test', 'tests', 'testing', 'spec', 'specs', 'fixture', 'fixtures'],
+        rag._asks_for_prose(r.text),
+        (SELECT coalesce(jsonb_object_agg(s.slot, s.words), '{}')
+         FROM (SELECT rag._script_slot(w) AS slot, count(*) AS words
+               FROM regexp_split_to_table(r.text, '[^[:alnum:]]+') AS w
+               WHERE w ~ '[[:alpha:]]' GROUP BY 1) s)
+    )::rag.parsed_query
+    FROM read r
+$$;
+COMMENT ON FUNCTION rag.parse_query(text) IS
+    'A search query read once (rag.parsed_query): its keyword terms, with stems, and name: terms; whether it is one identifier and the definitions it may name; whether it asks about tests or for prose (how to, releases); its words by script. Every step of rag.search reads this value.';
+
+-- ---------------------------------------------------------------------------
+-- _readable_share: how much of a parsed query a model of some languages can read
+CREATE OR REPLACE FUNCTION rag._readable_share(
+    scripts   jsonb,   -- (rag.parse_query(query)).scripts
+    languages text[]   -- the languages the embedding model reads; NULL: any
+)
+RETURNS double precision
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- The share of the query's words written in the script of one of the
+    -- languages: the weight of the vector arm of an English-only model is
+    -- scaled by it, so that it never outvotes BM25 on a Russian question it
+    -- cannot read (docs/decisions).
+    SELECT CASE WHEN languages IS NULL THEN 1.0::double precision
+           ELSE coalesce(coalesce(sum(s.words::double precision) FILTER (
+                             WHERE s.slot::integer IN (SELECT rag._language_slot(l) FROM unnest(languages) AS l)), 0)
+                         / nullif(sum(s.words::double precision), 0), 1.0) END
+    FROM jsonb_each_text(scripts) AS s(slot, words)
+$$;
+COMMENT ON FUNCTION rag._readable_share(jsonb, text[]) IS
+    'Private: the share (0 to 1) of a parsed query''s words written in a script of one of languages (NULL: any, 1).';
+
+-- ---------------------------------------------------------------------------
+-- readable_share
+CREATE OR REPLACE FUNCTION rag.readable_share(
+    query     text,
+    languages text[]  -- the languages the embedding model reads; NULL: any
+)
+RETURNS double precision
+LANGUAGE sql
+STABLE
+PARALLEL SAFE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT rag._readable_share((rag.parse_query(query)).scripts, languages)
+$$;
+COMMENT ON FUNCTION rag.readable_share(text, text[]) IS
+    'The share (0 to 1) of a query''s words written in a script of one of languages (NULL: any, 1): what rag.search scales the vector arm''s weight by for a model reading only those languages.';
+
+-- ---------------------------------------------------------------------------
+-- bm25_search: the keyword arm alone
+CREATE OR REPLACE FUNCTION rag.bm25_search(
+    query        text,
+    top_n        integer DEFAULT 50,
+    sources      text[] DEFAULT NULL,
+    source_types text[] DEFAULT NULL,
+    languages    text[] DEFAULT NULL,
+    path_prefix  text DEFAULT NULL,
+    k1           double precision DEFAULT 1.2,
+    b            double precision DEFAULT 0.75,
+    score_all_below integer DEFAULT 5000
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    score    double precision,
+    rank     integer
+)
+LANGUAGE sql
+STABLE
+ROWS 50
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT * FROM rag._bm25_top((rag.parse_query(query)).keyword_terms, top_n, sources, source_types, languages,
+                                path_prefix, k1, b, score_all_below)
+$$;
+COMMENT ON FUNCTION rag.bm25_search(text, integer, text[], text[], text[], text, double precision, double precision, integer) IS
+    'Exact Okapi BM25 top_n (Lucene IDF, corpus statistics kept current), filters applied before ranking (rag._bm25_top): the heaviest postings first, then MaxScore when they do not settle it, or every chunk scored when filters leave at most score_all_below.';
 
 -- ---------------------------------------------------------------------------
 -- search_options: every tuning knob of rag.search, defaults and overrides
@@ -205,6 +320,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     opts         jsonb := rag.search_options(search.options);
+    q            rag.parsed_query := rag.parse_query(search.query);  -- read once: every step reads q
     query_vector vector := search.query_embedding;
     vector_model text := opts ->> 'model';
     sources      text[];
@@ -274,8 +390,8 @@ BEGIN
     IF query_vector IS NOT NULL AND (opts ->> 'bm25Weight')::double precision > 0 THEN
         -- A hybrid search: the vector arm counts as much as the model can read the query
         -- (an English-only model adds nothing to a Russian question's keywords).
-        readable := rag.readable_share(search.query,
-                                       (SELECT m.languages FROM rag.embedding_models m WHERE m.model = vector_model));
+        readable := rag._readable_share(q.scripts,
+                                        (SELECT m.languages FROM rag.embedding_models m WHERE m.model = vector_model));
         opts := jsonb_set(opts, '{vectorWeight}', to_jsonb((opts ->> 'vectorWeight')::double precision * readable));
     END IF;
     IF query_vector IS NULL THEN
@@ -286,7 +402,7 @@ BEGIN
     SELECT h.chunk_id, h.source_name, h.path, h.source_type, h.language, h.start_line, h.end_line, h.fqn,
            h.header_path, h.page_start, h.page_end, h.content, h.metadata, h.absolute_path, h.url,
            h.contextual_text, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score, opts ->> 'fusion'
-    FROM rag._hybrid_search(search.query, query_vector, vector_model, search.top_k, sources,
+    FROM rag._hybrid_search(q, query_vector, vector_model, search.top_k, sources,
                             rag._filter_values(filters, 'types'), rag._filter_values(filters, 'languages'),
                             filters ->> 'pathPrefix', opts) WITH ORDINALITY AS r
     JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id

@@ -46,7 +46,7 @@ def test_code_chunks_post_their_names_documents_do_not(rag_db: db.DatabaseTarget
 
 def name_scores(target: db.DatabaseTarget, query: str) -> dict[int, float]:
     found = rows(target, "SELECT * FROM rag._name_scores((SELECT array_agg(id) FROM rag.chunks),"
-                         " rag._name_terms(%s), 1.2, 0.75)", query)
+                         " (rag.parse_query(%s)).name_terms, 1.2, 0.75)", query)
     return {r["chunk_id"]: r["score"] for r in found}
 
 

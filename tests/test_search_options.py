@@ -8,13 +8,13 @@ from typing import Any
 import yaml
 from fakes import HashEmbedder
 from helpers import rows
+from test_languages import index_mixed_project
 
 from rag import db, sqlapi
 from rag.config import RagConfig, SearchConfig
 from rag.providers import vector_literal
 from rag.providers.rerank_base import NoReranker
 from rag.search import Searcher, SearchRequest, search_options
-from test_languages import index_mixed_project
 
 ROOT = Path(__file__).resolve().parent.parent
 NOT_RANKING = {"finalTopK", "languages"}  # the search section's keys that are no rag.search option
@@ -84,3 +84,22 @@ def test_what_a_search_finds_out_becomes_a_warning(rag_db: db.DatabaseTarget, tm
     assert found.hits and all(h.vector_rank is None for h in found.hits)
     assert found.warnings == ["no vectors of the embedding model other@8 are stored, so this answer is "
                               "keyword-only; index again (rag index --all) to embed with it"]
+
+
+def test_a_query_is_read_once_into_what_every_step_needs(rag_db: db.DatabaseTarget) -> None:
+    def parsed(query: str) -> dict[str, Any]:
+        return rows(rag_db, "SELECT (rag.parse_query(%s)).*", query)[0]
+
+    sentence = parsed("  How do I refresh the tokens in tests?  ")
+    assert sentence["text"] == "How do I refresh the tokens in tests?"
+    assert sentence["terms"] == ["refresh", "tests", "tokens"]  # stop words dropped
+    assert {"refresh", "stem:refresh", "tokens", "stem:token"} <= set(sentence["keyword_terms"])
+    assert sentence["name_terms"] == ["name:refresh", "name:tests", "name:tokens"]
+    assert (sentence["identifier"], sentence["names"]) == (False, [])
+    assert (sentence["asks_for_tests"], sentence["asks_for_prose"]) == (True, True)
+    assert sentence["scripts"] == {"1": 8}
+
+    name = parsed("shop.Cart.total()")
+    assert name["identifier"] and {"module": "shop", "fqn": "Cart.total"} in name["names"]
+    assert (name["asks_for_tests"], name["asks_for_prose"]) == (False, False)
+    assert parsed("как настроить ssh_config")["scripts"] == {"1": 2, "2": 2}
