@@ -15,6 +15,7 @@ every file fully old or fully new and the next run finishes the job.
 import gc
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator
@@ -128,6 +129,10 @@ def scan(root: Path, spec: SourceSpec, settings: ChunkSettings,
 # cyclic collector took about a quarter of chunking Django (median of 3,
 # interleaved: 10.0 -> 6.9 s without the graph, 17.2 -> 13.2 s with it).
 _GC_THRESHOLD = 50_000
+# NUL as JSON writes it (after an even run of backslashes, which are escaped backslashes):
+# PostgreSQL's jsonb refuses it, so a NUL anywhere in a file's record (a page title, a body,
+# a field) is stored as U+FFFD, one character for one.
+_JSON_NUL = re.compile(rb"(?<!\\)((?:\\\\)*)\\u0000")
 
 
 @contextmanager
@@ -354,9 +359,10 @@ def _json(value: Any) -> bytes:
     instead of json's 0.71 s; what it refuses (a lone surrogate, a non-string key) goes
     through json as before."""
     try:
-        return orjson.dumps(value)
+        encoded = orjson.dumps(value)
     except orjson.JSONEncodeError:
-        return json.dumps(value).encode()
+        encoded = json.dumps(value).encode()
+    return _JSON_NUL.sub(rb"\1\\ufffd", encoded) if b"\\u0000" in encoded else encoded
 
 
 def _joined(batch: list[Batched]) -> bytes:

@@ -307,3 +307,22 @@ def test_mcp_search_shows_the_url_and_read_source_takes_a_title(
     page = harness.ok("read_source", {"source": "wiki", "path": "Postmortems"})
     assert page["path"] == "OPS/201-Postmortems" and page["content"].startswith("# Postmortems\n")
     assert harness.ok("list_sources", {"sourceType": "confluence"})["sources"][0]["name"] == "wiki"
+
+
+def test_a_deeply_nested_or_nul_holding_page_is_that_page_alone(
+    site: FakeConfluence, service: RagService, rag_db: db.DatabaseTarget
+) -> None:
+    """#56: 10,000 nested ``<div>``s or ``<ul><li>``s, and a NUL in a title or a body, once
+    ended the run (a RecursionError traceback; jsonb's 'unsupported Unicode escape sequence')."""
+    site.add(Page("300", "Nested divs", "OPS", "<div>" * 10_000 + "deep divs" + "</div>" * 10_000))
+    site.add(Page("301", "Nested lists", "OPS", "<ul><li>" * 10_000 + "deep item" + "</li></ul>" * 10_000))
+    site.add(Page("302", "Title\x00with NUL", "OPS", "<p>a body with a NUL\x00 inside</p>"))
+    out = service.index(wiki(site, ("OPS",)))
+    assert out.status == "succeeded" and out.new == 5
+    stored = files(rag_db)
+    assert "deep divs" in stored["OPS/300-Nested-divs"]["content"]
+    assert "deep item" in stored["OPS/301-Nested-lists"]["content"]
+    nul = stored["OPS/302-Title-with-NUL"]
+    assert nul["metadata"]["title"] == "Title\ufffdwith NUL" and "NUL\ufffd inside" in nul["content"]
+    hits = service.search(SearchRequest("deep divs", top_k=3, keyword_only=True)).results
+    assert hits and hits[0].path == "OPS/300-Nested-divs"

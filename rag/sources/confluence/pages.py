@@ -140,6 +140,9 @@ class ConfluenceDocuments:
             text = page_markdown(listed.page.title, body)
         except ChunkingError as exc:
             raise FileUnreadableError(f"page {listed.page.id} ({listed.page.title}): {exc}") from None
+        except Exception as exc:  # (RecursionError, MemoryError's kin…): this page's error, not the run's
+            raise FileUnreadableError(f"page {listed.page.id} ({listed.page.title}): its body could not be "
+                                      f"converted ({type(exc).__name__})") from None
         self._bodies[file.path] = body
         return text.encode("utf-8")
 
@@ -156,8 +159,12 @@ class ConfluenceDocuments:
             fields["attachment"] = listed.attachment.title
         else:
             text = data.decode("utf-8")
-            chunked = FileChunks(text, chunk_markdown(text, file.path, max_tokens=settings.max_tokens,
-                                                      overlap=settings.overlap))
+            try:
+                chunked = FileChunks(text, chunk_markdown(text, file.path, max_tokens=settings.max_tokens,
+                                                          overlap=settings.overlap))
+            except Exception as exc:  # one page never ends the run
+                chunked = FileChunks("", [], error=f"page {listed.page.id} could not be chunked "
+                                                   f"({type(exc).__name__}: {str(exc)[:200]})")
         restrictions = body.restrictions if body is not None else {}
         return replace(chunked,
                        chunks=[Chunk(c.content, {**c.metadata, **fields, "breadcrumb": listed.breadcrumb})
