@@ -487,6 +487,38 @@ def describe_validation_error(
     return "; ".join(problems)
 
 
+# Variables whose values are credentials wherever they are read (the providers', Confluence's).
+SECRET_VARIABLES = ("OPENAI_API_KEY", "JINA_API_KEY", "CONFLUENCE_API_TOKEN", "CONFLUENCE_TOKEN")
+
+
+def configured_secrets(config: RagConfig, environ: dict[str, str] | None = None) -> list[str]:
+    """Every credential the configuration holds or names: its keys and passwords, the values of
+    the variables keys are read from, and the password of the database URL."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    environ = dict(os.environ) if environ is None else environ
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+        elif isinstance(node, SecretStr):
+            found.append(node.get_secret_value())
+
+    walk(config.model_dump(mode="python"))
+    found.extend(environ.get(name, "") for name in (*SECRET_VARIABLES, config.llm.api_key_env))
+    for url in (config.database.url, environ.get("RAG_DATABASE_URL")):
+        try:
+            found.append(str(conninfo_to_dict(url or "").get("password") or ""))
+        except Exception:  # (an unparsable URL: its own message masks it)
+            continue
+    return sorted({s for s in found if s}, key=len, reverse=True)
+
+
 def masked_dump(config: RagConfig) -> dict[str, Any]:
     """The configuration as camelCase data with secrets shown as ``****``."""
     masked: dict[str, Any] = _mask(config.model_dump(by_alias=True, mode="python"))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rag import db, sqlapi
+from rag.chunking.lines import make_storable
 from rag.config import SearchConfig
 from rag.errors import ProviderError, RagError, first_line
 from rag.hints import NOTHING_INDEXED, Hint, Interface, with_hint
@@ -84,7 +85,8 @@ class Searcher:
         db.ensure_keyword_data(conn)  # rebuilt here if a database crash emptied it
 
     def search(self, request: SearchRequest) -> SearchResponse:
-        query = request.query.strip()
+        # NUL (PostgreSQL's text refuses it) is a space; a lone surrogate U+FFFD
+        query = make_storable(request.query.replace("\x00", " "))[0].strip()
         if not query:
             raise RagError("the query is empty; give some words to search for")
         if len(query) > QUERY_MAX_CHARS:

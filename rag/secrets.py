@@ -11,7 +11,8 @@ syntax reads (``postgres:/u:pw@h``, a password holding a space): anything in it 
 a credential is masked whole, and ``mask_parse_error`` does the same to libpq's complaint about it.
 
 ``scrub`` removes an API key and any ``Bearer``/``Authorization`` value from a
-provider's error body before it becomes part of a message or a run record.
+provider's error body before it becomes part of a message or a run record;
+``without_secrets`` removes the given secrets alone (from what an LLM writes).
 """
 
 import re
@@ -80,10 +81,16 @@ def mask_parse_error(message: str, url: str) -> str:
     return mask_unparsed(_QUOTED.sub(piece, message))
 
 
+def without_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each of ``secrets`` (those long enough to be one) shown as ``****``."""
+    for secret in secrets:
+        if len(secret) >= _MIN_SECRET_LENGTH and secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` without the given secrets and any Bearer or Authorization value."""
-    for secret in secrets:
-        if len(secret) >= _MIN_SECRET_LENGTH:
-            text = text.replace(secret, MASK)
+    text = without_secrets(text, secrets)
     text = _AUTHORIZATION.sub(lambda m: f"{m['head']}{MASK}", text)
     return _BEARER.sub(lambda m: f"{m['head']}{MASK}", text)

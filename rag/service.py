@@ -249,9 +249,10 @@ class RagService:
         """The LLM of the config's ``llm`` section; ProviderError (one line) when none is configured."""
         with self._model_lock:
             if self._chat_model is None:
+                from rag.config import configured_secrets
                 from rag.providers.llm import build_chat_model
 
-                self._chat_model = build_chat_model(self.config.llm)
+                self._chat_model = build_chat_model(self.config.llm, configured_secrets(self.config))
             return self._chat_model
 
     def warm_up(self) -> None:
