@@ -128,10 +128,11 @@ class SearchConfig(_Section):
 
 # What rag.upsert_source accepts, and what may name a folder under $RAG_HOME/repos.
 SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+SOURCE_NAME_MAX = 100  # characters: a folder name (255 bytes at most) with room to spare
 
 
 class SourceConfig(_Section):
-    name: str = Field(min_length=1, pattern=SOURCE_NAME_PATTERN)
+    name: str = Field(min_length=1, max_length=SOURCE_NAME_MAX, pattern=SOURCE_NAME_PATTERN)
     type: Literal["local", "git", "confluence"]
     path: str | None = None
     url: str | None = None  # a git repository, or a Confluence base URL (https://SITE.atlassian.net/wiki)
@@ -204,6 +205,9 @@ class SourceSpec:
         if not re.fullmatch(SOURCE_NAME_PATTERN, self.name):
             raise ConfigError(f"source name {self.name!r}: use letters, digits, '.', '_' or '-', "
                               "starting with a letter or digit")
+        if len(self.name) > SOURCE_NAME_MAX:
+            raise ConfigError(f"source name {self.name[:20]}… ({len(self.name)} characters): "
+                              f"use at most {SOURCE_NAME_MAX}, whatever the kind of source")
 
 
 @dataclass(frozen=True)
