@@ -23,9 +23,18 @@ MASK = "****"
 # scheme://user:password@host (or misspelt: scheme:/, scheme//, scheme:) — the password runs
 # to the last "@" that is followed by a host, so one holding "@" is masked whole.
 # Over-masking an "@" in a query string is the safe side.
+# A password may hold a newline or a tab (not a space: prose around a URL would go too).
 _URL_PASSWORD = re.compile(
-    r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*(?::/{0,3}|//)[^:@/\s\"']*:)(?P<password>\S*)@"
+    r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*(?::/{0,3}|//)[^:@/\s\"']*:)(?P<password>[^ \f\v]*)@"
 )
+# scheme://user:password/db with no "@": libpq reads user as the host and password as the
+# port, so what is not a port number there is masked.
+_URL_PORTLIKE_PASSWORD = re.compile(
+    r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:@/\s\"'\[]*:)(?P<password>[^/?#@\s\"']*[^/?#@\s\"'\d][^/?#@\s\"']*)"
+    r"(?=[/?#\s\"']|$)"
+)
+# libpq's complaint about such a "port"
+_PORT_VALUE = re.compile(r'(?P<head>invalid integer value ")[^"]*(?=" for connection option "port")')
 # password=... in a query string or a key=value string; a quoted value may hold spaces.
 _KEY_VALUE_PASSWORD = re.compile(
     r"(?P<head>\b(?:ssl)?password\s*=\s*)(?P<password>'(?:[^'\\]|\\.)*'?|(?:[^\s&'\"]|&(?![A-Za-z_]+=))+)",
@@ -46,6 +55,8 @@ _MIN_SECRET_LENGTH = 6
 def mask_connection(text: str) -> str:
     """``text`` with the password of every connection string in it shown as ``****``."""
     masked = _URL_PASSWORD.sub(lambda m: f"{m['head']}{MASK}@", text)
+    masked = _URL_PORTLIKE_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", masked)
+    masked = _PORT_VALUE.sub(lambda m: f"{m['head']}{MASK}", masked)
     masked = _HOST_HOLDING_AT.sub(lambda m: f"{m['head']}{MASK}@", masked)
     return _KEY_VALUE_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", masked)
 
