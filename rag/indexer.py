@@ -33,7 +33,7 @@ from psycopg.types.json import Jsonb
 
 from rag import db, sqlapi
 from rag.config import ChunkSettings, SourceSpec
-from rag.errors import FileUnreadableError, IndexingError, RagError, SourceBusyError
+from rag.errors import FileGoneError, FileUnreadableError, IndexingError, RagError, SourceBusyError
 from rag.providers import Embedder, vector_literal
 from rag.runs import PhaseDeadline, Reporter, RunSummary, SilentReporter
 from rag.secrets import mask_connection
@@ -230,7 +230,7 @@ def _run(
     bulk = len(todo) >= BULK_MIN_FILES and sqlapi.begin_bulk_load(conn)
     try:
         touched, withheld = _store_changed(conn, source_id, source, todo, settings, force, summary, report)
-        deleted += withheld  # stored before it held a secret
+        deleted += withheld  # stored before it held a secret, or before it was gone
     except BaseException:
         if bulk and not conn.closed:
             sqlapi.end_bulk_load(conn)
@@ -280,7 +280,8 @@ def _store_changed(
     report: Reporter,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Read, chunk and store the new and changed files; returns those whose content did not change,
-    and the paths of stored files that now hold a secret (skipped as ``secret``)."""
+    and the paths of stored files that now hold a secret (skipped as ``secret``) or that the
+    source says are gone (a page the token may no longer read)."""
     touched: list[dict[str, Any]] = []
     withheld: list[str] = []
     batch: list[Batched] = []
@@ -289,7 +290,7 @@ def _store_changed(
     with _Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
             deadline.check()
-            read = _read(source, scanned_file, summary)
+            read = _read(source, scanned_file, summary, withheld if action == "changed" else None)
             if read is None:
                 continue
             data, sha = read
@@ -369,9 +370,20 @@ def _joined(batch: list[Batched]) -> bytes:
     return b"[" + b",".join(batch) + b"]"
 
 
-def _read(source: Documents, scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] | None:
+def _read(
+    source: Documents, scanned_file: ScannedFile, summary: RunSummary, removed: list[str] | None = None
+) -> tuple[bytes, str] | None:
+    """The file's bytes and sha256; None when it cannot be read (its error recorded). A file the
+    source says is gone (FileGoneError) joins ``removed`` when given (its stored version leaves)."""
     try:
         data = source.read(scanned_file)
+    except FileGoneError as exc:
+        if removed is None:
+            summary.errors.append({"path": scanned_file.path, "error": str(exc)})
+        else:
+            summary.errors.append({"path": scanned_file.path, "error": f"{exc}; removed from the index"})
+            removed.append(scanned_file.path)
+        return None
     except FileUnreadableError as exc:
         summary.errors.append({"path": scanned_file.path, "error": str(exc)})
         return None

@@ -326,3 +326,30 @@ def test_a_deeply_nested_or_nul_holding_page_is_that_page_alone(
     assert nul["metadata"]["title"] == "Title\ufffdwith NUL" and "NUL\ufffd inside" in nul["content"]
     hits = service.search(SearchRequest("deep divs", top_k=3, keyword_only=True)).results
     assert hits and hits[0].path == "OPS/300-Nested-divs"
+
+
+def test_a_page_the_token_can_no_longer_read_leaves_the_index(
+    site: FakeConfluence, service: RagService, rag_db: db.DatabaseTarget
+) -> None:
+    """#56: after an edit, a body answering 403 (restricted) or 404 left the old text searchable."""
+    assert service.index(wiki(site, ("ENG",))).new == 6
+    site.pages["103"].edit("<p>Now secret.</p>")
+    site.pages["103"].restricted = True
+    site.pages["105"].edit("<p>Gone meanwhile.</p>")
+    original = site.answer
+
+    def gone(method: str, target: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        if target.split("?")[0].endswith("/105"):
+            return 404, {"Content-Type": "application/json"}, b'{"message": "No content found"}'
+        return original(method, target, headers)
+
+    site.answer = gone  # type: ignore[method-assign]
+    out = service.index(wiki(site, ("ENG",)))
+    assert out.status == "succeeded" and out.deleted == 2
+    errors = {e.path: e.error for e in out.file_errors}
+    assert errors["ENG/103-On-call-rules"].endswith("restricted: the token may not read it; removed from the index")
+    assert errors["ENG/105-Coding-style"].endswith("gone since the listing; removed from the index")
+    stored = files(rag_db)
+    assert "ENG/103-On-call-rules" not in stored and "ENG/105-Coding-style" not in stored
+    assert not service.search(SearchRequest("escalate primary", keyword_only=True)).results
+    assert service.index(wiki(site, ("ENG",))).deleted == 0  # (still listed, still unreadable: nothing to remove)

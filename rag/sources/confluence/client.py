@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from rag.errors import FileUnreadableError, ProviderError, SourceError
+from rag.errors import FileGoneError, FileUnreadableError, ProviderError, SourceError
 from rag.providers._http import Retrying, RetryPolicy, _server_message, attempt_timeout
 from rag.secrets import scrub
 
@@ -295,9 +295,10 @@ class ConfluenceClient:
                               f"set {self._auth_advice}")
         message = self._scrub(_server_message(response))[:300]
         if page is not None:
-            why = ("restricted: the token may not read it" if status == 403 else
-                   "gone since the listing" if status == 404 else f"HTTP {status}: {message}")
-            raise FileUnreadableError(f"page {page.id} ({page.title}): {why}")
+            if status in (403, 404):  # no longer this token's to read: its old text must not stay
+                why = "restricted: the token may not read it" if status == 403 else "gone since the listing"
+                raise FileGoneError(f"page {page.id} ({page.title}): {why}")
+            raise FileUnreadableError(f"page {page.id} ({page.title}): HTTP {status}: {message}")
         raise SourceError(f"Confluence at {self.base_url}: {url} failed (HTTP {status}): {message}; "
                           "check the base URL, the flavor (cloud or server) and the space keys")
 
