@@ -620,7 +620,7 @@ class RagService:
 
         flavor = spec.pages.flavor if spec.pages is not None else None
         client = ConfluenceClient(spec.location, flavor, timeout=self.config.indexing.confluence.timeout)
-        return ConfluenceDocuments(spec, client)
+        return ConfluenceDocuments(spec, client, self.config.indexing.max_file_size)
 
     def clone_dir(self, name: str) -> Path:
         """Where the git source ``name`` is cloned (indexing.git.cloneDir, else $RAG_HOME/repos)."""

@@ -353,3 +353,18 @@ def test_a_page_the_token_can_no_longer_read_leaves_the_index(
     assert "ENG/103-On-call-rules" not in stored and "ENG/105-Coding-style" not in stored
     assert not service.search(SearchRequest("escalate primary", keyword_only=True)).results
     assert service.index(wiki(site, ("ENG",))).deleted == 0  # (still listed, still unreadable: nothing to remove)
+
+
+def test_a_page_over_max_file_size_is_that_page_s_error(
+    site: FakeConfluence, service: RagService, rag_db: db.DatabaseTarget
+) -> None:
+    """#56: a 50 MB page became 25,701 chunks; pages obey indexing.maxFileSize as files do."""
+    site.add(Page("300", "Huge", "OPS", "<p>" + "lorem ipsum dolor " * 6_000 + "</p>"))  # 108 KB
+    site.add(Page("301", "Huge markup", "OPS", "<p><b></b></p>" * 30_000 + "<p>little text</p>"))  # 420 KB
+    service._loaded = LoadedConfig(RagConfig.model_validate({"indexing": {"maxFileSize": 100_000}}), None, "test")
+    out = service.index(wiki(site, ("OPS",)))
+    assert out.status == "succeeded" and out.new == 2
+    errors = {e.path: e.error for e in out.file_errors}
+    assert "its text is 0.1 MB, over indexing.maxFileSize (100,000 bytes)" in errors["OPS/300-Huge"]
+    assert "its body is 0.4 MB, over 4 × indexing.maxFileSize" in errors["OPS/301-Huge-markup"]
+    assert set(files(rag_db)) == {"OPS/200-Incident-guide", "OPS/201-Postmortems"}
