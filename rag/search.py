@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from rag import db, sqlapi
-from rag.chunking.lines import make_storable
 from rag.config import SearchConfig
 from rag.errors import ProviderError, RagError, first_line
 from rag.hints import NOTHING_INDEXED, Hint, Interface, with_hint
 from rag.providers import Embedder, vector_literal
 from rag.providers.rerank_base import Reranker
+from rag.storable import make_storable
 
 log = logging.getLogger(__name__)
 

@@ -644,16 +644,20 @@ class RagService:
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
-        folders = {reason: n for reason, paths in scanned.skipped.items()
+        # (what the run skips by content, as it would: a private key block in any text file)
+        secret = sorted(f.path for f in scanned.files if f.path not in binary and _holds_secret(f.abs_path))
+        skipped = {**scanned.skipped, "secret": sorted({*scanned.skipped.get("secret", []), *secret})}
+        skipped = {reason: paths for reason, paths in skipped.items() if paths}
+        kept = [f for f in scanned.files if f.path not in binary and f.path not in set(secret)]
+        folders = {reason: n for reason, paths in skipped.items()
                    if (n := sum(p.endswith("/") for p in paths))}  # (folders are not walked)
         writer = self.context_writer()
-        calls = None if writer is None else self._contextual_calls(
-            writer.model_id, [f for f in scanned.files if f.path not in binary])
+        calls = None if writer is None else self._contextual_calls(writer.model_id, kept)
         return DryRunOutput(source=spec.name, root=str(root),
-                            files=[f.path for f in scanned.files if f.path not in binary],
-                            skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
+                            files=[f.path for f in kept],
+                            skipped={reason: len(paths) for reason, paths in sorted(skipped.items())},
                             skipped_folders=dict(sorted(folders.items())),
-                            skipped_paths=dict(sorted(scanned.skipped.items())) if verbose else None,
+                            skipped_paths=dict(sorted(skipped.items())) if verbose else None,
                             file_errors=[FileError(**problem) for problem in scanned.problems()]
                             + [FileError(path=path, error="binary file") for path in sorted(binary)],
                             contextual_calls=calls)
@@ -774,6 +778,17 @@ def catalog_source(row: dict[str, Any]) -> SourceSpec:
     pages = ConfluencePages.from_config(cfg) if row["type"] == "confluence" else None
     return SourceSpec(row["name"], row["type"], row["location"], row["branch"],
                       tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()), pages)
+
+
+def _holds_secret(path: Path) -> bool:
+    """Whether an index run would skip this file as ``secret`` by its content."""
+    from rag.sources.ignore import holds_secret
+    from rag.sources.reading import read_regular_file
+
+    try:
+        return holds_secret(read_regular_file(path))
+    except OSError:
+        return False  # (the run records it as a file error)
 
 
 def folder_source(folder: Path, name: str | None = None, include: tuple[str, ...] = (),

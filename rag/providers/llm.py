@@ -25,11 +25,11 @@ from typing import Any, Protocol
 
 import httpx
 
-from rag.chunking.lines import make_storable
 from rag.config import LlmConfig
 from rag.errors import ProviderError
 from rag.providers._http import DEFAULT_RETRY, JsonApi, RetryPolicy
 from rag.secrets import without_secrets
+from rag.storable import make_storable
 
 OPENAI_URL = "https://api.openai.com/v1"
 _PROVIDER = "llm"
