@@ -427,6 +427,7 @@ class RagService:
         """Definitions named ``name`` (a name, an fqn or ``path:fqn``), at most ``limit``, with the count."""
         from rag import graph
 
+        self._graph_whole()
         return self.with_db(lambda conn: graph.find_symbols(conn, name, sources, kinds, limit))
 
     def traverse(self, symbol: str, relation: str, direction: str, depth: int = 1,
@@ -436,8 +437,24 @@ class RagService:
         ``dynamic``: also calls on receivers of unknown type (every method of that name)."""
         from rag import graph
 
+        self._graph_whole()
         return self.with_db(lambda conn: graph.traverse(conn, symbol, relation, direction, depth, sources,
                                                         dynamic=dynamic))
+
+    def _graph_whole(self) -> None:
+        """A database crash empties the code graph (its tables are unlogged): before a graph call
+        answers, each source awaiting it has an index run (which reads only what changed and the
+        code files the crash left without a graph; nothing is fetched), said on the log first."""
+        for name, files in self.with_db(sqlapi.graph_awaiting_rebuild).items():
+            spec = self.indexed_source(name)
+            if spec is None:
+                continue
+            log.warning("rebuilding the code graph of %s (%d code files), which a database crash emptied",
+                        name, files)
+            try:
+                self.index(spec, fetch=False)
+            except RagError as exc:  # (the answer is then partial; status says which files wait)
+                log.warning("the code graph of %s is not rebuilt: %s", name, first_line(exc))
 
     def status(self, *, strict: bool = False) -> StatusOutput:
         """Database, providers, embedding coverage and index runs. A database that cannot be used
@@ -480,7 +497,8 @@ class RagService:
             git_sources.extend(GitCommit(name=r["name"], branch=r["branch"], commit_sha=r["commit_sha"])
                                for r in indexed if r["type"] == "git")
             config_changes.extend(self._config_changes([catalog_source(r) for r in indexed]))
-            graph.extend(GraphCounts.model_validate(r)
+            awaiting = sqlapi.graph_awaiting_rebuild(conn)
+            graph.extend(GraphCounts.model_validate({**r, "awaiting_rebuild": awaiting.get(r["source"], 0)})
                          for r in sqlapi.graph_status(conn))
 
         try:
