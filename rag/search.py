@@ -136,9 +136,18 @@ class Searcher:
         if not names:
             return
         roots = sqlapi.local_roots(self.conn, names)
+        seen: set[tuple[str, Any, Any]] = set()
+        kept = []
         for hit in hits:
             if hit.source_name in roots:
                 hit.abs_path = str(Path(roots[hit.source_name]) / hit.path)
+                # A folder indexed twice (as a source and within another): its lines shown once
+                where = (hit.abs_path, hit.coordinates.get("startLine"), hit.coordinates.get("endLine"))
+                if where in seen:
+                    continue
+                seen.add(where)
+            kept.append(hit)
+        hits[:] = kept
 
     def _add_contextual_texts(self, hits: list[SearchHit]) -> None:
         if not hits:

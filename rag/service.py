@@ -764,16 +764,34 @@ class RagService:
         )
 
     def _same_folder_warnings(self, spec: SourceSpec) -> list[str]:
-        """Other sources over the folder ``spec`` indexes: each doubles the index of its files
-        (searches show them once)."""
+        """Other sources over the folder ``spec`` indexes, or over a folder within it or around it:
+        each doubles the index of the files they share (searches show them once)."""
         from rag.hints import with_hint
 
         if spec.type != "local":
             return []
-        return [with_hint(f"the folder {spec.location} is also indexed as source {other.name!r}; "
-                          "searches show its files once", Hint("remove", spec.name), self.interface)
-                for other in self.indexed_sources()
-                if other.type == "local" and other.name != spec.name and other.location == spec.location]
+        warnings = []
+        for other in self.indexed_sources():
+            if other.type != "local" or other.name == spec.name:
+                continue
+            copy = spec.name  # (the source to remove: the one over the subfolder)
+            if other.location == spec.location:
+                shared = f"the folder {spec.location} is also indexed as source {other.name!r}"
+            elif _within(other.location, spec.location):
+                shared = f"its subfolder {other.location} is also indexed as source {other.name!r}"
+                copy = other.name
+            elif _within(spec.location, other.location):
+                shared = (f"the folder {spec.location} is also indexed within source {other.name!r} "
+                          f"({other.location})")
+            else:
+                continue
+            warnings.append(with_hint(f"{shared}; searches show its files once", Hint("remove", copy),
+                                      self.interface))
+        return warnings
+
+
+def _within(folder: str, parent: str) -> bool:
+    return folder.startswith(parent.rstrip("/") + "/")
 
 
 def definition_changes(stored: SourceSpec, configured: SourceSpec) -> list[str]:
