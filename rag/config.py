@@ -128,10 +128,11 @@ class SearchConfig(_Section):
 
 # What rag.upsert_source accepts, and what may name a folder under $RAG_HOME/repos.
 SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+SOURCE_NAME_MAX = 100  # characters: a folder name (255 bytes at most) with room to spare
 
 
 class SourceConfig(_Section):
-    name: str = Field(min_length=1, pattern=SOURCE_NAME_PATTERN)
+    name: str = Field(min_length=1, max_length=SOURCE_NAME_MAX, pattern=SOURCE_NAME_PATTERN)
     type: Literal["local", "git", "confluence"]
     path: str | None = None
     url: str | None = None  # a git repository, or a Confluence base URL (https://SITE.atlassian.net/wiki)
@@ -204,6 +205,9 @@ class SourceSpec:
         if not re.fullmatch(SOURCE_NAME_PATTERN, self.name):
             raise ConfigError(f"source name {self.name!r}: use letters, digits, '.', '_' or '-', "
                               "starting with a letter or digit")
+        if len(self.name) > SOURCE_NAME_MAX:
+            raise ConfigError(f"source name {self.name[:20]}… ({len(self.name)} characters): "
+                              f"use at most {SOURCE_NAME_MAX}, whatever the kind of source")
 
 
 @dataclass(frozen=True)
@@ -485,6 +489,38 @@ def describe_validation_error(
             message = message.removeprefix("Value error, ")
         problems.append(f"{loc}: {message}" if loc else message)
     return "; ".join(problems)
+
+
+# Variables whose values are credentials wherever they are read (the providers', Confluence's).
+SECRET_VARIABLES = ("OPENAI_API_KEY", "JINA_API_KEY", "CONFLUENCE_API_TOKEN", "CONFLUENCE_TOKEN")
+
+
+def configured_secrets(config: RagConfig, environ: dict[str, str] | None = None) -> list[str]:
+    """Every credential the configuration holds or names: its keys and passwords, the values of
+    the variables keys are read from, and the password of the database URL."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    environ = dict(os.environ) if environ is None else environ
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+        elif isinstance(node, SecretStr):
+            found.append(node.get_secret_value())
+
+    walk(config.model_dump(mode="python"))
+    found.extend(environ.get(name, "") for name in (*SECRET_VARIABLES, config.llm.api_key_env))
+    for url in (config.database.url, environ.get("RAG_DATABASE_URL")):
+        try:
+            found.append(str(conninfo_to_dict(url or "").get("password") or ""))
+        except Exception:  # (an unparsable URL: its own message masks it)
+            continue
+    return sorted({s for s in found if s}, key=len, reverse=True)
 
 
 def masked_dump(config: RagConfig) -> dict[str, Any]:

@@ -7,6 +7,8 @@ RagError                 anything the user can fix, shown without a traceback
 │   └── UnexpectedDatabaseError   a statement failed for a reason nobody foresaw (a bug)
 ├── SourceError          a source folder, repository or Confluence site cannot be scanned or synced
 │   └── FileUnreadableError       one file or page cannot be read (recorded per file, never fatal)
+│       └── FileGoneError         … and the source says it is no longer to be read (a page's 403/404):
+│                                 its stored version leaves the index
 ├── ProviderError        an embedding/rerank provider cannot be set up or used
 ├── IndexingError        a source cannot be indexed
 │   └── SourceBusyError           another run holds the source's lock (a watcher waits for it)
@@ -52,6 +54,10 @@ class SourceError(RagError):
 
 
 class FileUnreadableError(SourceError):
+    pass
+
+
+class FileGoneError(FileUnreadableError):
     pass
 
 

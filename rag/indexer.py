@@ -15,6 +15,7 @@ every file fully old or fully new and the next run finishes the job.
 import gc
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator
@@ -32,7 +33,7 @@ from psycopg.types.json import Jsonb
 
 from rag import db, sqlapi
 from rag.config import ChunkSettings, SourceSpec
-from rag.errors import FileUnreadableError, IndexingError, RagError, SourceBusyError
+from rag.errors import FileGoneError, FileUnreadableError, IndexingError, RagError, SourceBusyError
 from rag.providers import Embedder, vector_literal
 from rag.runs import PhaseDeadline, Reporter, RunSummary, SilentReporter
 from rag.secrets import mask_connection
@@ -128,6 +129,10 @@ def scan(root: Path, spec: SourceSpec, settings: ChunkSettings,
 # cyclic collector took about a quarter of chunking Django (median of 3,
 # interleaved: 10.0 -> 6.9 s without the graph, 17.2 -> 13.2 s with it).
 _GC_THRESHOLD = 50_000
+# NUL as JSON writes it (after an even run of backslashes, which are escaped backslashes):
+# PostgreSQL's jsonb refuses it, so a NUL anywhere in a file's record (a page title, a body,
+# a field) is stored as U+FFFD, one character for one.
+_JSON_NUL = re.compile(rb"(?<!\\)((?:\\\\)*)\\u0000")
 
 
 @contextmanager
@@ -225,7 +230,7 @@ def _run(
     bulk = len(todo) >= BULK_MIN_FILES and sqlapi.begin_bulk_load(conn)
     try:
         touched, withheld = _store_changed(conn, source_id, source, todo, settings, force, summary, report)
-        deleted += withheld  # stored before it held a secret
+        deleted += withheld  # stored before it held a secret, or before it was gone
     except BaseException:
         if bulk and not conn.closed:
             sqlapi.end_bulk_load(conn)
@@ -275,7 +280,8 @@ def _store_changed(
     report: Reporter,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Read, chunk and store the new and changed files; returns those whose content did not change,
-    and the paths of stored files that now hold a secret (skipped as ``secret``)."""
+    and the paths of stored files that now hold a secret (skipped as ``secret``) or that the
+    source says are gone (a page the token may no longer read)."""
     touched: list[dict[str, Any]] = []
     withheld: list[str] = []
     batch: list[Batched] = []
@@ -284,7 +290,7 @@ def _store_changed(
     with _Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
             deadline.check()
-            read = _read(source, scanned_file, summary)
+            read = _read(source, scanned_file, summary, withheld if action == "changed" else None)
             if read is None:
                 continue
             data, sha = read
@@ -354,18 +360,30 @@ def _json(value: Any) -> bytes:
     instead of json's 0.71 s; what it refuses (a lone surrogate, a non-string key) goes
     through json as before."""
     try:
-        return orjson.dumps(value)
+        encoded = orjson.dumps(value)
     except orjson.JSONEncodeError:
-        return json.dumps(value).encode()
+        encoded = json.dumps(value).encode()
+    return _JSON_NUL.sub(rb"\1\\ufffd", encoded) if b"\\u0000" in encoded else encoded
 
 
 def _joined(batch: list[Batched]) -> bytes:
     return b"[" + b",".join(batch) + b"]"
 
 
-def _read(source: Documents, scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] | None:
+def _read(
+    source: Documents, scanned_file: ScannedFile, summary: RunSummary, removed: list[str] | None = None
+) -> tuple[bytes, str] | None:
+    """The file's bytes and sha256; None when it cannot be read (its error recorded). A file the
+    source says is gone (FileGoneError) joins ``removed`` when given (its stored version leaves)."""
     try:
         data = source.read(scanned_file)
+    except FileGoneError as exc:
+        if removed is None:
+            summary.errors.append({"path": scanned_file.path, "error": str(exc)})
+        else:
+            summary.errors.append({"path": scanned_file.path, "error": f"{exc}; removed from the index"})
+            removed.append(scanned_file.path)
+        return None
     except FileUnreadableError as exc:
         summary.errors.append({"path": scanned_file.path, "error": str(exc)})
         return None

@@ -21,7 +21,7 @@ from rich.progress import (
 from rich.text import Text
 
 from rag.schemas import IndexOutput
-from rag.terminal import printable
+from rag.terminal import printable, printable_name
 
 
 def plural(count: int, noun: str) -> str:
@@ -154,9 +154,9 @@ class TerminalReporter:
                       f"{summary.contextual_reused:,} set without asking it "
                       "(cached, or removed: context none)")
         for error in summary.file_errors:
-            self._say(f"  Error: {error.path}: {error.error}")
+            self._say(f"  Error: {printable_name(error.path)}: {error.error}")
         for warning in summary.file_warnings:
-            self._say(f"  Warning: {warning.path}: {warning.warning}")
+            self._say(f"  Warning: {printable_name(warning.path)}: {warning.warning}")
         for message in summary.warnings:
             self._say(f"  Warning: {message}")
         self._say(f"  Time: {summary.seconds:.1f}s")

@@ -194,7 +194,9 @@ class GraphCounts(_Out):
     """One source's code graph: unresolved references are calls the resolver cannot follow
     (dynamic dispatch, builtins, other packages); pending ones wait for an interrupted run;
     dynamic: the calls on a receiver of unknown type among them (ambiguous by name or unresolved);
-    modules: imports of a whole module (import *, #include), which name no definition."""
+    modules: imports of a whole module (import *, #include), which name no definition;
+    awaiting_rebuild: code files whose graph a database crash emptied (the next graph call or
+    index run of the source extracts it again)."""
 
     source: str
     symbols: int
@@ -205,6 +207,7 @@ class GraphCounts(_Out):
     pending: int
     dynamic: int
     modules: int
+    awaiting_rebuild: int = 0
 
 
 class ConfigChange(_Out):

@@ -17,6 +17,7 @@ from rag.errors import ProviderError, RagError, first_line
 from rag.hints import NOTHING_INDEXED, Interface, from_sql, with_hint
 from rag.providers import Embedder, vector_literal
 from rag.providers.rerank_base import Reranker
+from rag.storable import make_storable
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,8 @@ class Searcher:
         db.ensure_keyword_data(conn)  # rebuilt here if a database crash emptied it
 
     def search(self, request: SearchRequest) -> SearchResponse:
-        query = request.query.strip()
+        # NUL (PostgreSQL's text refuses it) is a space; a lone surrogate U+FFFD
+        query = make_storable(request.query.replace("\x00", " "))[0].strip()
         if not query:
             raise RagError("the query is empty; give some words to search for")
         if len(query) > QUERY_MAX_CHARS:

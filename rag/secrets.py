@@ -11,7 +11,8 @@ syntax reads (``postgres:/u:pw@h``, a password holding a space): anything in it 
 a credential is masked whole, and ``mask_parse_error`` does the same to libpq's complaint about it.
 
 ``scrub`` removes an API key and any ``Bearer``/``Authorization`` value from a
-provider's error body before it becomes part of a message or a run record.
+provider's error body before it becomes part of a message or a run record;
+``without_secrets`` removes the given secrets alone (from what an LLM writes).
 """
 
 import re
@@ -22,9 +23,18 @@ MASK = "****"
 # scheme://user:password@host (or misspelt: scheme:/, scheme//, scheme:) — the password runs
 # to the last "@" that is followed by a host, so one holding "@" is masked whole.
 # Over-masking an "@" in a query string is the safe side.
+# A password may hold a newline or a tab (not a space: prose around a URL would go too).
 _URL_PASSWORD = re.compile(
-    r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*(?::/{0,3}|//)[^:@/\s\"']*:)(?P<password>\S*)@"
+    r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*(?::/{0,3}|//)[^:@/\s\"']*:)(?P<password>[^ \f\v]*)@"
 )
+# scheme://user:password/db with no "@": libpq reads user as the host and password as the
+# port, so what is not a port number there is masked.
+_URL_PORTLIKE_PASSWORD = re.compile(
+    r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:@/\s\"'\[]*:)(?P<password>[^/?#@\s\"']*[^/?#@\s\"'\d][^/?#@\s\"']*)"
+    r"(?=[/?#\s\"']|$)"
+)
+# libpq's complaint about such a "port"
+_PORT_VALUE = re.compile(r'(?P<head>invalid integer value ")[^"]*(?=" for connection option "port")')
 # password=... in a query string or a key=value string; a quoted value may hold spaces.
 _KEY_VALUE_PASSWORD = re.compile(
     r"(?P<head>\b(?:ssl)?password\s*=\s*)(?P<password>'(?:[^'\\]|\\.)*'?|(?:[^\s&'\"]|&(?![A-Za-z_]+=))+)",
@@ -45,6 +55,8 @@ _MIN_SECRET_LENGTH = 6
 def mask_connection(text: str) -> str:
     """``text`` with the password of every connection string in it shown as ``****``."""
     masked = _URL_PASSWORD.sub(lambda m: f"{m['head']}{MASK}@", text)
+    masked = _URL_PORTLIKE_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", masked)
+    masked = _PORT_VALUE.sub(lambda m: f"{m['head']}{MASK}", masked)
     masked = _HOST_HOLDING_AT.sub(lambda m: f"{m['head']}{MASK}@", masked)
     return _KEY_VALUE_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", masked)
 
@@ -80,10 +92,16 @@ def mask_parse_error(message: str, url: str) -> str:
     return mask_unparsed(_QUOTED.sub(piece, message))
 
 
+def without_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each of ``secrets`` (those long enough to be one) shown as ``****``."""
+    for secret in secrets:
+        if len(secret) >= _MIN_SECRET_LENGTH and secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` without the given secrets and any Bearer or Authorization value."""
-    for secret in secrets:
-        if len(secret) >= _MIN_SECRET_LENGTH:
-            text = text.replace(secret, MASK)
+    text = without_secrets(text, secrets)
     text = _AUTHORIZATION.sub(lambda m: f"{m['head']}{MASK}", text)
     return _BEARER.sub(lambda m: f"{m['head']}{MASK}", text)

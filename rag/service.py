@@ -249,9 +249,10 @@ class RagService:
         """The LLM of the config's ``llm`` section; ProviderError (one line) when none is configured."""
         with self._model_lock:
             if self._chat_model is None:
+                from rag.config import configured_secrets
                 from rag.providers.llm import build_chat_model
 
-                self._chat_model = build_chat_model(self.config.llm)
+                self._chat_model = build_chat_model(self.config.llm, configured_secrets(self.config))
             return self._chat_model
 
     def warm_up(self) -> None:
@@ -424,6 +425,7 @@ class RagService:
         """Definitions named ``name`` (a name, an fqn or ``path:fqn``), at most ``limit``, with the count."""
         from rag import graph
 
+        self._graph_whole()
         return self.with_db(lambda conn: graph.find_symbols(conn, name, sources, kinds, limit))
 
     def traverse(self, symbol: str, relation: str, direction: str, depth: int = 1,
@@ -433,8 +435,24 @@ class RagService:
         ``dynamic``: also calls on receivers of unknown type (every method of that name)."""
         from rag import graph
 
+        self._graph_whole()
         return self.with_db(lambda conn: graph.traverse(conn, symbol, relation, direction, depth, sources,
                                                         dynamic=dynamic))
+
+    def _graph_whole(self) -> None:
+        """A database crash empties the code graph (its tables are unlogged): before a graph call
+        answers, each source awaiting it has an index run (which reads only what changed and the
+        code files the crash left without a graph; nothing is fetched), said on the log first."""
+        for name, files in self.with_db(sqlapi.graph_awaiting_rebuild).items():
+            spec = self.indexed_source(name)
+            if spec is None:
+                continue
+            log.warning("rebuilding the code graph of %s (%d code files), which a database crash emptied",
+                        name, files)
+            try:
+                self.index(spec, fetch=False)
+            except RagError as exc:  # (the answer is then partial; status says which files wait)
+                log.warning("the code graph of %s is not rebuilt: %s", name, first_line(exc))
 
     def status(self, *, strict: bool = False) -> StatusOutput:
         """Database, providers, embedding coverage and index runs. A database that cannot be used
@@ -477,7 +495,8 @@ class RagService:
             git_sources.extend(GitCommit(name=r["name"], branch=r["branch"], commit_sha=r["commit_sha"])
                                for r in indexed if r["type"] == "git")
             config_changes.extend(self._config_changes([catalog_source(r) for r in indexed]))
-            graph.extend(GraphCounts.model_validate(r)
+            awaiting = sqlapi.graph_awaiting_rebuild(conn)
+            graph.extend(GraphCounts.model_validate({**r, "awaiting_rebuild": awaiting.get(r["source"], 0)})
                          for r in sqlapi.graph_status(conn))
 
         try:
@@ -617,7 +636,7 @@ class RagService:
 
         flavor = spec.pages.flavor if spec.pages is not None else None
         client = ConfluenceClient(spec.location, flavor, timeout=self.config.indexing.confluence.timeout)
-        return ConfluenceDocuments(spec, client)
+        return ConfluenceDocuments(spec, client, self.config.indexing.max_file_size)
 
     def clone_dir(self, name: str) -> Path:
         """Where the git source ``name`` is cloned (indexing.git.cloneDir, else $RAG_HOME/repos)."""
@@ -641,16 +660,20 @@ class RagService:
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
-        folders = {reason: n for reason, paths in scanned.skipped.items()
+        # (what the run skips by content, as it would: a private key block in any text file)
+        secret = sorted(f.path for f in scanned.files if f.path not in binary and _holds_secret(f.abs_path))
+        skipped = {**scanned.skipped, "secret": sorted({*scanned.skipped.get("secret", []), *secret})}
+        skipped = {reason: paths for reason, paths in skipped.items() if paths}
+        kept = [f for f in scanned.files if f.path not in binary and f.path not in set(secret)]
+        folders = {reason: n for reason, paths in skipped.items()
                    if (n := sum(p.endswith("/") for p in paths))}  # (folders are not walked)
         writer = self.context_writer()
-        calls = None if writer is None else self._contextual_calls(
-            writer.model_id, [f for f in scanned.files if f.path not in binary])
+        calls = None if writer is None else self._contextual_calls(writer.model_id, kept)
         return DryRunOutput(source=spec.name, root=str(root),
-                            files=[f.path for f in scanned.files if f.path not in binary],
-                            skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
+                            files=[f.path for f in kept],
+                            skipped={reason: len(paths) for reason, paths in sorted(skipped.items())},
                             skipped_folders=dict(sorted(folders.items())),
-                            skipped_paths=dict(sorted(scanned.skipped.items())) if verbose else None,
+                            skipped_paths=dict(sorted(skipped.items())) if verbose else None,
                             file_errors=[FileError(**problem) for problem in scanned.problems()]
                             + [FileError(path=path, error="binary file") for path in sorted(binary)],
                             contextual_calls=calls)
@@ -744,16 +767,34 @@ class RagService:
         )
 
     def _same_folder_warnings(self, spec: SourceSpec) -> list[str]:
-        """Other sources over the folder ``spec`` indexes: each doubles the index of its files
-        (searches show them once)."""
+        """Other sources over the folder ``spec`` indexes, or over a folder within it or around it:
+        each doubles the index of the files they share (searches show them once)."""
         from rag.hints import with_hint
 
         if spec.type != "local":
             return []
-        return [with_hint(f"the folder {spec.location} is also indexed as source {other.name!r}; "
-                          "searches show its files once", Hint("remove", spec.name), self.interface)
-                for other in self.indexed_sources()
-                if other.type == "local" and other.name != spec.name and other.location == spec.location]
+        warnings = []
+        for other in self.indexed_sources():
+            if other.type != "local" or other.name == spec.name:
+                continue
+            copy = spec.name  # (the source to remove: the one over the subfolder)
+            if other.location == spec.location:
+                shared = f"the folder {spec.location} is also indexed as source {other.name!r}"
+            elif _within(other.location, spec.location):
+                shared = f"its subfolder {other.location} is also indexed as source {other.name!r}"
+                copy = other.name
+            elif _within(spec.location, other.location):
+                shared = (f"the folder {spec.location} is also indexed within source {other.name!r} "
+                          f"({other.location})")
+            else:
+                continue
+            warnings.append(with_hint(f"{shared}; searches show its files once", Hint("remove", copy),
+                                      self.interface))
+        return warnings
+
+
+def _within(folder: str, parent: str) -> bool:
+    return folder.startswith(parent.rstrip("/") + "/")
 
 
 def definition_changes(stored: SourceSpec, configured: SourceSpec) -> list[str]:
@@ -776,6 +817,17 @@ def catalog_source(row: dict[str, Any]) -> SourceSpec:
     pages = ConfluencePages.from_config(cfg) if row["type"] == "confluence" else None
     return SourceSpec(row["name"], row["type"], row["location"], row["branch"],
                       tuple(cfg.get("include") or ()), tuple(cfg.get("exclude") or ()), pages)
+
+
+def _holds_secret(path: Path) -> bool:
+    """Whether an index run would skip this file as ``secret`` by its content."""
+    from rag.sources.ignore import holds_secret
+    from rag.sources.reading import read_regular_file
+
+    try:
+        return holds_secret(read_regular_file(path))
+    except OSError:
+        return False  # (the run records it as a file error)
 
 
 def folder_source(folder: Path, name: str | None = None, include: tuple[str, ...] = (),

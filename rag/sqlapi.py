@@ -334,6 +334,12 @@ def ensure_graph_data(conn: Conn) -> bool:
     return bool(_value(conn, "SELECT rag.ensure_graph_data()"))
 
 
+def graph_awaiting_rebuild(conn: Conn) -> dict[str, int]:
+    """Source name → its code files whose graph a database crash emptied (none: the graph is whole)."""
+    rows = conn.execute("SELECT source_name, code_files FROM rag.graph_awaiting_rebuild()").fetchall()
+    return {row["source_name"]: row["code_files"] for row in rows}
+
+
 def resolve_refs(conn: Conn, source_id: int) -> int:
     """Resolves the source's pending references: how many were resolved or found ambiguous."""
     return int(_value(conn, "SELECT rag.resolve_refs(%s)", (source_id,)))

@@ -401,12 +401,17 @@ BEGIN
     RETURN QUERY
     SELECT h.chunk_id, h.source_name, h.path, h.source_type, h.language, h.start_line, h.end_line, h.fqn,
            h.header_path, h.page_start, h.page_end, h.content, h.metadata, h.absolute_path, h.url,
-           h.contextual_text, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score, opts ->> 'fusion'
-    FROM rag._hybrid_search(q, query_vector, vector_model, search.top_k, sources,
-                            rag._filter_values(filters, 'types'), rag._filter_values(filters, 'languages'),
-                            filters ->> 'pathPrefix', opts) WITH ORDINALITY AS r
-    JOIN rag._hit_rows h ON h.chunk_id = r.chunk_id
-    ORDER BY r.ordinality;
+           h.contextual_text, h.bm25_score, h.bm25_rank, h.vector_score, h.vector_rank, h.score, opts ->> 'fusion'
+    FROM (SELECT hr.*, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score, r.ordinality,
+                 -- a folder indexed twice (as a source and inside another): its lines shown once
+                 row_number() OVER (PARTITION BY coalesce(hr.absolute_path, hr.chunk_id::text), hr.start_line,
+                                                 hr.end_line ORDER BY r.ordinality) AS copy
+          FROM rag._hybrid_search(q, query_vector, vector_model, search.top_k, sources,
+                                  rag._filter_values(filters, 'types'), rag._filter_values(filters, 'languages'),
+                                  filters ->> 'pathPrefix', opts) WITH ORDINALITY AS r
+          JOIN rag._hit_rows hr ON hr.chunk_id = r.chunk_id) h
+    WHERE h.copy = 1
+    ORDER BY h.ordinality;
     IF NOT FOUND AND NOT EXISTS (SELECT 1 FROM rag.sources) THEN
         PERFORM rag._search_notice('no sources indexed yet', 'try: rag index --path . --name my-project');
     END IF;

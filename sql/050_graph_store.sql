@@ -412,3 +412,23 @@ END
 $$;
 COMMENT ON FUNCTION rag.ensure_graph_data() IS
     'If a database crash emptied the code graph (its tables are unlogged), marks every code file changed so that the next index run of its source extracts the graph again; true when it did.';
+
+-- ---------------------------------------------------------------------------
+-- graph_awaiting_rebuild: the sources whose code graph a crash emptied and no run re-extracted yet
+CREATE OR REPLACE FUNCTION rag.graph_awaiting_rebuild()
+RETURNS TABLE (source_name text, code_files bigint)
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    PERFORM rag.ensure_graph_data();  -- (marks the code files when the crash was not noticed yet)
+    RETURN QUERY
+        SELECT s.name, count(*)
+        FROM rag.files f JOIN rag.sources s ON s.id = f.source_id
+        WHERE f.source_type = 'code' AND f.sha256 = ''
+        GROUP BY s.name ORDER BY s.name;
+END
+$$;
+COMMENT ON FUNCTION rag.graph_awaiting_rebuild() IS
+    'The sources (with their count of code files) whose code graph a database crash emptied and whose next index run has not extracted it again yet (rag.ensure_graph_data marks their code files); empty when the graph is whole.';

@@ -201,3 +201,24 @@ def test_fit_keeps_rank_order_and_cuts_only_a_first_source_too_big():
     assert [s.number for s in fit([(small, 1.0), (big, 0.5), (hit(3, "z"), 0.2)], 40)] == [1]
     (only,) = fit([(big, 1.0)], 40)
     assert only.text == "y" * (40 - 5) * 3 and len(only.text) < 300
+
+
+def test_a_rewrite_holding_nul_and_an_answer_holding_the_key_are_cleaned(project, fake_llm):
+    """#56: a NUL from the LLM once ended `rag ask --rewrite` with a database error, and a key
+    the server put in the answer was printed."""
+    def leaky(messages: list[dict[str, str]]) -> str:
+        if "search queries" in messages[-1]["content"]:
+            return "1. combine\x00Latest\n2. Streams\x00guide"
+        return f"combineLatest merges streams [1]; key {FAKE_KEY}."
+
+    fake_llm.reply = leaky
+    code, out, err = rag("ask", "how do I merge two observables?", "--rewrite")
+    assert code == 0, err
+    assert FAKE_KEY not in out + err and "key ****." in out and "\x00" not in out
+    assert "\n[1] " in out
+
+
+def test_an_answer_far_over_max_tokens_is_cut_and_says_so(project, fake_llm):
+    fake_llm.reply = lambda messages: "word " * 200_000  # 1 MB
+    code, out, _ = rag("ask", "what does combineLatest do?")
+    assert code == 0 and len(out) < 10_000 and "[the answer was cut: it passed" in out

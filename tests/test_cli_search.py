@@ -122,7 +122,7 @@ def test_read_back_by_chunk_id_path_lines_and_section(indexed: Path) -> None:
     [
         (["read", "lib/stream.ts"], "did you mean: src/stream.ts (proj)"),
         (["read", "src/stream.ts", "--lines", "a-b"], "--lines a-b: give START-END, START- or START"),
-        (["read", "src/stream.ts", "--lines", "3-1"], "endLine 1 is before startLine 3"),
+        (["read", "src/stream.ts", "--lines", "3-1"], "--lines 3-1: the end is before the start"),  # (#56)
         (["read", "1", "--lines", "2"], "a chunk id already names the lines to read"),
         (["read", "999999"], "chunk 999999 is not in the index"),
     ],

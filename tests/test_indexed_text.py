@@ -123,3 +123,19 @@ def test_postings_rebuilt_after_a_crash_keep_the_context(rag_db: db.DatabaseTarg
         conn.execute("TRUNCATE rag.postings, rag.keyword_data_intact")
         assert conn.execute("SELECT rag.ensure_keyword_data() AS r").fetchone() == {"r": True}
     assert rows(rag_db, everything) == before
+
+
+@pytest.mark.parametrize("name", ["late.py", "late.json", "late.md"])
+def test_a_nul_past_the_binary_sniff_is_stored_as_a_replacement(
+    rag_db: db.DatabaseTarget, tmp_path: Path, name: str
+) -> None:
+    """#56: NUL is refused by PostgreSQL wherever it enters; a file whose first 8 KB are text
+    is stored with it as U+FFFD, whichever chunker reads it."""
+    root = tmp_path / "nul"
+    root.mkdir()
+    filler = "# padding line of text\n" * 600 if name.endswith((".py", ".yaml", ".txt", ".md")) else "\n" * 12_000
+    (root / name).write_text(filler + 'key = "value\x00after"\n', encoding="utf-8")
+    summary = index(rag_db, root, NoneEmbedder())
+    assert summary.status == "succeeded" and summary.new == 1
+    (stored,) = rows(rag_db, "SELECT content FROM rag.files")
+    assert "\x00" not in stored["content"] and "after" in stored["content"]

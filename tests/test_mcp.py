@@ -95,6 +95,13 @@ def test_search_returns_structured_results(harness: Harness) -> None:
     assert {r["path"] for r in listed["results"]} == {"docs/guide.md"}
 
 
+def test_a_query_holding_nul_is_searched_as_if_a_space(harness: Harness) -> None:
+    """#56: PostgreSQL's text refuses NUL; it once ended the search with a database error."""
+    out = harness.ok("search", {"query": "combine\x00Latest"})
+    assert any(r["path"] == "src/stream.ts" for r in out["results"])
+    assert "the query is empty" in harness.error("search", {"query": "\x00"})
+
+
 def test_search_snippet_is_cut_at_500(harness: Harness, project: Path) -> None:
     (project / "big.txt").write_text("zebra " * 400)
     harness.ok("index", {"source": "proj"})

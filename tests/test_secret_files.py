@@ -67,3 +67,38 @@ def test_secret_files_are_skipped_and_never_served(
     for query in ("PRIVATE KEY", "service_account private_key", "ghp_SECRETTOKEN123", "aws_secret_access_key"):
         found = harness.ok("search", {"query": query})["results"]
         assert all("SECRET" not in r["snippet"] and "b3BlbnNzaC1rZXkt" not in r["snippet"] for r in found)
+
+
+# #56: secrets the third campaign found indexed.
+_BODY = "TUlJRXZRSUJBREFOQmdrcWhraUc5dzBCQVFFRkFBU0NCS2N3Z2dTakFnRUFBb0lCQVFD\nQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=\n"
+MORE_SECRETS = {
+    "keys/backup.txt": f"-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2.0.22 (GNU/Linux)\n"
+                       f"Comment: backup\n\n{_BODY}=Xy1z\n-----END PGP PRIVATE KEY BLOCK-----\n",
+    "keys/server.ppk": "PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: srv\nPublic-Lines: 1\n"
+                       "AAAAB3NzaC1yc2E=\nPrivate-Lines: 1\nAAABAQCX==\nPrivate-MAC: 0f1e\n",
+    ".pgpass": "db.example:5432:*:app:S3cretPgPass\n",
+    "tools/fixture.py": '"""A test key."""\n\n' + "".join(
+        f"# {line}\n" for line in f"-----BEGIN RSA PRIVATE KEY-----\n{_BODY}-----END RSA PRIVATE KEY-----".splitlines())
+        + "KEY = None\n",
+}
+
+
+@pytest.mark.parametrize("path", sorted(MORE_SECRETS))
+def test_more_secrets_are_recognised_by_content_or_name(path: str) -> None:
+    from rag.sources.ignore import is_secret_file
+
+    assert holds_secret(MORE_SECRETS[path].encode()) or is_secret_file(Path(path).name, path)
+
+
+def test_a_dry_run_says_what_the_run_skips_by_content(tmp_path: Path, rag_db: db.DatabaseTarget) -> None:
+    (tmp_path / "rag.config.yaml").write_text("embeddings: {provider: none}\n")
+    root = make_tree(tmp_path / "home", KEPT | MORE_SECRETS | {"notes/setup.md": SECRETS["notes/setup.md"]})
+    dry = rag_process("index", "--path", str(root), "--name", "home", "--dry-run", "-v", database=rag_db, cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.split() == sorted(KEPT)
+    assert f"#   skipped (secret): {len(MORE_SECRETS) + 1} files" in dry.stderr
+    assert "#     notes/setup.md" in dry.stderr and "#     tools/fixture.py" in dry.stderr
+    done = rag_process("index", "--path", str(root), "--name", "home", "--json", database=rag_db, cwd=tmp_path)
+    assert json.loads(done.stdout)["skipped"]["secret"] == len(MORE_SECRETS) + 1
+    stored = [r["path"] for r in rows(rag_db, "SELECT path FROM rag.files ORDER BY path")]
+    assert stored == sorted(KEPT)

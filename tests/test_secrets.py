@@ -130,3 +130,49 @@ def test_misspelt_urls_are_masked_in_every_command(url: str, tmp_path: Path, mon
     database = make_harness().ok("status")["database"]
     assert database["connected"] is False
     assert "ret9" not in json.dumps(database) and database["url"].endswith("****@h/db")
+
+
+# #56: two more shapes that once showed the password: no "@" at all (libpq reads the user as
+# the host and the password as the port) and a password holding a newline, a CR or a tab.
+@st.composite
+def _portlike_or_multiline(draw: st.DrawFn) -> tuple[str, list[str]]:
+    pieces = draw(_pieces)
+    scheme = draw(st.sampled_from(["postgresql", "postgres"]))
+    if draw(st.booleans()):
+        password = "".join(pieces) + "X"  # (a letter: an all-digit one is a port, and is shown)
+        user = draw(st.sampled_from(["u", "app", "127.0.0.1"]))
+        tail = draw(st.sampled_from(["", "/db", "/db?sslmode=disable"]))
+        return f"{scheme}://{user}:{password}{tail}", [*pieces, password]
+    password = pieces[0] + "".join(draw(st.sampled_from(["\n", "\r\n", "\t", "\r"])) + p for p in pieces[1:])
+    if len(pieces) == 1:
+        password += "\n"
+    return f"{scheme}://app:{password}@127.0.0.1:1/db", pieces
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(_portlike_or_multiline())
+def test_no_piece_of_a_password_shows_without_an_at_or_across_lines(case: tuple[str, list[str]]) -> None:
+    url, pieces = case
+    target = db.DatabaseTarget(url, "RAG_DATABASE_URL")
+    shown = [target.masked_url, mask_connection(url)]
+    with pytest.raises(DatabaseError) as refused:
+        db.connect(target)
+    shown.append(str(refused.value))
+    for text in shown:
+        assert not [p for p in pieces if p in text], text
+        assert "\n" not in text
+
+
+@pytest.mark.parametrize("url", ["postgresql://u:S3cr3tPW/db", "postgresql://u:Sec\nret9PW@127.0.0.1:1/db"])
+def test_urls_without_an_at_or_with_a_newline_are_masked_in_every_command(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_harness: Callable[..., Harness]
+) -> None:
+    (tmp_path / "rag.config.yaml").write_text(f"embeddings: {{provider: none}}\ndatabase: {{url: {json.dumps(url)}}}\n")
+    secret = "S3cr3tPW" if "S3cr3tPW" in url else "ret9PW"
+    for args in (["status"], ["search", "x"], ["index", "--path", str(tmp_path)], ["list"], ["--debug", "status"],
+                 ["status", "--json"], ["config"], ["config", "--json"]):
+        done = rag_process(*args, cwd=tmp_path)
+        assert secret not in done.stdout + done.stderr, args
+    monkeypatch.setenv("RAG_DATABASE_URL", url)
+    database = make_harness().ok("status")["database"]
+    assert database["connected"] is False and secret not in json.dumps(database)

@@ -99,3 +99,20 @@ def test_one_folder_under_two_names_is_said_and_found_once(
     assert again["warnings"] == [f"the folder {flask} is also indexed as source 'flask'; searches show its "
                                  'files once; remove_source(name="web") drops this copy']
     assert len(harness.ok("search", {"query": "route"})["results"]) == 2
+
+
+def test_a_subfolder_indexed_under_a_second_name_is_said_and_found_once(
+        tmp_path: Path, flask: Path, rag_db: db.DatabaseTarget) -> None:
+    """#56: a folder indexed as a subfolder of a first source gave no warning, and search showed
+    the same absolute path twice."""
+    adhoc = str(tmp_path / "adhoc.yaml")
+    done = rag_process("--config", adhoc, "index", "--path", str(flask / "src"), "--name", "web")
+    assert done.returncode == 0, done.stderr
+    assert (f"  Warning: the folder {flask / 'src'} is also indexed within source 'flask' ({flask}); "
+            "searches show its files once; rag remove web drops this copy") in done.stderr.splitlines()
+    again = rag_process("--config", adhoc, "index", "flask", "--force")
+    assert (f"  Warning: its subfolder {flask / 'src'} is also indexed as source 'web'; searches show its "
+            "files once; rag remove web drops this copy") in again.stderr.splitlines()
+    found = json.loads(rag_process("--config", adhoc, "search", "route", "--json").stdout)["results"]
+    assert sorted(r["absolutePath"] for r in found) == [str(flask / "src" / "app.py"),
+                                                        str(flask / "tests" / "test_app.py")]

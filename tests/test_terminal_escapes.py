@@ -7,7 +7,7 @@ from pathlib import Path
 from helpers import rag_process
 
 from rag import db
-from rag.terminal import printable
+from rag.terminal import printable, printable_name
 
 ESC = "\x1b"
 
@@ -32,3 +32,26 @@ def test_search_read_and_list_escape_what_was_indexed(tmp_path: Path, rag_db: db
     found = rag_process("search", "quokka", "--json", database=rag_db)
     [hit] = json.loads(found.stdout)["results"]
     assert hit["path"] == f"evil{ESC}[31mred.md" and f"{ESC}[2J" in hit["snippet"]
+
+
+def test_a_newline_or_a_bidi_override_in_a_file_name_is_shown_escaped(
+    tmp_path: Path, rag_db: db.DatabaseTarget
+) -> None:
+    """#56: a newline or U+202E in a file name was printed raw (a name passing for two lines,
+    or read backwards)."""
+    assert printable_name("a\nb\tc\u202ed") == "a\\x0ab\\x09c\\u202ed"
+    assert printable("text\u202e") == "text\\u202e" and printable("two\nlines") == "two\nlines"
+    (tmp_path / "rag.config.yaml").write_text("embeddings: {provider: none}\n")
+    root = tmp_path / "proj"
+    root.mkdir()
+    names = ["fake\nok.md", "invoice\u202etxt.md"]
+    for name in names:
+        (root / name).write_text("# Title\n\nquokka habits\n")
+    indexed = rag_process("index", "--path", str(root), "--name", "proj", database=rag_db)
+    assert indexed.returncode == 0, indexed.stderr
+    for args in (["search", "quokka"], ["read", names[0]], ["index", "--path", str(root), "--dry-run"]):
+        done = rag_process(*args, database=rag_db)
+        assert done.returncode == 0, done.stderr
+        shown = done.stdout + done.stderr
+        assert "fake\nok" not in shown and "\u202e" not in shown, args
+        assert "fake\\x0aok.md" in shown, args

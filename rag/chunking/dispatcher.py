@@ -31,7 +31,6 @@ from rag.chunking.configs import config_sections
 from rag.chunking.dockerfile import dockerfile_stages
 from rag.chunking.html import chunk_html
 from rag.chunking.languages import detect_language
-from rag.chunking.lines import make_storable
 from rag.chunking.markdown import chunk_markdown
 from rag.chunking.model import Chunk
 from rag.chunking.notebook import chunk_notebook
@@ -41,6 +40,7 @@ from rag.chunking.sql import sql_sections
 from rag.chunking.text import chunk_text
 from rag.errors import ChunkingError
 from rag.graph.model import CodeGraph
+from rag.storable import make_storable
 
 _BINARY_SNIFF_BYTES = 8192
 

@@ -16,10 +16,11 @@ from docx import Document
 from docx.table import Table, _Cell
 from docx.text.paragraph import Paragraph
 
-from rag.chunking.lines import Lines, make_storable
+from rag.chunking.lines import Lines
 from rag.chunking.markdown import Block, BlockKind, SectionBuilder, chunk_sections
 from rag.chunking.model import Chunk
 from rag.errors import ChunkingError
+from rag.storable import make_storable
 
 _HEADING_STYLE = re.compile(r"Heading ([1-9])")
 

@@ -1,7 +1,6 @@
 """Text bookkeeping shared by the document chunkers (text, markdown, pdf, docx).
 
-Owns ``make_storable`` (text a PostgreSQL text column accepts), ``Lines`` (a
-text cut at ``\\n`` with every line's offset and token count, computed once),
+Owns ``Lines`` (a text cut at ``\\n`` with every line's offset and token count, computed once),
 ``pack`` (greedy windows of units under a token bound, with overlap, preferring
 to end after a blank unit) and ``line_spans`` (``pack`` over lines, cutting a
 line only when it alone is over the bound). Lines split at ``\\n`` only, so
@@ -9,7 +8,6 @@ line only when it alone is over the bound). Lines split at ``\\n`` only, so
 so a range's count is the sum of its lines' counts.
 """
 
-import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,25 +18,6 @@ from rag.chunking.model import count_tokens, line_token_counts
 # A window may end after a blank unit instead of at the bound when that keeps
 # at least this share of the tokens the full window would have held.
 _PARAGRAPH_CUT_SHARE = 2 / 3
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def make_storable(text: str) -> tuple[str, list[str]]:
-    """``text`` with the characters a PostgreSQL text column rejects (NUL and
-    lone surrogates) replaced by U+FFFD one for one, so offsets and lines hold;
-    and a warning per kind replaced."""
-    warnings: list[str] = []
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-        warnings.append("NUL characters replaced by U+FFFD")
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = _LONE_SURROGATE.sub("\ufffd", text)
-            warnings.append("lone surrogates replaced by U+FFFD")
-    return text, warnings
 
 
 class Lines:

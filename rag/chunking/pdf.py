@@ -14,9 +14,10 @@ from io import BytesIO
 
 from pypdf import PasswordType, PdfReader
 
-from rag.chunking.lines import Lines, Span, line_spans, make_storable
+from rag.chunking.lines import Lines, Span, line_spans
 from rag.chunking.model import Chunk
 from rag.errors import ChunkingError
+from rag.storable import make_storable
 
 # pypdf logs every repair it makes ("EOF marker not found"…) to stderr; what
 # matters reaches the user as a warning or error of the file instead.

@@ -10,9 +10,10 @@ endLine the last original line of its last one.
 
 from typing import Any
 
-from rag.chunking.lines import Lines, make_storable
+from rag.chunking.lines import Lines
 from rag.chunking.markdown import Block, BlockKind, SectionBuilder, chunk_sections
 from rag.chunking.model import Chunk
+from rag.storable import make_storable
 
 
 class Rendering:

@@ -83,7 +83,9 @@ def status(
                    f"({g.resolved:,} resolved, {g.ambiguous:,} ambiguous, {g.unresolved:,} unresolved"
                    + (f", {g.pending:,} pending" if g.pending else "")
                    + (f", {g.modules:,} whole-module imports" if g.modules else "")
-                   + f"; {g.dynamic:,} calls through dynamic dispatch)")
+                   + f"; {g.dynamic:,} calls through dynamic dispatch)"
+                   + (f"; being rebuilt after a database crash: {g.awaiting_rebuild:,} code files wait "
+                      "(the next graph call or index run reads them)" if g.awaiting_rebuild else ""))
 
 
 @app.command("config")

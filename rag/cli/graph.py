@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from rag.cli.root import FriendlyErrors, app, state
-from rag.terminal import printable
+from rag.terminal import printable, printable_name
 
 if TYPE_CHECKING:
     from rag.schemas import TraversalOutput
@@ -48,8 +48,8 @@ def find(
         typer.echo(found.model_dump_json(by_alias=True))
         return
     for row in found.results:
-        typer.echo(printable(f"{row.path}:{row.start_line}-{row.end_line}  {row.fqn} ({row.kind})  "
-                             f"{row.signature}"))
+        typer.echo(printable(f"{printable_name(row.path)}:{row.start_line}-{row.end_line}  "
+                             f"{row.fqn} ({row.kind})  {row.signature}"))
     shown = len(found.results)
     from rag.progress import plural
 
@@ -74,8 +74,8 @@ def _print(found: TraversalOutput, as_json: bool) -> None:
     for row in found.results:
         mark = "  (ambiguous)" if row.ambiguous else ""
         what = row.fqn or "<module>"
-        typer.echo(printable(f"{'  ' * (row.depth - 1)}{row.path}:{row.start_line}-{row.end_line}  "
-                             f"{what} ({row.kind}){mark}"))
+        where = f"{printable_name(row.path)}:{row.start_line}-{row.end_line}"
+        typer.echo(printable(f"{'  ' * (row.depth - 1)}{where}  {what} ({row.kind}){mark}"))
 
 
 @graph_app.command("callers")

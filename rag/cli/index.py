@@ -10,6 +10,7 @@ import typer
 
 from rag.cli.root import app, echo_json, state
 from rag.errors import RagError
+from rag.terminal import printable, printable_name
 
 if TYPE_CHECKING:
     from rag.config import SourceSpec
@@ -161,7 +162,7 @@ def _dry_run(service: RagService, spec: SourceSpec, as_json: bool, verbose: bool
         echo_json(out)
         return
     for path in out.files:
-        typer.echo(path)
+        typer.echo(printable_name(path))
     typer.echo(f"# {spec.name}: {plural(len(out.files), 'file')} would be indexed from {out.root}", err=True)
     for reason, count in out.skipped.items():
         folders = out.skipped_folders.get(reason, 0)
@@ -169,9 +170,9 @@ def _dry_run(service: RagService, spec: SourceSpec, as_json: bool, verbose: bool
         what += [f"{plural(folders, 'folder')} (not walked: its files are not counted)"] if folders else []
         typer.echo(f"#   skipped ({reason}): {' and '.join(what)}", err=True)
         for path in (out.skipped_paths or {}).get(reason, []):
-            typer.echo(f"#     {path}", err=True)
+            typer.echo(f"#     {printable_name(path)}", err=True)
     for problem in out.file_errors:
-        typer.echo(f"#   error: {problem.path}: {problem.error}", err=True)
+        typer.echo(printable(f"#   error: {printable_name(problem.path)}: {problem.error}"), err=True)
     if out.contextual_calls is not None:
         typer.echo(f"#   contextual text: {plural(out.contextual_calls, 'LLM request')} "
                    "(chunks whose text is not cached yet)", err=True)

@@ -9,7 +9,7 @@ import typer
 
 from rag.cli.root import app, echo_json, state
 from rag.errors import RagError
-from rag.terminal import printable
+from rag.terminal import printable, printable_name
 
 
 @app.command()
@@ -46,7 +46,8 @@ def read(
     if as_json:
         echo_json(out)
         return
-    where = f"{out.source_name}: {out.path}:{out.start_line}-{out.end_line} of {out.total_lines}"
+    where = (f"{out.source_name}: {printable_name(out.path)}:{out.start_line}-{out.end_line} "
+             f"of {out.total_lines}")
     typer.echo(printable(f"# {where}" + (" (truncated)" if out.truncated else "")), err=True)
     if out.contextual_text:
         typer.echo(printable(f"# context: {out.contextual_text}"), err=True)
@@ -62,4 +63,7 @@ def _line_range(lines: str | None) -> tuple[int | None, int | None]:
     first = int(match[1])
     if match[2] is None:
         return first, first
-    return first, int(match[3]) if match[3] else None
+    last = int(match[3]) if match[3] else None
+    if last is not None and last < first:
+        raise RagError(f"--lines {lines}: the end is before the start")
+    return first, last

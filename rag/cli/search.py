@@ -122,12 +122,13 @@ def _print_hits(query: str, hits: list[SearchHit]) -> None:
     if not hits:
         typer.echo("no results")
         return
-    from rag.terminal import printable
+    from rag.terminal import printable, printable_name
 
     console = Console(highlight=False, soft_wrap=True)
     words = [w for w in re.split(r"\W+", query) if len(w) > 2]
     for number, hit in enumerate(hits, 1):
-        where = f"{hit.path}:{hit.coordinates.get('startLine', '?')}-{hit.coordinates.get('endLine', '?')}"
+        lines = f"{hit.coordinates.get('startLine', '?')}-{hit.coordinates.get('endLine', '?')}"
+        where = f"{printable_name(hit.path)}:{lines}"
         names = ", ".join(hit.fqns or ())  # a merged chunk: every name it holds
         label = names or hit.coordinates.get("fqn") or hit.coordinates.get("headerPath") or ""
         scores = [f"{'rrf' if hit.fusion == 'rrf' else 'fused'} {hit.score:.4f}"]
@@ -144,7 +145,7 @@ def _print_hits(query: str, hits: list[SearchHit]) -> None:
         header.append(printable(f"  {label}  [{kind}]  {', '.join(scores)}"))
         console.print(header)
         if hit.url or hit.absolute_path:  # a Confluence page's web address, or a local file
-            console.print(Text(printable(f"   {hit.url or hit.absolute_path}"), style="dim"))
+            console.print(Text(f"   {printable_name(hit.url or hit.absolute_path or '')}", style="dim"))
         snippet = Text(printable("\n".join("   " + line for line in hit.content.strip().splitlines()[:6])))
         snippet.highlight_words(words, style="bold yellow", case_sensitive=False)
         console.print(snippet)

@@ -13,6 +13,7 @@ import datetime
 import email.utils
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ CONNECT_TIMEOUT = 10.0
 # about a minute. Configurable per provider section (``timeout``).
 DEFAULT_DEADLINE = 60.0
 _SERVER_MESSAGE_LIMIT = 300
+MAX_STREAM_LINE = 2**20  # characters in one line of a streamed answer
 _MODEL_NOT_FOUND_PHRASES = (
     "not found",
     "does not exist",
@@ -155,6 +157,7 @@ class JsonApi:
         self._api_key = api_key
         self._retrying = Retrying(provider, retry, self.scrub, sleep=sleep, clock=clock,
                                   log_level=retry_log_level)
+        self._clock = clock
         self._base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
@@ -171,17 +174,18 @@ class JsonApi:
         response = self._send(path, body, stream=False)
         return self._decode(response, f"{self._base_url}{path}")
 
-    def post_stream(self, path: str, body: dict[str, Any]) -> Iterator[str]:
+    def post_stream(self, path: str, body: dict[str, Any], *, stop_at: float | None = None) -> Iterator[str]:
         """The answer's lines as they arrive (a server-sent event stream).
 
         Retries and the deadline cover reaching the server and its status line, as in
-        ``post``. A long answer from a slow model may rightly outlast the deadline, so
-        once it streams only a pause longer than the time that was left ends it.
+        ``post``. Once it streams, a pause longer than the time that was left ends it, and
+        so does the clock reaching ``stop_at`` (the lines then just end: the caller says why);
+        a line longer than ``MAX_STREAM_LINE`` characters is an error.
         """
         response = self._send(path, body, stream=True)
         url = f"{self._base_url}{path}"
         try:
-            yield from response.iter_lines()
+            yield from _lines(response.iter_text(), self._clock, stop_at, url, self.provider)
         except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             raise ProviderError(
                 f"{self.provider}: the answer from {url} broke off "
@@ -254,6 +258,25 @@ class JsonApi:
     def scrub(self, text: str) -> str:
         """``text`` without this API's key or any Authorization value: safe to show or log."""
         return scrub(text, [self._api_key] if self._api_key else [])
+
+
+def _lines(
+    texts: Iterator[str], clock: Callable[[], float], stop_at: float | None, url: str, provider: str
+) -> Iterator[str]:
+    """The lines of a streamed body (``\n``, ``\r\n`` or ``\r`` ends one) until ``stop_at``."""
+    pending = ""
+    for text in texts:
+        if stop_at is not None and clock() >= stop_at:
+            return
+        pending += text
+        if "\n" in text or "\r" in text:
+            *lines, pending = re.split(r"\r\n|\r|\n", pending)
+            yield from lines
+        if len(pending) > MAX_STREAM_LINE:
+            raise ProviderError(f"{provider}: the answer from {url} holds a line of over "
+                                f"{MAX_STREAM_LINE:,} characters; check the server")
+    if pending:
+        yield pending
 
 
 def _is_retryable(response: httpx.Response) -> bool:

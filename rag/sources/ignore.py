@@ -19,12 +19,14 @@ e.g. ``!deploy/test.env``, indexes it on purpose)
       templates such as ``.env.example``; ``.netrc``/``_netrc``;
     * ``.npmrc`` and ``.pypirc`` holding a token or password;
     * private keys: ``id_rsa``, ``id_dsa``, ``id_ecdsa``, ``id_ed25519`` and any
-      ``*.pem``/``*.key`` holding a ``PRIVATE KEY`` block;
+      ``*.pem``/``*.key`` holding a ``PRIVATE KEY`` block; ``.pgpass``;
     * every file in a ``.ssh`` folder (keys under any name), ``.git-credentials``,
       ``.aws/credentials``;
     * by content, when the indexer reads a file (``holds_secret``; no negation indexes
-      these): a whole ``-----BEGIN … PRIVATE KEY-----`` block in any text file, and a
-      cloud service account's key file (``"type": "service_account"`` with ``"private_key"``).
+      these): a whole ``-----BEGIN … PRIVATE KEY-----`` block (or PGP's ``PRIVATE KEY BLOCK``)
+      in any text file, its lines maybe commented out or quoted, a cloud service account's key
+      file (``"type": "service_account"`` with ``"private_key"``) and a PuTTY key (``.ppk``).
+      ``rag index --dry-run`` reads files to say so too.
 
 Ignore files
     ``.gitignore`` and ``.ragignore`` files at every level, both with gitignore
@@ -50,6 +52,7 @@ Ignore files
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Collection, Iterable
@@ -125,14 +128,22 @@ GENERATED_FILE_SUFFIXES = (".min.js", ".min.css", ".map")
 # dotenv files are worth indexing.
 DOTENV_TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist")
 SECRET_FILES = frozenset(
-    {".envrc", ".netrc", "_netrc", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".git-credentials"}
+    {".envrc", ".netrc", "_netrc", ".pgpass", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+     ".git-credentials"}
 )
 # (folder, file name or None for every file in it)
 SECRET_FOLDER_FILES = ((".ssh", None), (".aws", "credentials"))
-# A whole key block (its body base64, PEM headers, or JSON's escaped newlines): an example
-# elided with "..." is not one.
-_PRIVATE_KEY_BLOCK = re.compile(
-    rb"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?:[A-Za-z0-9+/=\s:,-]|\\n)+-----END \1PRIVATE KEY-----")
+# A whole key block (its body base64, PEM headers, or JSON's escaped newlines), PGP's armored
+# one too (its "Version: …" headers), its lines maybe commented out (#, //, --, ;, *) or quoted:
+# an example elided with "..." is not one. Found marker by marker (_holds_key_block), in linear time.
+_KEY_BEGIN = re.compile(rb"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK|)-----")
+_KEY_END = re.compile(rb"-----END ([A-Z0-9 ]*)PRIVATE KEY( BLOCK|)-----")
+_KEY_LINE_PREFIX = re.compile(rb"^[ \t]*(?:#|//|--|;|\*|\"|')?[ \t]*", re.MULTILINE)
+_ARMOR_HEADER = re.compile(rb"^[A-Z][A-Za-z-]*: [^\r\n]*$", re.MULTILINE)
+_KEY_BODY = re.compile(rb"(?:[A-Za-z0-9+/=\s:,\"'-]|\\n)+")
+_MAX_KEY_BLOCK = 65536  # bytes between the markers: a PGP key with its subkeys fits
+# PuTTY's key file (.ppk, any version), whatever its name.
+_PUTTY_KEY = re.compile(rb"^PuTTY-User-Key-File-\d+:[^\n]*\n(?:[^\n]*\n)*?Private-Lines:", re.MULTILINE)
 _SERVICE_ACCOUNT = re.compile(rb'"type"\s*:\s*"service_account"')
 # Secret only when their text holds one: (file name or suffix, what gives it away).
 _SECRET_CONTENT = (
@@ -180,9 +191,29 @@ def is_secret_file(name: str, path: str) -> bool:
 
 
 def holds_secret(data: bytes) -> bool:
-    """True for text that holds a private key block or is a service account's key file."""
-    return _PRIVATE_KEY_BLOCK.search(data) is not None or (
-        b'"private_key"' in data and _SERVICE_ACCOUNT.search(data) is not None)
+    """True for text that holds a private key block (PEM or PGP) or is a service account's or
+    PuTTY's key file."""
+    return _holds_key_block(data) or (
+        b'"private_key"' in data and _SERVICE_ACCOUNT.search(data) is not None) or (
+        b"PuTTY-User-Key-File-" in data and _PUTTY_KEY.search(data) is not None)
+
+
+def _holds_key_block(data: bytes) -> bool:
+    if b"PRIVATE KEY" not in data:
+        return False
+    ends = [(m.start(), m[1], m[2]) for m in _KEY_END.finditer(data)]
+    starts = [start for start, _, _ in ends]
+    for begin in _KEY_BEGIN.finditer(data):
+        at = bisect.bisect_left(starts, begin.end())
+        if at == len(ends):
+            return False  # (no END after this BEGIN: none after a later one either)
+        end, kind, block = ends[at]
+        if (kind, block) != (begin[1], begin[2]) or end - begin.end() > _MAX_KEY_BLOCK:
+            continue
+        inner = _ARMOR_HEADER.sub(b"", _KEY_LINE_PREFIX.sub(b"", data[begin.end():end]))
+        if _KEY_BODY.fullmatch(inner.rstrip(b" \t#;*/-\"'")) is not None:
+            return True
+    return False
 
 
 _EDITOR_ARTEFACT = re.compile(r".*~|\.#.*|#.*#|\..*\.sw[a-p]|4913")

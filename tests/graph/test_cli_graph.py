@@ -2,11 +2,14 @@
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
+import psycopg
 import pytest
 from graphdb import Graph
 from typer.testing import CliRunner
 
+from rag import db
 from rag.cli import app
 
 runner = CliRunner()
@@ -82,3 +85,29 @@ def test_dynamic_adds_calls_on_receivers_of_unknown_type(shop: Graph, monkeypatc
     assert code == 0 and out.splitlines() == [
         "util/report.py:10-11  Ledger.record (METHOD)  (ambiguous)",
         "util/report.py:15-16  Journal.record (METHOD)  (ambiguous)"]
+
+
+def test_a_graph_a_crash_emptied_is_rebuilt_by_the_next_graph_call(
+    rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#56: after the database crashed under `rag mcp`, find_symbol and `rag graph find` found
+    nothing until the next `rag index`, and nothing said why."""
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rag.config.yaml").write_text("embeddings: {provider: none}\n")
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "ledger.py").write_text("def settle(amount):\n    return round(amount, 2)\n\n\n"
+                                    "def close_day(amounts):\n    return settle(sum(amounts))\n")
+    (root / "README.md").write_text("# Ledger\n\nSettles amounts.\n")
+    assert runner.invoke(app, ["index", "--path", str(root), "--name", "p"]).exit_code == 0
+    with psycopg.connect(rag_db.url, autocommit=True) as conn:  # what crash recovery does to unlogged tables
+        conn.execute("TRUNCATE rag.symbols, rag.refs, rag.code_modules, rag.ref_resolution, rag.ref_candidates,"
+                     " rag.graph_data_intact RESTART IDENTITY")
+    status = runner.invoke(app, ["status"], catch_exceptions=False).stdout
+    assert "being rebuilt after a database crash: 1 code files wait" in status
+    found = runner.invoke(app, ["graph", "find", "settle", "--json"], catch_exceptions=False)
+    assert found.exit_code == 0 and json.loads(found.stdout)["total"] == 1
+    callers = runner.invoke(app, ["graph", "callers", "settle", "--json"], catch_exceptions=False)
+    assert [r["fqn"] for r in json.loads(callers.stdout)["results"]] == ["close_day"]
+    assert "being rebuilt" not in runner.invoke(app, ["status"], catch_exceptions=False).stdout

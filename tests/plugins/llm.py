@@ -10,7 +10,9 @@ echoes the last message). ``script`` holds what the next requests get instead, i
 order: ``Fail(status, ...)`` (an error, optionally with ``Retry-After``, optionally
 echoing the request's Authorization header as careless servers do), ``Hang(seconds)``
 (answer nothing for that long: a client timeout), ``Malformed(text)`` (a 200 that is not
-JSON, or a stream event that is not). Built with ``api_key``, it answers 401 to any other
+JSON, or a stream event that is not), ``Endless(...)`` (a stream that never ends by itself:
+a piece, or only a keep-alive comment, every ``interval`` until the client leaves or
+``seconds`` pass). Built with ``api_key``, it answers 401 to any other
 key, echoing the header it got, so tests can check the client never repeats the key.
 
 ``fake_llm`` is the fixture (this module is a plugin of tests/conftest.py); tests import
@@ -19,6 +21,7 @@ key, echoing the header it got, so tests can check the client never repeats the 
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -52,7 +55,15 @@ class Malformed:
     text: str = "<html>not json</html>"
 
 
-Scripted = Fail | Hang | Malformed
+@dataclass(frozen=True)
+class Endless:
+    interval: float = 0.005
+    seconds: float = 8.0  # the fake's own bound: a client that never stops fails, not hangs
+    piece: str = " more"
+    comments: bool = False  # ": keep-alive" lines only, never an event
+
+
+Scripted = Fail | Hang | Malformed | Endless
 
 
 def echo_last(messages: Messages) -> str:
@@ -143,11 +154,27 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             self.send_header("Connection", "close")
             self.end_headers()
             self.close_connection = True
-            if isinstance(action, Malformed):
-                self._event(action.text)
-                return
-            for event in _stream_events(body, fake.reply(body["messages"])):
-                self._event(event)
+            try:
+                if isinstance(action, Malformed):
+                    self._event(action.text)
+                elif isinstance(action, Endless):
+                    self._endless(action)
+                else:
+                    for event in _stream_events(body, fake.reply(body["messages"])):
+                        self._event(event)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading
+
+        def _endless(self, endless: Endless) -> None:
+            event = json.dumps({"choices": [{"index": 0, "delta": {"content": endless.piece}}]})
+            deadline = time.monotonic() + endless.seconds
+            while time.monotonic() < deadline and not fake._stopping.is_set():
+                if endless.comments:
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+                else:
+                    self._event(event)
+                time.sleep(endless.interval)
 
         def _event(self, data: str) -> None:
             self.wfile.write(f"data: {data}\n\n".encode())

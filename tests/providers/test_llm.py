@@ -2,14 +2,16 @@
 streamed, retries, deadlines, malformed answers, the key kept secret, and the ``llm`` config."""
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from plugins.llm import FAKE_KEY, FAKE_MODEL, Fail, FakeLLM, Hang, Malformed
+from plugins.llm import FAKE_KEY, FAKE_MODEL, Endless, Fail, FakeLLM, Hang, Malformed
 
 from rag.config import ConfigError, LlmConfig, LoadedConfig, RagConfig, masked_dump, parse_config_file
 from rag.providers._http import RetryPolicy
 from rag.providers.llm import (
+    CHARS_PER_TOKEN,
     ChatMessage,
     ChatResult,
     ChatStream,
@@ -59,7 +61,8 @@ def test_stream_yields_the_pieces_then_knows_the_counts(fake_llm, sleeps, client
     pieces = client().stream(QUESTION)
     received = list(pieces)
 
-    assert received == ["Reciprocal", " rank", " fusion", " merges", " rankings."]
+    # (" merges" ends as the key begins, "s": it waits for the next piece to tell)
+    assert received == ["Reciprocal", " rank", " fusion", " merge", "s rankings."]
     assert isinstance(pieces, ChatStream)
     assert (pieces.prompt_tokens, pieces.completion_tokens) == (5, 5)
     (body,) = fake_llm.requests
@@ -230,3 +233,53 @@ def test_rag_config_shows_the_llm_key_variable_masked(monkeypatch):
 
     assert shown.environment_api_keys == {"MY_LLM_KEY": "****"}
     assert FAKE_KEY not in shown.model_dump_json()
+
+
+# -- #56: answers bounded in time and length, cleaned of NUL and secrets -------------------
+
+
+def test_an_endless_stream_ends_at_the_timeout_and_says_so(fake_llm, client):
+    for endless in (Endless(), Endless(comments=True)):
+        fake_llm.script = [endless]
+        started = time.monotonic()
+        pieces = client(deadline=1.5).stream(QUESTION)
+        received = list(pieces)
+        assert time.monotonic() - started < 4  # (the fake itself stops after 8 s)
+        assert received[-1] == "\n\n[the answer was cut: it ran past llm.timeout (1.5 s)]"
+        assert pieces.cut is not None and sum(map(len, received)) < 100_000
+
+
+def test_an_answer_longer_than_max_tokens_allow_is_cut_and_says_so(fake_llm, client):
+    fake_llm.reply = lambda messages: "word " * 200_000  # 1 MB, whatever max_tokens says
+    model = client()
+    streamed = "".join(model.stream(QUESTION, max_tokens=512))
+    whole = model.complete(QUESTION, max_tokens=512).text
+    for text in (streamed, whole):
+        assert text.startswith("word word") and len(text) < 512 * CHARS_PER_TOKEN + 100
+        assert text.endswith(f"[the answer was cut: it passed {512 * CHARS_PER_TOKEN:,} characters]")
+
+
+def test_nul_and_the_key_never_leave_the_client_whole_or_streamed(fake_llm, client):
+    fake_llm.reply = lambda messages: f"combine\x00Latest, and the key is {FAKE_KEY} [1]."
+    model = client()
+    for text in (model.complete(QUESTION).text, "".join(model.stream(QUESTION))):
+        assert text == "combine\ufffdLatest, and the key is **** [1]."
+
+
+def test_a_secret_split_over_pieces_is_still_masked() -> None:
+    other = "confluence-token-9876543210"
+    halves = [FAKE_KEY[:7], FAKE_KEY[7:20], FAKE_KEY[20:] + " and " + other[:5], other[5:], " done"]
+    events = iter([{"choices": [{"delta": {"content": piece}}]} for piece in halves])
+    received = list(ChatStream(events, secrets=[FAKE_KEY, other]))
+    assert "".join(received) == "**** and **** done"
+    assert not any(FAKE_KEY[:7] in piece or other[:5] in piece for piece in received)
+
+
+def test_the_service_masks_every_configured_secret(fake_llm, monkeypatch):
+    monkeypatch.setenv("CONFLUENCE_API_TOKEN", "atlassian-token-abcdef")
+    fake_llm.reply = lambda messages: "token atlassian-token-abcdef"
+    service = RagService(loaded=LoadedConfig(RagConfig(llm=fake_llm.config()), None, "test"))
+    try:
+        assert service.chat_model().complete(QUESTION).text == "token ****"
+    finally:
+        service.close()

@@ -307,3 +307,64 @@ def test_mcp_search_shows_the_url_and_read_source_takes_a_title(
     page = harness.ok("read_source", {"source": "wiki", "path": "Postmortems"})
     assert page["path"] == "OPS/201-Postmortems" and page["content"].startswith("# Postmortems\n")
     assert harness.ok("list_sources", {"sourceType": "confluence"})["sources"][0]["name"] == "wiki"
+
+
+def test_a_deeply_nested_or_nul_holding_page_is_that_page_alone(
+    site: FakeConfluence, service: RagService, rag_db: db.DatabaseTarget
+) -> None:
+    """#56: 10,000 nested ``<div>``s or ``<ul><li>``s, and a NUL in a title or a body, once
+    ended the run (a RecursionError traceback; jsonb's 'unsupported Unicode escape sequence')."""
+    site.add(Page("300", "Nested divs", "OPS", "<div>" * 10_000 + "deep divs" + "</div>" * 10_000))
+    site.add(Page("301", "Nested lists", "OPS", "<ul><li>" * 10_000 + "deep item" + "</li></ul>" * 10_000))
+    site.add(Page("302", "Title\x00with NUL", "OPS", "<p>a body with a NUL\x00 inside</p>"))
+    out = service.index(wiki(site, ("OPS",)))
+    assert out.status == "succeeded" and out.new == 5
+    stored = files(rag_db)
+    assert "deep divs" in stored["OPS/300-Nested-divs"]["content"]
+    assert "deep item" in stored["OPS/301-Nested-lists"]["content"]
+    nul = stored["OPS/302-Title-with-NUL"]
+    assert nul["metadata"]["title"] == "Title\ufffdwith NUL" and "NUL\ufffd inside" in nul["content"]
+    hits = service.search(SearchRequest("deep divs", top_k=3, keyword_only=True)).results
+    assert hits and hits[0].path == "OPS/300-Nested-divs"
+
+
+def test_a_page_the_token_can_no_longer_read_leaves_the_index(
+    site: FakeConfluence, service: RagService, rag_db: db.DatabaseTarget
+) -> None:
+    """#56: after an edit, a body answering 403 (restricted) or 404 left the old text searchable."""
+    assert service.index(wiki(site, ("ENG",))).new == 6
+    site.pages["103"].edit("<p>Now secret.</p>")
+    site.pages["103"].restricted = True
+    site.pages["105"].edit("<p>Gone meanwhile.</p>")
+    original = site.answer
+
+    def gone(method: str, target: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        if target.split("?")[0].endswith("/105"):
+            return 404, {"Content-Type": "application/json"}, b'{"message": "No content found"}'
+        return original(method, target, headers)
+
+    site.answer = gone  # type: ignore[method-assign]
+    out = service.index(wiki(site, ("ENG",)))
+    assert out.status == "succeeded" and out.deleted == 2
+    errors = {e.path: e.error for e in out.file_errors}
+    assert errors["ENG/103-On-call-rules"].endswith("restricted: the token may not read it; removed from the index")
+    assert errors["ENG/105-Coding-style"].endswith("gone since the listing; removed from the index")
+    stored = files(rag_db)
+    assert "ENG/103-On-call-rules" not in stored and "ENG/105-Coding-style" not in stored
+    assert not service.search(SearchRequest("escalate primary", keyword_only=True)).results
+    assert service.index(wiki(site, ("ENG",))).deleted == 0  # (still listed, still unreadable: nothing to remove)
+
+
+def test_a_page_over_max_file_size_is_that_page_s_error(
+    site: FakeConfluence, service: RagService, rag_db: db.DatabaseTarget
+) -> None:
+    """#56: a 50 MB page became 25,701 chunks; pages obey indexing.maxFileSize as files do."""
+    site.add(Page("300", "Huge", "OPS", "<p>" + "lorem ipsum dolor " * 6_000 + "</p>"))  # 108 KB
+    site.add(Page("301", "Huge markup", "OPS", "<p><b></b></p>" * 30_000 + "<p>little text</p>"))  # 420 KB
+    service._loaded = LoadedConfig(RagConfig.model_validate({"indexing": {"maxFileSize": 100_000}}), None, "test")
+    out = service.index(wiki(site, ("OPS",)))
+    assert out.status == "succeeded" and out.new == 2
+    errors = {e.path: e.error for e in out.file_errors}
+    assert "its text is 0.1 MB, over indexing.maxFileSize (100,000 bytes)" in errors["OPS/300-Huge"]
+    assert "its body is 0.4 MB, over 4 × indexing.maxFileSize" in errors["OPS/301-Huge-markup"]
+    assert set(files(rag_db)) == {"OPS/200-Incident-guide", "OPS/201-Postmortems"}

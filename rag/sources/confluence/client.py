@@ -13,7 +13,12 @@ A CQL selection goes through v1's ``/rest/api/content/search`` on both (v2 has n
 
 Credentials come from the environment only: Cloud ``CONFLUENCE_EMAIL`` + ``CONFLUENCE_API_TOKEN``
 (Basic), Server/DC ``CONFLUENCE_TOKEN``, a personal access token (Bearer); none set: anonymous.
-They live in the HTTP client's headers alone and are scrubbed from every message.
+They live in the HTTP client's headers alone, go only to the base URL's origin (a link of an
+answer that names another host or port is the source's error, never followed) and are
+scrubbed from every message.
+A listing is followed while it adds pages: a ``_links.next`` already followed, an answer that
+lists nothing new (a server ignoring ``start``) or more results than the listing announced
+end it with one SourceError naming the loop (``_Listing``).
 Every request goes through ``rag.providers._http.Retrying``: 429 and 503 honour ``Retry-After``,
 other 5xx and network errors back off, all within ``timeout`` seconds per request.
 """
@@ -31,13 +36,16 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from rag.errors import FileUnreadableError, ProviderError, SourceError
+from rag.errors import FileGoneError, FileUnreadableError, ProviderError, SourceError
 from rag.providers._http import Retrying, RetryPolicy, _server_message, attempt_timeout
 from rag.secrets import scrub
 
 CLOUD, SERVER = "cloud", "server"
 EMAIL_ENV, API_TOKEN_ENV, TOKEN_ENV = "CONFLUENCE_EMAIL", "CONFLUENCE_API_TOKEN", "CONFLUENCE_TOKEN"
 PAGE_LIMIT = 100  # listing page size (Cloud allows 250, Server often caps at 100)
+# The most results one listing may give when its answers announce no total (v1's totalSize):
+# far beyond a real space, and each request must add new ones, so a loop ends within it.
+MAX_LISTED = 200_000
 _SERVER_RESTRICTIONS = "restrictions.read.restrictions.user,restrictions.read.restrictions.group"
 
 
@@ -165,8 +173,11 @@ class ConfluenceClient:
         params = {**params, "status": "current", "expand": "version,ancestors,space", "limit": PAGE_LIMIT}
         if space is not None:  # Server's own listing: start/limit
             start = 0
+            listing = _Listing(f"of space {space}")
             while True:
+                url = self._absolute(path)
                 data = self._get(path, {**params, "start": start})
+                self._check(listing.problem(data, f"{url}?start={start}"), None)
                 results = data.get("results", [])
                 yield from (self._v1_page(page) for page in results)
                 more = "next" in (data.get("_links") or {})
@@ -237,13 +248,25 @@ class ConfluenceClient:
     ) -> Iterator[dict[str, Any]]:
         """Every page of a paginated answer, following ``_links.next`` (cursors on Cloud)."""
         url: str | None = self._absolute(path)
+        listing = _Listing(path if page is None else f"of page {page.id}'s attachments")
         first = True
         while url is not None:
             data = self._decode(self._send(url, params if first else {}, page), url)
+            self._check(listing.problem(data, url), page)
             first = False
             yield data
             following = (data.get("_links") or {}).get("next")
             url = self._absolute(following) if following else None
+
+    def _check(self, problem: str | None, page: PageRef | None) -> None:
+        """Raises a listing's loop (``_Listing.problem``) as the source's error (a page's own for
+        a page's attachments)."""
+        if problem is None:
+            return
+        message = f"Confluence at {self.base_url}: {problem}; stopped there (nothing is removed)"
+        if page is not None:
+            raise FileUnreadableError(message)
+        raise SourceError(message)
 
     def _get(self, path: str, params: dict[str, Any]) -> dict[str, Any]:
         url = self._absolute(path)
@@ -272,9 +295,10 @@ class ConfluenceClient:
                               f"set {self._auth_advice}")
         message = self._scrub(_server_message(response))[:300]
         if page is not None:
-            why = ("restricted: the token may not read it" if status == 403 else
-                   "gone since the listing" if status == 404 else f"HTTP {status}: {message}")
-            raise FileUnreadableError(f"page {page.id} ({page.title}): {why}")
+            if status in (403, 404):  # no longer this token's to read: its old text must not stay
+                why = "restricted: the token may not read it" if status == 403 else "gone since the listing"
+                raise FileGoneError(f"page {page.id} ({page.title}): {why}")
+            raise FileUnreadableError(f"page {page.id} ({page.title}): HTTP {status}: {message}")
         raise SourceError(f"Confluence at {self.base_url}: {url} failed (HTTP {status}): {message}; "
                           "check the base URL, the flavor (cloud or server) and the space keys")
 
@@ -293,8 +317,16 @@ class ConfluenceClient:
 
     def _absolute(self, link: str) -> str:
         """A link of an answer as a URL: Cloud's ``_links.next`` may start with the base path
-        (``/wiki/api/v2/…``) or not (``/rest/api/…``)."""
-        if link.startswith(("http://", "https://")):
+        (``/wiki/api/v2/…``) or not (``/rest/api/…``). An absolute link must stay on the base
+        URL's origin (scheme, host and port): the credentials go nowhere else."""
+        parts = urlsplit(link)
+        if parts.netloc:  # absolute, or scheme-relative (//host/…)
+            link = link if parts.scheme else f"{urlsplit(self._origin).scheme}:{link}"
+            if _origin(link) != _origin(self._origin):
+                raise SourceError(
+                    f"Confluence at {self.base_url}: an answer links to another host ({parts.netloc}); "
+                    f"its credentials go only to {self._origin}, so the link is not followed; check the "
+                    "base URL (the address Confluence calls itself, its Base URL setting)")
             return link
         if self._base_path and link.startswith(self._base_path + "/"):
             return self._origin + link
@@ -302,6 +334,49 @@ class ConfluenceClient:
 
     def _scrub(self, text: str) -> str:
         return scrub(text, self._secrets)
+
+
+class _Listing:
+    """What one paginated listing has given so far, to tell a loop from progress: the URLs
+    followed, the results' ids, and the total its answers announced."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.urls: set[str] = set()
+        self.ids: set[str] = set()
+        self.requests = 0
+        self.bound = MAX_LISTED
+
+    def problem(self, data: dict[str, Any], url: str) -> str | None:
+        """Why the listing must stop at this answer to ``url``, or None while it adds results."""
+        self.requests += 1
+        if url in self.urls:
+            return f"the listing {self.what} loops: {url} was already followed ({self.requests} requests)"
+        self.urls.add(url)
+        total = data.get("totalSize")
+        if isinstance(total, int) and total >= 0:  # (pages added meanwhile: a tenth more)
+            self.bound = min(self.bound, total + max(PAGE_LIMIT, total // 10))
+        results = [r for r in data.get("results") or [] if isinstance(r, dict)]
+        keys = {str(r.get("id", r.get("title", ""))) for r in results}
+        if results and keys <= self.ids:
+            return (f"the listing {self.what} loops: the answer to {url} lists nothing new "
+                    f"(the server may ignore start or the cursor; {self.requests} requests)")
+        self.ids |= keys
+        if len(self.ids) > self.bound:
+            return (f"the listing {self.what} gives more than the {self.bound:,} results it may "
+                    f"({self.requests} requests)")
+        return None
+
+
+def _origin(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of ``url``, the port made explicit."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    return scheme, (parts.hostname or "").lower(), port or (443 if scheme == "https" else 80)
 
 
 def _auth(flavor: str, environ: dict[str, str]) -> tuple[dict[str, str], list[str], str]:

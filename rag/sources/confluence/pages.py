@@ -12,7 +12,9 @@ keeps them too, with the page's ancestors and read restrictions (users and group
 With ``attachments``, a page's PDF and .docx attachments are files under the page's path
 (``SPACE/<id>-<title>/<file name>``), sized by their version, chunked as any such file.
 
-Bodies are fetched ahead of the run's reads, ``FETCHERS`` at a time and at most ``AHEAD``
+A page obeys ``indexing.maxFileSize`` as a file does (``max_bytes``): one whose Markdown is larger,
+or whose body is larger than ``STORAGE_PER_TEXT`` times it (not even converted), is that page's
+error. Bodies are fetched ahead of the run's reads, ``FETCHERS`` at a time and at most ``AHEAD``
 pages ahead: a remote round trip is what a page costs, not its conversion.
 """
 
@@ -40,6 +42,7 @@ _UNSAFE = re.compile(r"[^\w.-]+")
 FETCHERS = 4  # body requests at once
 AHEAD = 32  # pages fetched ahead of the one read
 _TITLE_CHARS = 80
+STORAGE_PER_TEXT = 4  # XHTML's markup: a body may be this much larger than its Markdown
 
 
 def page_path(page: PageRef) -> str:
@@ -65,8 +68,8 @@ class _Listed:
 class ConfluenceDocuments:
     """The pages (and, with ``attachments``, their PDF/.docx files) of one Confluence source."""
 
-    def __init__(self, spec: SourceSpec, client: ConfluenceClient) -> None:
-        self.spec, self.client = spec, client
+    def __init__(self, spec: SourceSpec, client: ConfluenceClient, max_bytes: int = 1_000_000) -> None:
+        self.spec, self.client, self.max_bytes = spec, client, max_bytes
         self.selection = spec.pages or ConfluencePages()
         self._listed: dict[str, _Listed] = {}
         self._bodies: dict[str, PageBody] = {}
@@ -136,12 +139,25 @@ class ConfluenceDocuments:
         if isinstance(fetched, bytes):
             return fetched
         listed, body = self._listed[file.path], fetched
+        self._check_size(listed.page, len(body.storage), STORAGE_PER_TEXT, "body")
         try:
             text = page_markdown(listed.page.title, body)
         except ChunkingError as exc:
             raise FileUnreadableError(f"page {listed.page.id} ({listed.page.title}): {exc}") from None
+        except Exception as exc:  # (RecursionError, MemoryError's kin…): this page's error, not the run's
+            raise FileUnreadableError(f"page {listed.page.id} ({listed.page.title}): its body could not be "
+                                      f"converted ({type(exc).__name__})") from None
+        data = text.encode("utf-8")
+        self._check_size(listed.page, len(data), 1, "text")
         self._bodies[file.path] = body
-        return text.encode("utf-8")
+        return data
+
+    def _check_size(self, page: PageRef, size: int, factor: int, what: str) -> None:
+        if size > self.max_bytes * factor:
+            raise FileUnreadableError(
+                f"page {page.id} ({page.title}): its {what} is {size / 2**20:,.1f} MB, over "
+                f"{'' if factor == 1 else f'{factor} × '}indexing.maxFileSize ({self.max_bytes:,} bytes); "
+                "raise it to index the page")
 
     def chunk(self, data: bytes, file: ScannedFile, settings: ChunkSettings) -> FileChunks:
         from rag.chunking.dispatcher import FileChunks, chunk_bytes
@@ -156,8 +172,12 @@ class ConfluenceDocuments:
             fields["attachment"] = listed.attachment.title
         else:
             text = data.decode("utf-8")
-            chunked = FileChunks(text, chunk_markdown(text, file.path, max_tokens=settings.max_tokens,
-                                                      overlap=settings.overlap))
+            try:
+                chunked = FileChunks(text, chunk_markdown(text, file.path, max_tokens=settings.max_tokens,
+                                                          overlap=settings.overlap))
+            except Exception as exc:  # one page never ends the run
+                chunked = FileChunks("", [], error=f"page {listed.page.id} could not be chunked "
+                                                   f"({type(exc).__name__}: {str(exc)[:200]})")
         restrictions = body.restrictions if body is not None else {}
         return replace(chunked,
                        chunks=[Chunk(c.content, {**c.metadata, **fields, "breadcrumb": listed.breadcrumb})

@@ -16,7 +16,9 @@ chunker does) into a small tree, then writes Markdown:
 - images (``ac:image``) and attachments by file name: ``![diagram.png](diagram.png)``.
 
 CDATA sections (the code macros' bodies) are turned into escaped text before parsing,
-since ``html.parser`` reads them differently across Python versions.
+since ``html.parser`` reads them differently across Python versions. The tags of elements
+nested deeper than ``MAX_DEPTH`` (10,000 ``<div>``s in a hostile body) are dropped, their
+text kept in the deepest element: the writers' recursion stays far from Python's limit.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
 _BREAK = "\u2028"
 _AROUND_BREAK = re.compile(" ?\u2028 ?")
 _BACKTICKS = re.compile("`+")
+_TEXTLESS = frozenset({"ul", "ol", "table", "tbody", "thead", "tr", "colgroup", "ac:task-list"})
+MAX_DEPTH = 48  # open elements kept nested (a list item costs the writers about four frames a level)
 
 
 @dataclass
@@ -72,24 +76,35 @@ class _TreeBuilder(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.root = _Node("root")
         self._open = [self.root]
+        self._dropped = 0  # elements opened beyond MAX_DEPTH and not closed yet
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if len(self._open) >= MAX_DEPTH:
+            self._dropped += tag not in _VOID
+            return
         node = _Node(tag, {k: v or "" for k, v in attrs})
         self._open[-1].children.append(node)
         if tag not in _VOID:
             self._open.append(node)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._open[-1].children.append(_Node(tag, {k: v or "" for k, v in attrs}))
+        if len(self._open) < MAX_DEPTH:
+            self._open[-1].children.append(_Node(tag, {k: v or "" for k, v in attrs}))
 
     def handle_endtag(self, tag: str) -> None:
+        if self._dropped:
+            self._dropped -= 1
+            return
         for depth in range(len(self._open) - 1, 0, -1):  # an unclosed element ends with its parent
             if self._open[depth].tag == tag:
                 del self._open[depth:]
                 return
 
     def handle_data(self, data: str) -> None:
-        self._open[-1].children.append(data)
+        holder = self._open[-1]
+        if self._dropped:  # within dropped tags: in the deepest element that shows text
+            holder = next(n for n in reversed(self._open) if n.tag not in _TEXTLESS)
+        holder.children.append(data)
 
 
 def storage_to_markdown(storage: str) -> str:
