@@ -152,11 +152,13 @@ def index_source(
     paths: Collection[str] | None = None,
     context_writer: "ContextWriter | None" = None,
     documents: Documents | None = None,
+    model_languages: list[str] | None = None,
 ) -> RunSummary:
     """Bring the stored index of ``spec`` (files under ``root``, or ``documents``) up to date;
     with ``paths`` (relative files or folders, e.g. those a watcher saw change) only what lies
     at or under them. ``context_writer``: the LLM that gives chunks contextual text; None strips
-    any they have."""
+    any they have. ``model_languages``: what the embedder reads (None: any); texts in others are
+    keyword-indexed only, and counted as ``unreadable``."""
     report = reporter or SilentReporter()
     started = time.monotonic()
     summary = RunSummary(spec.name)
@@ -182,7 +184,7 @@ def index_source(
     try:
         with _fewer_collections():
             _run(conn, source_id, source, scanned, scope, embedder, settings, force, summary, report,
-                 context_writer)
+                 context_writer, model_languages)
         status = "succeeded"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -211,6 +213,7 @@ def _run(
     summary: RunSummary,
     report: Reporter,
     context_writer: "ContextWriter | None",
+    model_languages: list[str] | None,
 ) -> None:
     by_path = {f.path: f for f in scanned.files}
     plan = sqlapi.plan_files(conn, source_id, [{"path": f.path, "size": f.size, "mtimeNs": f.mtime_ns}
@@ -260,7 +263,7 @@ def _run(
             db.vacuum_postings(conn)
     _contextualize(conn, source_id, context_writer, summary, report, settings.phase_timeout)
     if embedder.dimensions:
-        _embed_missing(conn, source_id, embedder, summary, report, settings.phase_timeout)
+        _embed_missing(conn, source_id, embedder, summary, report, settings.phase_timeout, model_languages)
         sqlapi.refresh_file_vectors(conn, source_id, embedder.model_id)  # (rag.search's files arm)
 
 
@@ -516,14 +519,21 @@ def _embed_missing(
     summary: RunSummary,
     report: Reporter,
     phase_timeout: float | None = None,
+    model_languages: list[str] | None = None,
 ) -> None:
-    """Embed every indexed text (context, then content) of the source that has no vector for this model yet.
+    """Embed every indexed text (context, then content) of the source that has no vector for this model yet
+    and is in a language it reads (``model_languages``; None: any).
 
     Identical text already embedded anywhere (another file, source or run) is
     reused; chunks left unembedded by a model switch or a killed run are caught up.
+    Texts the model cannot read are left to the keyword arm (a vector of them would be
+    noise, and embedding them costs most of a first index of a Russian wiki).
     """
-    missing = sqlapi.count_chunks_without_embedding(conn, source_id, embedder.model_id)
-    stored_vectors = sqlapi.source_vector_count(conn, source_id)
+    model = embedder.model_id
+    missing = sqlapi.count_chunks_without_embedding(conn, source_id, model, model_languages)
+    if model_languages is not None:
+        summary.unreadable = sqlapi.count_chunks_without_embedding(conn, source_id, model) - missing
+    stored_vectors = sqlapi.source_vector_count(conn, source_id) - summary.unreadable
     summary.reused = stored_vectors - missing
     if not missing:
         if stored_vectors:  # (a run killed before its end left them unindexed)
@@ -533,7 +543,7 @@ def _embed_missing(
     deadline = PhaseDeadline("embedding", phase_timeout)
     while True:
         deadline.check()
-        rows = sqlapi.chunks_without_embedding(conn, source_id, embedder.model_id, EMBED_BATCH)
+        rows = sqlapi.chunks_without_embedding(conn, source_id, model, EMBED_BATCH, model_languages)
         if not rows:
             # Built once the first vectors are in (faster than growing it row by row).
             sqlapi.ensure_vector_index(conn, embedder.model_id)

@@ -122,6 +122,7 @@ class ProviderInfo(_Out):
     provider: str
     model: str | None
     configured: bool
+    languages: list[str] | None = None  # what an embedding model reads; None: any language
 
 
 class Providers(_Out):
@@ -255,6 +256,7 @@ class IndexOutput(_Out):
     chunks_total: int
     embedded: int
     reused: int
+    unreadable: int = 0  # texts not embedded: in languages the embedding model does not read
     contextualized: int = 0  # chunks given a contextual text the LLM wrote in this run
     contextual_reused: int = 0  # chunks given a cached one (or stripped of theirs: context off)
     errors: int

@@ -102,7 +102,8 @@ class Searcher:
             bm25_weight=0.0 if request.vector_only else self.settings.bm25_weight,
             # No vector of this config's model: keywords alone, never a query vector another
             # model stored for the same text (rag.search would pick one up when given none).
-            vector_weight=0.0 if embedding is None else self._vector_weight(query, request.vector_only),
+            vector_weight=(0.0 if embedding is None
+                           else self._vector_weight(query, request.vector_only, warnings)),
             rrf_k=self.settings.rrf.k, candidates=candidates,
             model=self.embedder.model_id if self.embedder.dimensions else None,
             k1=self.settings.bm25.k1, b=self.settings.bm25.b, fusion=self.settings.fusion,
@@ -122,12 +123,16 @@ class Searcher:
             response.hits = self._rerank(query, hits, final_k, response.warnings)
         return response
 
-    def _vector_weight(self, query: str, vector_only: bool) -> float:
+    def _vector_weight(self, query: str, vector_only: bool, warnings: list[str]) -> float:
         """The vector arm's weight for this query: in a hybrid search, scaled by the share of its
-        words the model reads, so an English-only model adds nothing to a Russian question's keywords."""
+        words the model reads, so an English-only model adds nothing to a Russian question's keywords
+        (and a warning says so, naming the fix)."""
         if self.model_languages is None or vector_only:
             return self.settings.vector_weight
-        return self.settings.vector_weight * sqlapi.readable_share(self.conn, query, self.model_languages)
+        share = sqlapi.readable_share(self.conn, query, self.model_languages)
+        if share < 1.0:
+            warnings.append(unreadable_query_warning(self.embedder.model_id, self.model_languages, share))
+        return self.settings.vector_weight * share
 
     def _add_absolute_paths(self, hits: list[SearchHit]) -> None:
         names = sorted({h.source_name for h in hits})
@@ -183,6 +188,23 @@ class Searcher:
             hit.rerank = result.score
             reranked.append(hit)
         return reranked
+
+
+MULTILINGUAL_FIX = ("for meaning-based search in other languages set a multilingual embedding model: "
+                    "embeddings.local.model (e.g. intfloat/multilingual-e5-small, "
+                    "with embeddings.local.languages), "
+                    "embeddings.provider: jina (jina-embeddings-v3), or an OpenAI-compatible embedder "
+                    "(embeddings.provider: openai with embeddings.openai.baseUrl)")
+
+
+def unreadable_query_warning(model: str, languages: list[str], share: float) -> str:
+    """What a search says when the embedding model cannot read (some of) the query's words."""
+    reads = ", ".join(languages)
+    if share <= 0.0:
+        what = "this query was searched by keywords alone (no vector arm)"
+    else:
+        what = f"the vector arm counts {share:.0%} for this query (the share of its words the model reads)"
+    return f"the embedding model {model} reads only {reads}, so {what}; {MULTILINGUAL_FIX}"
 
 
 def _hit(row: dict[str, Any]) -> SearchHit:

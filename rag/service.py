@@ -331,11 +331,10 @@ class RagService:
 
     def searcher(self, conn: Conn) -> Searcher:
         """A searcher over ``conn`` with this configuration's models and settings."""
-        from rag.providers import model_languages
         from rag.search import Searcher
 
         return Searcher(conn, self.config.search, self.embedder(), self.reranker(),
-                        model_languages(self.config.embeddings), self.interface)
+                        self.model_languages(), self.interface)
 
     def search(self, request: SearchRequest) -> SearchOutput:
         response = self.search_response(request)
@@ -719,7 +718,9 @@ class RagService:
             with database_errors(), self.new_connection() as conn, closing_documents(documents):
                 summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
                                                force=force, reporter=reporter, paths=paths,
-                                               context_writer=context_writer, documents=documents)
+                                               context_writer=context_writer,
+                                               documents=documents,
+                                               model_languages=self.model_languages())
                 if commit is not None:
                     sqlapi.record_commit(conn, spec.name, commit)
         except UnexpectedDatabaseError:
@@ -734,11 +735,31 @@ class RagService:
             changed=summary.changed, unchanged=summary.unchanged, deleted=summary.deleted,
             chunks_added=summary.chunks_added, chunks_removed=summary.chunks_removed,
             chunks_total=summary.chunks_total, embedded=summary.embedded, reused=summary.reused,
-            contextualized=summary.contextualized, contextual_reused=summary.contextual_reused,
+            unreadable=summary.unreadable, contextualized=summary.contextualized,
+            contextual_reused=summary.contextual_reused,
             errors=len(summary.errors), file_errors=[FileError(path=e["path"], error=e["error"])
                                                      for e in summary.errors],
-            file_warnings=[FileWarning(**w) for w in summary.warnings], warnings=warnings,
+            file_warnings=[FileWarning(**w) for w in summary.warnings],
+            warnings=warnings + self._unreadable_warnings(summary.unreadable),
         )
+
+    def model_languages(self) -> list[str] | None:
+        """The languages the configured embedding model reads; None: any."""
+        from rag.providers import model_languages
+
+        return model_languages(self.config.embeddings)
+
+    def _unreadable_warnings(self, unreadable: int) -> list[str]:
+        """An index run's word on the texts its embedding model cannot read (left unembedded)."""
+        if not unreadable:
+            return []
+        from rag.progress import plural
+        from rag.search import MULTILINGUAL_FIX
+
+        languages = self.model_languages() or []
+        return [f"{plural(unreadable, 'text')} of this source are in languages the embedding model "
+                f"{self.embedder().model_id} does not read (it reads only {', '.join(languages)}): they were "
+                f"not embedded and are found by keywords only; {MULTILINGUAL_FIX}"]
 
     def _same_folder_warnings(self, spec: SourceSpec) -> list[str]:
         """Other sources over the folder ``spec`` indexes: each doubles the index of its files
@@ -833,9 +854,12 @@ def search_result(hit: Any) -> SearchResult:
 
 def providers(config: RagConfig) -> Providers:
     """Which embedding and rerank providers the config sets up, and whether each has what it needs."""
+    from rag.providers import model_languages
+
     emb = config.embeddings
     if emb.provider == "local":
-        embeddings = ProviderInfo(provider="local", model=emb.local.model, configured=True)
+        embeddings = ProviderInfo(provider="local", model=emb.local.model, configured=True,
+                                  languages=model_languages(emb))
     elif emb.provider in ("jina", "openai"):
         remote = emb.jina if emb.provider == "jina" else emb.openai
         keyless = emb.provider == "openai" and remote.base_url != "https://api.openai.com/v1"

@@ -178,18 +178,23 @@ def delete_files(conn: Conn, source_id: int, paths: list[str]) -> int:
     return int(_value(conn, "SELECT rag.delete_files(%s, %s)", (source_id, paths)))
 
 
-def count_chunks_without_embedding(conn: Conn, source_id: int, model: str) -> int:
-    return int(_value(conn, "SELECT rag.count_chunks_without_embedding(%s, %s)", (source_id, model)))
+def count_chunks_without_embedding(conn: Conn, source_id: int, model: str,
+                                   languages: list[str] | None = None) -> int:
+    """Texts of the source with no vector of ``model``, among those it reads (``languages``; None: all)."""
+    return int(_value(conn, "SELECT rag.count_chunks_without_embedding(%s, %s, %s)",
+                      (source_id, model, languages)))
 
 
 def source_vector_count(conn: Conn, source_id: int) -> int:
     return int(_value(conn, "SELECT rag.source_vector_count(%s)", (source_id,)))
 
 
-def chunks_without_embedding(conn: Conn, source_id: int, model: str, max_rows: int) -> list[Row]:
-    """(content_hash, content) of texts of the source with no vector of ``model``."""
-    return _rows(conn, "SELECT content_hash, content FROM rag.chunks_without_embedding(%s, %s, %s)",
-                 (source_id, model, max_rows))
+def chunks_without_embedding(conn: Conn, source_id: int, model: str, max_rows: int,
+                             languages: list[str] | None = None) -> list[Row]:
+    """(content_hash, content) of texts of the source with no vector of ``model`` that it reads
+    (``languages``; None: all)."""
+    return _rows(conn, "SELECT content_hash, content FROM rag.chunks_without_embedding(%s, %s, %s, %s)",
+                 (source_id, model, max_rows, languages))
 
 
 def store_embeddings(conn: Conn, model: str, dimensions: int, hashes: list[str], vectors: list[str]) -> None:

@@ -58,6 +58,10 @@ def status(
     typer.echo(f"files:        {database.total_files}")
     typer.echo(f"chunks:       {database.total_chunks}")
     typer.echo(f"embeddings:   {database.total_embeddings}")
+    model = out.providers.embeddings
+    if model.provider != "none":
+        reads = ", ".join(model.languages) if model.languages is not None else "any language"
+        typer.echo(f"model:        {model.provider} {model.model} (reads {reads})")
     typer.echo(f"last indexed: {last.isoformat(timespec='seconds') if last else 'never'}")
     for git in out.git_sources:
         typer.echo(f"git {git.name}: {git.branch or 'default branch'} @{git.commit_sha or 'not indexed yet'}")

@@ -1,0 +1,84 @@
+"""A Russian team's wiki with the default, English-only embedding model (issue 54): a search and
+an index run say the vector arm cannot read Russian and name the fix, `rag status` shows what the
+model reads, and Russian texts are not embedded for nothing."""
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import HashEmbedder
+
+from rag import db
+from rag.config import LoadedConfig, RagConfig
+from rag.schemas import SearchOutput
+from rag.search import SearchRequest
+from rag.service import RagService, folder_source
+
+GUIDES = {
+    "ops/backup.md": "# Резервное копирование\n\n## Как восстановить базу\n\n"
+                     "Восстановление базы из резервной копии выполняет команда pg_restore; "
+                     "перед восстановлением остановите сервис и проверьте свободное место на диске.\n",
+    "ops/release.md": "# Регламент релизов\n\nРелиз собирается по четвергам, после проверки тестов "
+                      "и согласования с дежурным инженером.\n",
+    "tools/dump.py": "def dump(database):\n    # резервную копию пишет pg_dump\n    return run('pg_dump', database)\n",
+}
+
+
+def russian_service(target: db.DatabaseTarget, config: dict[str, Any] | None = None) -> RagService:
+    """The default config (the bundled English-only model) with a stand-in embedder of its id."""
+    service = RagService(loaded=LoadedConfig(RagConfig.model_validate(config or {}), None, "test"),
+                         embedder=HashEmbedder(8))
+    service._target = target
+    return service
+
+
+@pytest.fixture
+def wiki(tmp_path: Path) -> Path:
+    root = tmp_path / "wiki"
+    for path, text in GUIDES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def service(rag_db: db.DatabaseTarget) -> Iterator[RagService]:
+    with russian_service(rag_db) as service:
+        yield service
+
+
+def test_an_index_run_embeds_only_what_the_model_reads_and_says_so(service: RagService, wiki: Path) -> None:
+    out = service.index(folder_source(wiki, "wiki"))
+
+    assert out.chunks_total == 3
+    assert (out.embedded, out.unreadable) == (1, 2)  # the code with a Russian comment; not the guides
+    (warning,) = out.warnings
+    assert "2 texts of this source are in languages the embedding model test@8 does not read" in warning
+    assert "jina-embeddings-v3" in warning and "multilingual" in warning
+    again = service.index(folder_source(wiki, "wiki"))
+    assert (again.embedded, again.reused, again.unreadable) == (0, 1, 2)
+
+
+def test_a_russian_search_says_it_is_keyword_only_and_names_the_fix(service: RagService, wiki: Path) -> None:
+    service.index(folder_source(wiki, "wiki"))
+
+    out: SearchOutput = service.search(SearchRequest("как восстановить базу из резервной копии"))
+
+    assert out.results[0].path == "ops/backup.md"
+    assert all(r.scores.vector_rank is None for r in out.results)
+    (warning,) = out.warnings
+    assert warning.startswith("the embedding model test@8 reads only english, so this query was searched "
+                              "by keywords alone")
+    assert "jina-embeddings-v3" in warning
+    mixed = service.search(SearchRequest("pg_dump резервная копия"))
+    assert any("the vector arm counts 50% for this query" in w for w in mixed.warnings)
+    assert service.search(SearchRequest("dump database")).warnings == []
+
+
+def test_status_shows_the_languages_the_model_reads(rag_db: db.DatabaseTarget) -> None:
+    with russian_service(rag_db) as english:
+        assert english.status().providers.embeddings.languages == ["english"]
+    multilingual = {"embeddings": {"local": {"model": "/models/multilingual-e5-small"}}}
+    with russian_service(rag_db, multilingual) as service:
+        assert service.status().providers.embeddings.languages is None
