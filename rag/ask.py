@@ -66,7 +66,10 @@ class Source:
 
 
 def location(hit: SearchHit) -> str:
-    """Where a chunk is, as a citation prints it: ``path:start-end`` (pages for a PDF)."""
+    """Where a chunk is, as a citation prints it: ``path:start-end`` (pages for a PDF); a
+    Confluence page by its title and web address."""
+    if hit.url:
+        return f"{hit.title or hit.path} — {hit.url}"
     start, end = hit.coordinates.get("startLine"), hit.coordinates.get("endLine")
     if start is not None:
         return f"{hit.path}:{start}-{end if end is not None else start}"
@@ -305,7 +308,8 @@ class Answering:
         citations = [
             Citation(number=s.number, chunk_id=s.hit.chunk_id, source_name=s.hit.source_name, path=s.hit.path,
                      start_line=s.hit.coordinates.get("startLine"), end_line=s.hit.coordinates.get("endLine"),
-                     location=s.location, score=s.score, cited=s.number in cited)
+                     location=s.location, url=s.hit.url, title=s.hit.title, score=s.score,
+                     cited=s.number in cited)
             for s in self.sources
         ]
         timings = AskTimings(

@@ -378,7 +378,9 @@ class Citation(_Out):
     path: str
     start_line: int | None
     end_line: int | None
-    location: str  # path:start-end, as printed under the answer
+    location: str  # path:start-end, as printed under the answer (a Confluence page: title — url)
+    url: str | None = None  # a Confluence page: where a browser opens it
+    title: str | None = None  # a Confluence page's title
     score: float  # the search's (reranker's, or fused over the rewritten queries)
     cited: bool  # the answer names it
 

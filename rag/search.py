@@ -58,6 +58,7 @@ class SearchHit:
     abs_path: str | None = None  # a local source's file, as a user can open it
     contextual_text: str | None = None  # what an LLM wrote to situate it (indexing.context: llm)
     url: str | None = None  # a Confluence page's web address
+    title: str | None = None  # a Confluence page's title
 
 
 @dataclass
@@ -217,5 +218,13 @@ def _hit(row: dict[str, Any]) -> SearchHit:
         vector=row["vector_score"], vector_rank=row["vector_rank"], rrf=row["score"],
         language=row["language"], fqns=metadata.get("fqns"),
         header_paths=[p["headerPath"] for p in metadata["sections"]] if "sections" in metadata else None,
-        url=metadata.get("url"),
+        url=metadata.get("url"), title=_page_title(metadata),
     )
+
+
+def _page_title(metadata: dict[str, Any]) -> str | None:
+    """A Confluence page's title (an attachment's: the page's / its file name); None elsewhere."""
+    if not metadata.get("url") or not metadata.get("title"):
+        return None
+    attachment = metadata.get("attachment")
+    return f"{metadata['title']} / {attachment}" if attachment else str(metadata["title"])

@@ -7,10 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_confluence import FakeConfluence, Page, sample_site
 from fakes import HashEmbedder
+from plugins.llm import FakeLLM
 
 from rag import db
-from rag.config import LoadedConfig, RagConfig
+from rag.ask import AskRequest
+from rag.config import ConfluencePages, LoadedConfig, RagConfig, SourceSpec
 from rag.schemas import SearchOutput
 from rag.search import SearchRequest
 from rag.service import RagService, folder_source
@@ -82,3 +85,34 @@ def test_status_shows_the_languages_the_model_reads(rag_db: db.DatabaseTarget) -
     multilingual = {"embeddings": {"local": {"model": "/models/multilingual-e5-small"}}}
     with russian_service(rag_db, multilingual) as service:
         assert service.status().providers.embeddings.languages is None
+
+
+@pytest.fixture
+def site(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeConfluence]:
+    fake = sample_site("cloud")
+    fake.add(Page("1003", "Регламент релизов", "ENG", "<p>Релиз собирается по четвергам.</p>", parent="100"))
+    fake.start()
+    for name, value in fake.environ().items():
+        monkeypatch.setenv(name, value)
+    yield fake
+    fake.stop()
+
+
+def confluence_wiki(site: FakeConfluence) -> SourceSpec:
+    return SourceSpec("wiki", "confluence", site.base_url, pages=ConfluencePages(("ENG",), flavor=site.flavor))
+
+
+def test_an_answer_cites_a_confluence_page_by_its_title_and_url(
+        rag_db: db.DatabaseTarget, site: FakeConfluence, fake_llm: FakeLLM) -> None:
+    fake_llm.reply = lambda messages: "Релиз собирается по четвергам [1]."
+    with russian_service(rag_db, {"llm": fake_llm.config().model_dump(by_alias=True)}) as service:
+        service.index(confluence_wiki(site))
+        answering = service.ask(AskRequest(SearchRequest("когда собирается релиз?", top_k=1)))
+        out = answering.output()
+
+    (citation,) = out.citations
+    url = citation.url or ""
+    assert url.startswith(f"{site.base_url}/spaces/ENG/pages/1003/")
+    assert (citation.title, citation.cited) == ("Регламент релизов", True)
+    assert citation.location == f"Регламент релизов — {url}"
+    assert f"[1] Регламент релизов — {url}\n" in fake_llm.requests[0]["messages"][0]["content"]
