@@ -3,6 +3,8 @@
 the LLM, and one-line errors when no LLM is configured or it does not answer."""
 
 import json
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -209,6 +211,21 @@ def test_an_llm_that_does_not_answer_is_one_line_without_the_key(project, fake_l
     assert err.startswith("error: llm: no answer within the 1 s deadline")
     assert err.count("\n") == 1
     assert FAKE_KEY not in out + err
+
+
+def test_an_llm_that_is_down_is_one_line_at_once_naming_llm_base_url(project, fake_llm):
+    with socket.socket() as probe:  # a port nothing listens on: the connection is refused
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    project.write_text(project.read_text().replace(fake_llm.base_url, closed))
+
+    started = time.monotonic()
+    code, _, err = rag("ask", "combine latest")
+
+    assert time.monotonic() - started < 3  # six attempts took ~26 s
+    assert code == 1 and err.count("\n") == 1
+    assert err.startswith(f"error: llm: cannot reach {closed}/chat/completions (ConnectError: ")
+    assert err.endswith("check llm.baseUrl\n")
 
 
 def test_a_rejected_key_names_where_it_comes_from(project, monkeypatch):

@@ -43,9 +43,10 @@ ANSWER_TOKENS = 50  # one or two short sentences (a CPU writes a token in 0.05-0
 ANSWER_CHARS = 600  # a model that rambles on is cut here
 DOCUMENTS_PER_PAGE = 20  # documents listed, asked about and stored at a time
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-# Failed requests in a row after which the LLM is taken to be down: the rest of the
-# chunks keep their structural context (one error says so) and the next run asks again.
-FAILURES_IN_A_ROW = 10
+# Failed requests in a row after which the LLM is taken to be down: the requests not yet
+# sent are cancelled, the rest of the chunks keep their structural context (one error says
+# so) and the next run asks again.
+FAILURES_IN_A_ROW = 5
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,8 @@ def contextualize_source(
             answered: list[tuple[ChunkToSituate, str]] = []
             asked = {pool.submit(writer.write, document, chunk.content): chunk for document, chunk in page}
             for done in as_completed(asked):
+                if done.cancelled():
+                    continue
                 chunk = asked[done]
                 report.contextualized(1)
                 failure = _failure(done)
@@ -145,6 +148,9 @@ def contextualize_source(
                 summary.errors.append({"path": chunk.path,
                                        "error": f"contextual text of {chunk.where()}: {failure}"})
                 failures_in_a_row += 1
+                if failures_in_a_row >= FAILURES_IN_A_ROW:
+                    for waiting in asked:  # (those already sent finish; the others are not sent)
+                        waiting.cancel()
             if answered:
                 sqlapi.store_contextual_texts(conn, source_id, model, PROMPT_VERSION,
                                               [c.document_hash for c, _ in answered],
@@ -153,8 +159,8 @@ def contextualize_source(
             if failures_in_a_row >= FAILURES_IN_A_ROW:
                 left = sqlapi.count_chunks_without_contextual_text(conn, source_id, model, PROMPT_VERSION)
                 summary.errors.append({"path": "", "error": (
-                    f"the LLM failed {failures_in_a_row} requests in a row; {left:,} chunks keep their "
-                    "structural context alone until the next run")})
+                    f"the LLM failed {failures_in_a_row} requests in a row, so it was not asked about "
+                    f"the rest; {left:,} chunks keep their structural context alone until the next run")})
                 return
 
 

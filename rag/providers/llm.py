@@ -235,7 +235,7 @@ def build_chat_model(config: LlmConfig) -> OpenAIChatModel:
         api_key=key,
         api_key_env=key_variable,
         temperature=config.temperature,
-        retry=RetryPolicy(deadline=config.timeout),
+        retry=RetryPolicy(deadline=config.timeout, unreachable_setting="llm.baseUrl"),
     )
 
 

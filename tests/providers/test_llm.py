@@ -2,12 +2,14 @@
 streamed, retries, deadlines, malformed answers, the key kept secret, and the ``llm`` config."""
 
 import logging
+import socket
 from collections.abc import Callable, Iterator
 
 import pytest
 from plugins.llm import FAKE_KEY, FAKE_MODEL, Fail, FakeLLM, Hang, Malformed
 
 from rag.config import ConfigError, LlmConfig, LoadedConfig, RagConfig, masked_dump, parse_config_file
+from rag.errors import ProviderError
 from rag.providers._http import RetryPolicy
 from rag.providers.llm import (
     ChatMessage,
@@ -230,3 +232,22 @@ def test_rag_config_shows_the_llm_key_variable_masked(monkeypatch):
 
     assert shown.environment_api_keys == {"MY_LLM_KEY": "****"}
     assert FAKE_KEY not in shown.model_dump_json()
+
+
+@pytest.mark.parametrize("base_url", ["refused", "http://no-such-llm-host.invalid/v1"])
+def test_a_configured_llm_that_is_not_there_fails_at_once_naming_the_setting(base_url, sleeps):
+    if base_url == "refused":
+        with socket.socket() as probe:  # a port nothing listens on
+            probe.bind(("127.0.0.1", 0))
+            base_url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    model = build_chat_model(LlmConfig(provider="openai", base_url=base_url, model=FAKE_MODEL))
+    model._api._retrying._sleep = sleeps.append  # (a retry would show here)
+
+    with pytest.raises(ProviderError) as error:
+        model.complete(QUESTION)
+
+    message = str(error.value)
+    assert message.startswith(f"llm: cannot reach {base_url}/chat/completions (ConnectError: ")
+    assert message.endswith("; is the server running? check llm.baseUrl") and "\n" not in message
+    assert sleeps == []
+    model.close()
