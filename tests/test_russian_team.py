@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from fake_confluence import FakeConfluence, Page, sample_site
 from fakes import HashEmbedder
+from helpers import rows
 from plugins.llm import FakeLLM
 
 from rag import db
@@ -116,3 +117,35 @@ def test_an_answer_cites_a_confluence_page_by_its_title_and_url(
     assert (citation.title, citation.cited) == ("Регламент релизов", True)
     assert citation.location == f"Регламент релизов — {url}"
     assert f"[1] Регламент релизов — {url}\n" in fake_llm.requests[0]["messages"][0]["content"]
+
+
+RELEASE_BODY = (
+    '<p>Статус: <ac:structured-macro ac:name="status" ac:schema-version="1">'
+    '<ac:parameter ac:name="title">ГОТОВО</ac:parameter><ac:parameter ac:name="colour">Green</ac:parameter>'
+    '</ac:structured-macro>, задача <ac:structured-macro ac:name="jira" ac:schema-version="1">'
+    '<ac:parameter ac:name="server">Jira</ac:parameter><ac:parameter ac:name="key">REL-42</ac:parameter>'
+    '</ac:structured-macro>.</p>'
+    '<p>См. <ac:link><ri:page ri:content-title="Runbooks"/></ac:link>, '
+    '<ac:link><ri:page ri:content-title="Отпуска" ri:space-key="HR"/>'
+    '<ac:plain-text-link-body><![CDATA[кадры]]></ac:plain-text-link-body></ac:link>, '
+    '<a href="https://ci.example.com/job/release">сборку</a> и '
+    '<ac:link><ri:attachment ri:filename="план релиза.pdf"/></ac:link>.</p>'
+    '<p><ac:image><ri:attachment ri:filename="схема.png"/></ac:image></p>'
+)
+
+
+def test_confluence_links_macros_and_attachments_keep_their_meaning(
+        rag_db: db.DatabaseTarget, site: FakeConfluence) -> None:
+    site.pages["1003"].body = RELEASE_BODY
+    with russian_service(rag_db) as service:
+        service.index(confluence_wiki(site))
+    (page,) = rows(rag_db, "SELECT content FROM rag.files WHERE path = 'ENG/1003-Регламент-релизов'")
+    text, base = page["content"], site.base_url
+    assert "Статус: ГОТОВО, задача REL-42." in text
+    runbooks = site.pages["101"]
+    assert f"[Runbooks]({base}/spaces/ENG/pages/101/{runbooks.title})" in text  # the listed page's address
+    assert f"[кадры]({base}/display/HR/%D0%9E%D1%82%D0%BF%D1%83%D1%81%D0%BA%D0%B0)" in text  # not listed
+    assert "[сборку](https://ci.example.com/job/release)" in text
+    assert (f"[план релиза.pdf]({base}/download/attachments/1003/"
+            "%D0%BF%D0%BB%D0%B0%D0%BD%20%D1%80%D0%B5%D0%BB%D0%B8%D0%B7%D0%B0.pdf)") in text
+    assert f"![схема.png]({base}/download/attachments/1003/%D1%81%D1%85%D0%B5%D0%BC%D0%B0.png)" in text
