@@ -81,6 +81,11 @@ class Documents(Protocol):
         """The chunks of a document read."""
         ...
 
+    def reread(self, file: ScannedFile, text: str, metadata: dict[str, Any]) -> bytes:
+        """A document from what the index stored of it (``text``, ``metadata``), for one that only
+        moved (``ScannedFile.place`` changed): to be chunked again without being fetched."""
+        ...
+
 
 @dataclass
 class Folder:
@@ -109,6 +114,9 @@ class Folder:
         from rag.chunking.dispatcher import chunk_bytes
 
         return chunk_bytes(data, file.path, max_tokens=settings.max_tokens, overlap=settings.overlap)
+
+    def reread(self, file: ScannedFile, text: str, metadata: dict[str, Any]) -> bytes:
+        return text.encode("utf-8")  # (a file has no place to move from: never asked)
 
 
 def scan(root: Path, spec: SourceSpec, settings: ChunkSettings,
@@ -216,14 +224,13 @@ def _run(
     model_languages: list[str] | None,
 ) -> None:
     by_path = {f.path: f for f in scanned.files}
-    plan = sqlapi.plan_files(conn, source_id, [{"path": f.path, "size": f.size, "mtimeNs": f.mtime_ns}
-                                               for f in scanned.files], force, scope)
+    plan = sqlapi.plan_files(conn, source_id, [_planned(f) for f in scanned.files], force, scope)
     todo = [(by_path[row["path"]], row["action"], row["old_sha256"])
-            for row in plan if row["action"] in ("new", "changed")]
+            for row in plan if row["action"] in ("new", "changed", "moved")]
     deleted = [row["path"] for row in plan if row["action"] == "deleted"]
     summary.unchanged = sum(1 for row in plan if row["action"] == "unchanged")
     report.planned(len(todo), summary.unchanged, len(deleted))
-    source.prefetch([file for file, _, _ in todo])
+    source.prefetch([file for file, action, _ in todo if action != "moved"])
 
     bulk = len(todo) >= BULK_MIN_FILES and sqlapi.begin_bulk_load(conn)
     try:
@@ -287,7 +294,8 @@ def _store_changed(
     with _Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
             deadline.check()
-            read = _read(source, scanned_file, summary)
+            read = _read(source, scanned_file, summary) if action != "moved" else _reread(
+                conn, source_id, source, scanned_file)
             if read is None:
                 continue
             data, sha = read
@@ -364,6 +372,25 @@ def _json(value: Any) -> bytes:
 
 def _joined(batch: list[Batched]) -> bytes:
     return b"[" + b",".join(batch) + b"]"
+
+
+def _planned(scanned_file: ScannedFile) -> dict[str, Any]:
+    """A scanned file as ``rag.plan_files`` compares it."""
+    planned: dict[str, Any] = {"path": scanned_file.path, "size": scanned_file.size,
+                               "mtimeNs": scanned_file.mtime_ns}
+    if scanned_file.place is not None:
+        planned["ancestors"] = list(scanned_file.place)
+    return planned
+
+
+def _reread(conn: db.Conn, source_id: int, source: Documents,
+            scanned_file: ScannedFile) -> tuple[bytes, str] | None:
+    """A moved document from its stored text, not fetched again."""
+    stored = sqlapi.stored_documents(conn, source_id, [scanned_file.path]).get(scanned_file.path)
+    if stored is None or stored["content"] is None:
+        return None  # (gone meanwhile: the next run sees it as new)
+    data = source.reread(scanned_file, stored["content"], stored["metadata"] or {})
+    return data, hashlib.sha256(data).hexdigest()
 
 
 def _read(source: Documents, scanned_file: ScannedFile, summary: RunSummary) -> tuple[bytes, str] | None:

@@ -173,6 +173,12 @@ def touch_files(conn: Conn, source_id: int, files: list[dict[str, Any]]) -> None
     conn.execute("SELECT rag.touch_files(%s, %s)", (source_id, _jsonb(files)))
 
 
+def stored_documents(conn: Conn, source_id: int, paths: list[str]) -> dict[str, Row]:
+    """The stored text (``content``) and ``metadata`` of the source's files at ``paths``, by path."""
+    rows = _rows(conn, "SELECT path, content, metadata FROM rag.stored_documents(%s, %s)", (source_id, paths))
+    return {row["path"]: row for row in rows}
+
+
 def delete_files(conn: Conn, source_id: int, paths: list[str]) -> int:
     """Deletes files with their chunks: how many chunks went."""
     return int(_value(conn, "SELECT rag.delete_files(%s, %s)", (source_id, paths)))

@@ -93,7 +93,8 @@ class ConfluenceDocuments:
             ancestors = list(page.ancestors) or _parent_titles(page, by_id)
             crumb = BREADCRUMB_SEPARATOR.join([page.space_name or page.space, *ancestors, page.title])
             self._listed[path] = _Listed(page, crumb, ancestors)
-            files.append(ScannedFile(path, Path(), page.version, _nanoseconds(page.modified)))
+            files.append(ScannedFile(path, Path(), page.version, _nanoseconds(page.modified),
+                                     tuple(ancestors)))
             if self.selection.attachments:
                 files.extend(self._attachments(path, page, crumb, ancestors))
         files.sort(key=lambda f: f.path)
@@ -144,6 +145,16 @@ class ConfluenceDocuments:
         except ChunkingError as exc:
             raise FileUnreadableError(f"page {listed.page.id} ({listed.page.title}): {exc}") from None
         self._bodies[file.path] = body
+        return text.encode("utf-8")
+
+    def reread(self, file: ScannedFile, text: str, metadata: dict[str, Any]) -> bytes:
+        """A page that only moved: its stored Markdown, with the fields its body gave when it was
+        fetched (version, author, restrictions); the listing gives its new place."""
+        page = self._listed[file.path].page
+        self._bodies[file.path] = PageBody(
+            "", int(metadata.get("version") or page.version),
+            str(metadata.get("lastModified") or page.modified), str(metadata.get("author") or page.author),
+            page.webui, metadata.get("restrictions") or {})
         return text.encode("utf-8")
 
     def _links(self, page: PageRef) -> Links:
