@@ -69,7 +69,8 @@ def location(hit: SearchHit) -> str:
     """Where a chunk is, as a citation prints it: ``path:start-end`` (pages for a PDF); a
     Confluence page by its title and web address."""
     if hit.url:
-        return f"{hit.title or hit.path} — {hit.url}"
+        section = hit.coordinates.get("section")
+        return f"{hit.title or hit.path}{f' › {section}' if section else ''} — {hit.url}"
     start, end = hit.coordinates.get("startLine"), hit.coordinates.get("endLine")
     if start is not None:
         return f"{hit.path}:{start}-{end if end is not None else start}"
@@ -124,7 +125,7 @@ class Asker:
             started = self._clock()
             ranked = self._relevant(question, ranked, answering)
             answering.timings["filter_ms"] = _ms(started, self._clock())
-        answering.sources = fit(ranked, budget)
+        answering.sources = fit([(part, score) for hit, score in ranked for part in by_section(hit)], budget)
         return answering
 
     def _budget(self, question: str, context_tokens: int | None) -> int:
@@ -194,6 +195,34 @@ class Asker:
                 if not _judged_irrelevant(verdict)]
         answering.filtered_out = len(ranked) - len(kept)
         return kept
+
+
+def by_section(hit: SearchHit) -> list[SearchHit]:
+    """A chunk of several merged sections as one source per section (its lines, its headerPath),
+    so that an answer cites the section that says it; any other chunk as it is.
+
+    Retrieval keeps the merged chunks (short sections alone rank worse: eval/README.md); only
+    what the LLM is shown, and what a citation points at, is cut at the sections."""
+    start = hit.coordinates.get("startLine")
+    if not hit.sections or len(hit.sections) < 2 or not isinstance(start, int):
+        return [hit]
+    lines = hit.content.splitlines(keepends=True)
+    parts = []
+    for section in hit.sections:
+        first, last = section.get("startLine"), section.get("endLine")
+        if not isinstance(first, int) or not isinstance(last, int) or not first <= last:
+            return [hit]
+        text = "".join(lines[first - start:last - start + 1])
+        if not text.strip():
+            continue
+        header_path = str(section.get("headerPath") or "")
+        title = header_path.rsplit(" > ", 1)[-1].lstrip("#").strip()
+        coordinates = {**hit.coordinates, "startLine": first, "endLine": last, "headerPath": header_path}
+        if title and title != hit.title:
+            coordinates["section"] = title
+        parts.append(dataclasses.replace(hit, content=text, coordinates=coordinates, sections=None,
+                                         header_paths=None))
+    return parts or [hit]
 
 
 def fit(ranked: Sequence[tuple[SearchHit, float]], budget: int) -> list["Source"]:

@@ -55,6 +55,7 @@ class SearchHit:
     language: str | None = None
     fqns: list[str] | None = None  # the names a chunk holding several small definitions carries
     header_paths: list[str] | None = None  # the headerPath of each section a merged chunk holds
+    sections: list[dict[str, Any]] | None = None  # and its lines: {headerPath, startLine, endLine}
     abs_path: str | None = None  # a local source's file, as a user can open it
     contextual_text: str | None = None  # what an LLM wrote to situate it (indexing.context: llm)
     url: str | None = None  # a Confluence page's web address
@@ -218,6 +219,7 @@ def _hit(row: dict[str, Any]) -> SearchHit:
         vector=row["vector_score"], vector_rank=row["vector_rank"], rrf=row["score"],
         language=row["language"], fqns=metadata.get("fqns"),
         header_paths=[p["headerPath"] for p in metadata["sections"]] if "sections" in metadata else None,
+        sections=metadata.get("sections"),
         url=metadata.get("url"), title=_page_title(metadata),
     )
 

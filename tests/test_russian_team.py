@@ -149,3 +149,39 @@ def test_confluence_links_macros_and_attachments_keep_their_meaning(
     assert (f"[план релиза.pdf]({base}/download/attachments/1003/"
             "%D0%BF%D0%BB%D0%B0%D0%BD%20%D1%80%D0%B5%D0%BB%D0%B8%D0%B7%D0%B0.pdf)") in text
     assert f"![схема.png]({base}/download/attachments/1003/%D1%81%D1%85%D0%B5%D0%BC%D0%B0.png)" in text
+
+
+BACKUP_GUIDE = """# Резервное копирование
+
+Копии базы снимаются каждую ночь.
+
+## Как сделать копию
+
+Запустите pg_dump с ключом -Fc и положите файл в хранилище.
+
+## Как восстановить базу
+
+Остановите сервис, затем восстановите базу командой pg_restore из последней копии.
+
+## Кому писать
+
+Вопросы по копиям задавайте дежурному инженеру.
+"""
+
+
+def test_an_answer_cites_the_section_of_a_merged_chunk_that_says_it(
+        rag_db: db.DatabaseTarget, tmp_path: Path, fake_llm: FakeLLM) -> None:
+    guide = tmp_path / "ops"
+    guide.mkdir()
+    (guide / "backup.md").write_text(BACKUP_GUIDE, encoding="utf-8")
+    fake_llm.reply = lambda messages: "Остановите сервис и выполните pg_restore [3]."
+    with russian_service(rag_db, {"llm": fake_llm.config().model_dump(by_alias=True)}) as service:
+        assert service.index(folder_source(guide, "ops")).chunks_total == 1  # four sections, one chunk
+        out = service.ask(AskRequest(SearchRequest("как восстановить базу из копии"))).output()
+
+    assert [(c.number, c.location) for c in out.citations] == [
+        (1, "backup.md:1-3"), (2, "backup.md:5-7"), (3, "backup.md:9-11"), (4, "backup.md:13-15")]
+    assert [c.number for c in out.citations if c.cited] == [3] and out.found
+    assert len({c.chunk_id for c in out.citations}) == 1
+    prompt = fake_llm.requests[0]["messages"][0]["content"]
+    assert "[3] backup.md:9-11\n## Как восстановить базу\n\nОстановите сервис" in prompt
