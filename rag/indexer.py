@@ -224,7 +224,7 @@ def _run(
     model_languages: list[str] | None,
 ) -> None:
     by_path = {f.path: f for f in scanned.files}
-    plan = sqlapi.plan_files(conn, source_id, [_planned(f) for f in scanned.files], force, scope)
+    plan = sqlapi.plan_files(conn, source_id, [planned(f) for f in scanned.files], force, scope)
     todo = [(by_path[row["path"]], row["action"], row["old_sha256"])
             for row in plan if row["action"] in ("new", "changed", "moved")]
     deleted = [row["path"] for row in plan if row["action"] == "deleted"]
@@ -374,7 +374,7 @@ def _joined(batch: list[Batched]) -> bytes:
     return b"[" + b",".join(batch) + b"]"
 
 
-def _planned(scanned_file: ScannedFile) -> dict[str, Any]:
+def planned(scanned_file: ScannedFile) -> dict[str, Any]:
     """A scanned file as ``rag.plan_files`` compares it."""
     planned: dict[str, Any] = {"path": scanned_file.path, "size": scanned_file.size,
                                "mtimeNs": scanned_file.mtime_ns}

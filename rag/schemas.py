@@ -302,6 +302,13 @@ class DryRunOutput(_Out):
     skipped_paths: dict[str, list[str]] | None = None  # reason -> paths, with --verbose
     file_errors: list[FileError]
     contextual_calls: int | None = None  # indexing.context llm: the LLM requests a run would make
+    # What a run would do with them, as the index stands (changed: size/time or version differ;
+    # moved: a Confluence page under other parents).
+    new: int = 0
+    changed: int = 0
+    moved: int = 0
+    unchanged: int = 0
+    deleted: int = 0
 
 
 class WatchEvent(_Out):

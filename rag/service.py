@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from rag.ask import Answering, AskRequest
     from rag.contextual import ContextWriter
     from rag.db import Conn, DatabaseTarget
+    from rag.indexer import Documents
     from rag.providers import Embedder
     from rag.providers.llm import OpenAIChatModel
     from rag.providers.rerankers import Reranker
@@ -629,32 +630,55 @@ class RagService:
 
     def dry_run(self, spec: SourceSpec, *, verbose: bool = False) -> DryRunOutput:
         """What an index run of ``spec`` would read, changing nothing; a file the run would refuse
-        as binary by its content is a file error here too. ``verbose``: every skipped path."""
+        as binary by its content is a file error here too. ``verbose``: every skipped path.
+        With ``indexing.context: llm`` it counts the LLM requests the run would make: a
+        Confluence source's new and changed pages are fetched (not stored) to count them."""
         from rag import indexer
         from rag.chunking.dispatcher import file_rejected_as_binary
 
+        writer = self.context_writer()
         if spec.type == "confluence":
             documents = self.confluence_documents(spec)
             with closing_documents(documents):
                 pages = documents.scan(None)
-            return DryRunOutput(source=spec.name, root=spec.location, files=[f.path for f in pages.files],
-                                skipped={}, skipped_paths={} if verbose else None, file_errors=[])
+                plan = self._plan(spec, pages.files)
+                todo = [f for f in pages.files if plan.get(f.path) in ("new", "changed")]
+                calls = None if writer is None else self._contextual_calls(writer.model_id, documents, todo)
+            out = DryRunOutput(source=spec.name, root=spec.location, files=[f.path for f in pages.files],
+                               skipped={}, skipped_paths={} if verbose else None, file_errors=[],
+                               contextual_calls=calls)
+            return out.model_copy(update=_plan_counts(plan))
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
         folders = {reason: n for reason, paths in scanned.skipped.items()
                    if (n := sum(p.endswith("/") for p in paths))}  # (folders are not walked)
-        writer = self.context_writer()
+        readable = [f for f in scanned.files if f.path not in binary]
         calls = None if writer is None else self._contextual_calls(
-            writer.model_id, [f for f in scanned.files if f.path not in binary])
-        return DryRunOutput(source=spec.name, root=str(root),
-                            files=[f.path for f in scanned.files if f.path not in binary],
+            writer.model_id, indexer.Folder(root, spec, self.config.chunk_settings()), readable)
+        out = DryRunOutput(source=spec.name, root=str(root),
+                            files=[f.path for f in readable],
                             skipped={reason: len(paths) for reason, paths in sorted(scanned.skipped.items())},
                             skipped_folders=dict(sorted(folders.items())),
                             skipped_paths=dict(sorted(scanned.skipped.items())) if verbose else None,
                             file_errors=[FileError(**problem) for problem in scanned.problems()]
                             + [FileError(path=path, error="binary file") for path in sorted(binary)],
                             contextual_calls=calls)
+        return out.model_copy(update=_plan_counts(self._plan(spec, readable)))
+
+    def _plan(self, spec: SourceSpec, files: list[ScannedFile]) -> dict[str, str]:
+        """What an index run would do with each file (``rag.plan_files``: new, changed, moved,
+        unchanged, deleted), by path, as the index of ``spec`` stands; all new when never indexed."""
+        from rag.indexer import planned
+
+        def work(conn: Conn) -> dict[str, str]:
+            source = next((r for r in sqlapi.list_sources(conn, spec.name) if r["name"] == spec.name), None)
+            if source is None:
+                return dict.fromkeys((f.path for f in files), "new")
+            rows = sqlapi.plan_files(conn, source["id"], [planned(f) for f in files], False, None)
+            return {row["path"]: row["action"] for row in rows}
+
+        return self.with_db(work)
 
     def cached_contextual_texts(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str] | None:
         """The configured LLM's cached contextual texts for (document sha256, chunk content sha256)
@@ -666,24 +690,22 @@ class RagService:
             return None
         return self.with_db(lambda conn: contextual.cached_texts(conn, writer.model_id, keys))
 
-    def _contextual_calls(self, model: str, files: list[ScannedFile]) -> int:
+    def _contextual_calls(self, model: str, documents: Documents, files: list[ScannedFile]) -> int:
         """How many requests an index run would make the LLM for these files' contextual
         texts: their distinct (document, chunk) pairs the cache lacks (each file read and chunked)."""
         from rag import contextual
-        from rag.chunking.dispatcher import chunk_bytes
         from rag.chunking.model import content_hash
-        from rag.sources.reading import read_regular_file
+        from rag.errors import FileUnreadableError
 
         settings = self.config.chunk_settings()
         keys: set[tuple[str, str]] = set()
         for scanned_file in files:
             try:
-                data = read_regular_file(scanned_file.abs_path)
-            except OSError:
+                data = documents.read(scanned_file)
+            except FileUnreadableError:
                 continue  # (the run records it as a file error, and asks nothing about it)
             document = hashlib.sha256(data).hexdigest()
-            chunked = chunk_bytes(data, scanned_file.path, max_tokens=settings.max_tokens,
-                                  overlap=settings.overlap)
+            chunked = documents.chunk(data, scanned_file, settings)
             keys.update((document, content_hash(c.content)) for c in chunked.chunks)
         cached = self.with_db(lambda conn: contextual.cached_texts(conn, model, sorted(keys)))
         return len(keys) - len(cached)
@@ -772,6 +794,12 @@ class RagService:
                           "searches show its files once", Hint("remove", spec.name), self.interface)
                 for other in self.indexed_sources()
                 if other.type == "local" and other.name != spec.name and other.location == spec.location]
+
+
+def _plan_counts(plan: dict[str, str]) -> dict[str, int]:
+    """How many files a plan (path -> action) has of each action, as DryRunOutput counts them."""
+    actions = list(plan.values())
+    return {action: actions.count(action) for action in ("new", "changed", "moved", "unchanged", "deleted")}
 
 
 def definition_changes(stored: SourceSpec, configured: SourceSpec) -> list[str]:

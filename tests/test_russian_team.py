@@ -185,3 +185,18 @@ def test_an_answer_cites_the_section_of_a_merged_chunk_that_says_it(
     assert len({c.chunk_id for c in out.citations}) == 1
     prompt = fake_llm.requests[0]["messages"][0]["content"]
     assert "[3] backup.md:9-11\n## Как восстановить базу\n\nОстановите сервис" in prompt
+
+
+def test_a_confluence_dry_run_counts_the_llm_requests_and_what_changed(
+        rag_db: db.DatabaseTarget, site: FakeConfluence, fake_llm: FakeLLM) -> None:
+    config = {"indexing": {"context": "llm"}, "llm": fake_llm.config().model_dump(by_alias=True)}
+    with russian_service(rag_db, config) as service:
+        before = service.dry_run(confluence_wiki(site))
+        assert fake_llm.requests == [] and (before.new, before.unchanged) == (8, 0)
+        service.index(confluence_wiki(site))
+        assert before.contextual_calls == len(fake_llm.requests) > 0  # (was: null)
+
+        site.pages["103"].edit("<p>Дежурный отвечает за пять минут.</p>")
+        after = service.dry_run(confluence_wiki(site))
+    assert (after.new, after.changed, after.unchanged) == (1, 1, 6)  # (the restricted page is new again)
+    assert after.contextual_calls == 1
