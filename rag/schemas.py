@@ -98,6 +98,8 @@ class SourceInfo(_Out):
     last_indexed_at: datetime | None
     indexing: bool
     commit_sha: str | None = None  # git: the commit indexed last
+    spaces: list[str] | None = None  # Confluence: the spaces it holds
+    cql: str | None = None  # Confluence: the query choosing its pages
 
 
 class SourcesOutput(_Out):
@@ -122,11 +124,14 @@ class ProviderInfo(_Out):
     provider: str
     model: str | None
     configured: bool
-    languages: list[str] | None = None  # what an embedding model reads; None: any language
+
+
+class EmbeddingProviderInfo(ProviderInfo):
+    languages: list[str] | None = None  # what the model reads; None: any language
 
 
 class Providers(_Out):
-    embeddings: ProviderInfo
+    embeddings: EmbeddingProviderInfo
     reranker: ProviderInfo
 
 

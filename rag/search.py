@@ -97,6 +97,9 @@ class Searcher:
         candidates = max(self.settings.retrieve_top_k, final_k)
         warnings: list[str] = []
         embedding = None if request.keyword_only else self._query_vector(query, request.sources, warnings)
+        if request.vector_only and embedding is None:
+            why = warnings[0] if warnings else "embeddings.provider is none, so the index holds no vectors"
+            raise RagError(f"a vector search needs vectors of the embedding model: {why}")
         rows = sqlapi.search(
             self.conn, query, embedding, candidates if use_reranker else final_k,
             sources=request.sources, source_types=request.source_types,

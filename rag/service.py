@@ -46,6 +46,7 @@ from rag.schemas import (
     Coverage,
     DatabaseInfo,
     DryRunOutput,
+    EmbeddingProviderInfo,
     FileError,
     FileWarning,
     GcOutput,
@@ -398,7 +399,7 @@ class RagService:
         return SourcesOutput(sources=[
             SourceInfo(id=r["id"], name=r["name"], type=r["type"], path=r["location"], branch=r["branch"],
                        file_count=r["files"], chunk_count=r["chunks"], last_indexed_at=r["last_indexed_at"],
-                       indexing=r["indexing"], commit_sha=r["commit_sha"])
+                       indexing=r["indexing"], commit_sha=r["commit_sha"], **_pages(r))
             for r in rows
         ])
 
@@ -802,6 +803,14 @@ def _plan_counts(plan: dict[str, str]) -> dict[str, int]:
     return {action: actions.count(action) for action in ("new", "changed", "moved", "unchanged", "deleted")}
 
 
+def _pages(row: dict[str, Any]) -> dict[str, Any]:
+    """A Confluence source's spaces and CQL as ``rag.list_sources`` recorded them (none elsewhere)."""
+    if row["type"] != "confluence":
+        return {}
+    pages = ConfluencePages.from_config(row["config"] or {})
+    return {"spaces": list(pages.spaces), "cql": pages.cql}
+
+
 def definition_changes(stored: SourceSpec, configured: SourceSpec) -> list[str]:
     """How ``configured`` differs from the definition ``stored`` in the catalog (a branch the
     config leaves out is whichever the clone has, not a change)."""
@@ -886,15 +895,15 @@ def providers(config: RagConfig) -> Providers:
 
     emb = config.embeddings
     if emb.provider == "local":
-        embeddings = ProviderInfo(provider="local", model=emb.local.model, configured=True,
-                                  languages=model_languages(emb))
+        embeddings = EmbeddingProviderInfo(provider="local", model=emb.local.model, configured=True,
+                                           languages=model_languages(emb))
     elif emb.provider in ("jina", "openai"):
         remote = emb.jina if emb.provider == "jina" else emb.openai
         keyless = emb.provider == "openai" and remote.base_url != "https://api.openai.com/v1"
-        embeddings = ProviderInfo(provider=emb.provider, model=remote.model,
-                                  configured=remote.api_key is not None or keyless)
+        embeddings = EmbeddingProviderInfo(provider=emb.provider, model=remote.model,
+                                           configured=remote.api_key is not None or keyless)
     else:
-        embeddings = ProviderInfo(provider="none", model=None, configured=False)
+        embeddings = EmbeddingProviderInfo(provider="none", model=None, configured=False)
     rr = config.reranker
     if rr.provider == "jina":
         from rag.providers.rerank_http import JINA_RERANK_URL

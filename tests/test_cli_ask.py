@@ -191,6 +191,11 @@ def test_the_model_saying_not_found_lists_no_sources(project, fake_llm):
     assert ask_json("combine latest")["found"] is False
 
 
+def test_help_shows_the_citation_mark():
+    code, out, _ = rag("ask", "--help")
+    assert code == 0 and "citing them as [n]." in " ".join(out.split())
+
+
 def test_no_llm_configured_is_one_line(project):
     project.write_text("embeddings: {provider: none}\n")
 

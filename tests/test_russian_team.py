@@ -2,7 +2,7 @@
 an index run say the vector arm cannot read Russian and name the fix, `rag status` shows what the
 model reads, and Russian texts are not embedded for nothing."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +11,12 @@ from fake_confluence import FakeConfluence, Page, sample_site
 from fakes import HashEmbedder
 from helpers import rows
 from plugins.llm import FakeLLM
+from plugins.mcp import Harness
+from typer.testing import CliRunner
 
 from rag import db
 from rag.ask import AskRequest
+from rag.cli import app
 from rag.config import ConfluencePages, LoadedConfig, RagConfig, SourceSpec
 from rag.schemas import SearchOutput
 from rag.search import SearchRequest
@@ -200,3 +203,45 @@ def test_a_confluence_dry_run_counts_the_llm_requests_and_what_changed(
         after = service.dry_run(confluence_wiki(site))
     assert (after.new, after.changed, after.unchanged) == (1, 1, 6)  # (the restricted page is new again)
     assert after.contextual_calls == 1
+
+
+def test_list_shows_a_confluence_source_s_spaces_and_status_no_empty_code_graph(
+        rag_db: db.DatabaseTarget, site: FakeConfluence, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with russian_service(rag_db) as service:
+        service.index(confluence_wiki(site))
+        assert service.list_sources().sources[0].spaces == ["ENG"]
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    config = tmp_path / "rag.config.yaml"
+    config.write_text("search: {finalTopK: 5}\n")  # the default, English-only local model
+
+    def rag(*args: str) -> str:
+        result = CliRunner().invoke(app, ["--config", str(config), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    assert f"{site.base_url} spaces ENG" in rag("list")
+    status = rag("status")
+    assert "model:        local all-MiniLM-L6-v2 (reads english)" in status
+    assert "code graph" not in status  # (was: "code graph wiki: 0 definitions, 0 references …")
+
+
+def test_mcp_has_an_ask_tool_only_with_an_llm_and_it_cites_as_rag_ask_does(
+        rag_db: db.DatabaseTarget, tmp_path: Path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch,
+        make_harness: Callable[..., Harness]) -> None:
+    monkeypatch.setenv("RAG_DATABASE_URL", rag_db.url)
+    guide = tmp_path / "ops"
+    guide.mkdir()
+    (guide / "backup.md").write_text(BACKUP_GUIDE, encoding="utf-8")
+    fake_llm.reply = lambda messages: "Остановите сервис и выполните pg_restore [3]."
+    keyword_only = {"embeddings": {"provider": "none"}}
+    without = make_harness(keyword_only)
+    assert "ask" not in {t.name for t in without.session(lambda client: client.list_tools()).tools}
+    harness = make_harness({**keyword_only, "llm": fake_llm.config().model_dump(by_alias=True)})
+    assert "ask" in {t.name for t in harness.session(lambda client: client.list_tools()).tools}
+    harness.ok("index", {"path": str(guide), "name": "ops"})
+
+    out = harness.ok("ask", {"question": "как восстановить базу из копии"})
+
+    assert out["found"] is True and out["answer"] == "Остановите сервис и выполните pg_restore [3]."
+    (cited,) = [c for c in out["citations"] if c["cited"]]
+    assert (cited["location"], cited["startLine"], cited["endLine"]) == ("backup.md:9-11", 9, 11)

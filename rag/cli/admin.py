@@ -83,6 +83,8 @@ def status(
         typer.echo(f"config:       source {change.source} differs from its index "
                    f"({'; '.join(change.changes)}); {change.apply}")
     for g in out.graph:
+        if not (g.symbols or g.refs):
+            continue  # (documents only: no code graph to speak of)
         typer.echo(f"code graph {g.source}: {g.symbols:,} definitions, {g.refs:,} references "
                    f"({g.resolved:,} resolved, {g.ambiguous:,} ambiguous, {g.unresolved:,} unresolved"
                    + (f", {g.pending:,} pending" if g.pending else "")

@@ -38,7 +38,7 @@ def ask(
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the answer, citations, queries, token counts and timings as JSON.")] = False,
 ) -> None:
-    """Answer a question from the indexed sources with the configured LLM, citing them as [n].
+    """Answer a question from the indexed sources with the configured LLM, citing them as \\[n].
 
     Searches as `rag search` does (same filters), gives the best chunks that fit to the LLM
     (the `llm` config section), streams its answer and lists the sources it cites. Says
