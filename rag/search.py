@@ -96,7 +96,13 @@ class Searcher:
         use_reranker = request.rerank and self.reranker.name != "none"
         candidates = max(self.settings.retrieve_top_k, final_k)
         warnings: list[str] = []
-        embedding = None if request.keyword_only else self._query_vector(query, request.sources, warnings)
+        share = self._readable_share(query, request)
+        if share < 1.0:
+            languages = self.model_languages or []
+            warnings.append(unreadable_query_warning(self.embedder.model_id, languages, share))
+        # A query the model cannot read at all is not embedded (nor the model loaded for it).
+        embedding = (None if request.keyword_only or share <= 0.0
+                     else self._query_vector(query, request.sources, warnings))
         if request.vector_only and embedding is None:
             why = warnings[0] if warnings else "embeddings.provider is none, so the index holds no vectors"
             raise RagError(f"a vector search needs vectors of the embedding model: {why}")
@@ -107,8 +113,7 @@ class Searcher:
             bm25_weight=0.0 if request.vector_only else self.settings.bm25_weight,
             # No vector of this config's model: keywords alone, never a query vector another
             # model stored for the same text (rag.search would pick one up when given none).
-            vector_weight=(0.0 if embedding is None
-                           else self._vector_weight(query, request.vector_only, warnings)),
+            vector_weight=0.0 if embedding is None else self.settings.vector_weight * share,
             rrf_k=self.settings.rrf.k, candidates=candidates,
             model=self.embedder.model_id if self.embedder.dimensions else None,
             k1=self.settings.bm25.k1, b=self.settings.bm25.b, fusion=self.settings.fusion,
@@ -128,16 +133,14 @@ class Searcher:
             response.hits = self._rerank(query, hits, final_k, response.warnings)
         return response
 
-    def _vector_weight(self, query: str, vector_only: bool, warnings: list[str]) -> float:
-        """The vector arm's weight for this query: in a hybrid search, scaled by the share of its
-        words the model reads, so an English-only model adds nothing to a Russian question's keywords
-        (and a warning says so, naming the fix)."""
-        if self.model_languages is None or vector_only:
-            return self.settings.vector_weight
-        share = sqlapi.readable_share(self.conn, query, self.model_languages)
-        if share < 1.0:
-            warnings.append(unreadable_query_warning(self.embedder.model_id, self.model_languages, share))
-        return self.settings.vector_weight * share
+    def _readable_share(self, query: str, request: SearchRequest) -> float:
+        """What the vector arm's weight is scaled by in a hybrid search: the share of the query's
+        words the model reads, so an English-only model adds nothing to a Russian question's
+        keywords (1 for a model of any language, and for a search of one arm)."""
+        if (self.model_languages is None or not self.embedder.dimensions
+                or request.keyword_only or request.vector_only):
+            return 1.0
+        return sqlapi.readable_share(self.conn, query, self.model_languages)
 
     def _add_absolute_paths(self, hits: list[SearchHit]) -> None:
         names = sorted({h.source_name for h in hits})
@@ -163,8 +166,10 @@ class Searcher:
             return None
         model = self.embedder.model_id
         if not sqlapi.has_model(self.conn, model):
+            unread = (f" (texts in languages other than {', '.join(self.model_languages)} are never embedded "
+                      "with it)" if self.model_languages is not None else "")
             warnings.append(f"no vectors of the embedding model {model} are stored, so this answer is "
-                            f"keyword-only; {Hint('index_all').render(self.interface)}")
+                            f"keyword-only; {Hint('index_all').render(self.interface)}{unread}")
             return None
         if sources and not sqlapi.sources_have_vectors(self.conn, model, sources):
             warnings.append(f"the sources searched ({', '.join(sources)}) have no vectors of the embedding "

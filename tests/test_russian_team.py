@@ -83,6 +83,26 @@ def test_a_russian_search_says_it_is_keyword_only_and_names_the_fix(service: Rag
     assert service.search(SearchRequest("dump database")).warnings == []
 
 
+def test_a_wiki_of_russian_alone_gets_the_language_warning_not_index_again(
+        service: RagService, wiki: Path) -> None:
+    (wiki / "tools" / "dump.py").unlink()  # nothing left the model reads: no vector at all
+    assert service.index(folder_source(wiki, "wiki")).embedded == 0
+    embedder = service.embedder()
+    assert isinstance(embedder, HashEmbedder)
+    queried: list[str] = []
+    embedder.embed_query = lambda text: queried.append(text) or [1.0] + [0.0] * 7  # type: ignore[method-assign]
+
+    out = service.search(SearchRequest("как восстановить базу из резервной копии"))
+
+    assert out.results[0].path == "ops/backup.md"
+    (warning,) = out.warnings
+    assert "reads only english, so this query was searched by keywords alone" in warning
+    assert queried == []  # the model is not asked to embed what it cannot read
+    mixed = service.search(SearchRequest("pg_restore резервная копия"))
+    assert any("(texts in languages other than english are never embedded with it)" in w
+               for w in mixed.warnings)
+
+
 def test_status_shows_the_languages_the_model_reads(rag_db: db.DatabaseTarget) -> None:
     with russian_service(rag_db) as english:
         assert english.status().providers.embeddings.languages == ["english"]
