@@ -201,9 +201,9 @@ def test_a_silent_llm_stops_the_phase_not_the_run(service: RagService, rag_db: d
     llm.script = [Fail(400)] * 1000
     out = service.index(folder_source(root))
     assert out.status == "succeeded" and out.chunks_total == files
-    # A few requests (the fifth failure, and those the workers had begun), not the whole page.
+    # A few requests (the fifth failure, and those other workers had sent), not the whole page.
     failed = len(llm.requests)
-    assert contextual.FAILURES_IN_A_ROW <= failed < contextual.DOCUMENTS_PER_PAGE
+    assert contextual.FAILURES_IN_A_ROW <= failed < contextual.FAILURES_IN_A_ROW + service.config.llm.max_concurrency
     assert out.file_errors[-1].error == (f"the LLM failed {failed} requests in a row, so it was not asked about "
                                          f"the rest; {files} chunks keep their structural context alone until "
                                          "the next run")
@@ -225,7 +225,7 @@ def test_an_llm_that_is_down_fails_at_once_and_stops_the_phase(rag_db: db.Databa
     assert out.status == "succeeded" and out.contextualized == 0
     first = out.file_errors[0].error
     assert "cannot reach" in first and "ConnectError" in first and first.endswith("check llm.baseUrl")
-    assert len(out.file_errors) < contextual.DOCUMENTS_PER_PAGE
+    assert len(out.file_errors) <= contextual.FAILURES_IN_A_ROW + service.config.llm.max_concurrency
     assert out.file_errors[-1].error.startswith("the LLM failed ")
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.chunks WHERE contextual_model IS NULL")[0]["n"] == (
         out.chunks_total)
