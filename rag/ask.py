@@ -3,9 +3,14 @@
 Owns the question-time use of the LLM (``rag ask``): turning the question into up to three
 search queries (``rewrite``) and fusing their hits; asking the LLM which chunks help
 (``filter``, a relevance judge per chunk); fitting the chunks into a token budget; and the
-answer itself, streamed, from the versioned prompt ``rag/prompts/ask_v1.txt``. Retrieval is
+answer itself, streamed, from the versioned prompt ``rag/prompts/ask_v2.txt``. Retrieval is
 the service's search with the caller's filters: nothing here ranks. When no chunk is left
-the answer is NOT_FOUND, and the LLM is not asked to make one up.
+the answer is "not found" (in the question's language), and the LLM is not asked to make one up.
+
+Whether an answer was found does not depend on the words the model chose: the prompt asks
+for the fixed marker ``NOT_FOUND`` when the sources do not answer, the output replaces it with
+the not-found line in the question's language, and an answer that cites no source counts as
+not found either.
 """
 
 import dataclasses
@@ -22,7 +27,9 @@ from rag.schemas import AskOutput, AskTimings, AskTokens, Citation
 from rag.search import SearchHit, SearchRequest, SearchResponse
 
 NOT_FOUND = "not found in the indexed sources"
-ASK_PROMPT = "ask_v1"
+NOT_FOUND_RU = "не найдено в проиндексированных источниках"
+NOT_FOUND_MARKER = "NOT_FOUND"  # what the prompt asks the model to write when the sources do not answer
+ASK_PROMPT = "ask_v2"
 REWRITE_PROMPT = "rewrite_v1"
 FILTER_PROMPT = "filter_v1"
 ANSWER_TOKENS = 512  # room kept for the answer in the model's window
@@ -32,6 +39,8 @@ _QUERY_MAX_CHARS = 200  # a longer "query" is the model rambling, not a query
 _CHARS_PER_TOKEN = 3
 _CITED = re.compile(r"\[(\d+)\]")
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)]|query\s*\d*:)\s*", re.IGNORECASE)
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_MARKER_DECORATION = " \t\r\n.*`\"'«»"  # what a model may wrap the marker in
 
 Search = Callable[[SearchRequest], SearchResponse]
 
@@ -57,7 +66,11 @@ class Source:
 
 
 def location(hit: SearchHit) -> str:
-    """Where a chunk is, as a citation prints it: ``path:start-end`` (pages for a PDF)."""
+    """Where a chunk is, as a citation prints it: ``path:start-end`` (pages for a PDF); a
+    Confluence page by its title and web address."""
+    if hit.url:
+        section = hit.coordinates.get("section")
+        return f"{hit.title or hit.path}{f' › {section}' if section else ''} — {hit.url}"
     start, end = hit.coordinates.get("startLine"), hit.coordinates.get("endLine")
     if start is not None:
         return f"{hit.path}:{start}-{end if end is not None else start}"
@@ -65,6 +78,20 @@ def location(hit: SearchHit) -> str:
     if page_start is not None:
         return f"{hit.path} p.{page_start}-{page_end if page_end is not None else page_start}"
     return hit.path
+
+
+def not_found_line(question: str) -> str:
+    """"Not found" in the question's language: Russian for a question with Cyrillic, else English."""
+    return NOT_FOUND_RU if _CYRILLIC.search(question) else NOT_FOUND
+
+
+def _may_become_marker(text: str) -> bool:
+    """Whether the answer so far could still turn out to be the bare not-found marker."""
+    return NOT_FOUND_MARKER.startswith(text.lstrip(_MARKER_DECORATION).upper())
+
+
+def _is_marker(text: str) -> bool:
+    return text.strip(_MARKER_DECORATION).upper() == NOT_FOUND_MARKER
 
 
 def estimate_tokens(text: str) -> int:
@@ -88,7 +115,7 @@ class Asker:
         answering = Answering(self._model, question, self._clock)
         budget = self._budget(question, request.context_tokens)
         started = self._clock()
-        queries = self._queries(question, answering) if request.rewrite else [question]
+        queries = [question, *self._queries(question, answering)] if request.rewrite else [question]
         answering.timings["rewrite_ms"] = _ms(started, self._clock()) if request.rewrite else None
         started = self._clock()
         ranked = self._retrieve(request.search, queries, answering.warnings)
@@ -98,7 +125,7 @@ class Asker:
             started = self._clock()
             ranked = self._relevant(question, ranked, answering)
             answering.timings["filter_ms"] = _ms(started, self._clock())
-        answering.sources = fit(ranked, budget)
+        answering.sources = fit([(part, score) for hit, score in ranked for part in by_section(hit)], budget)
         return answering
 
     def _budget(self, question: str, context_tokens: int | None) -> int:
@@ -114,7 +141,8 @@ class Asker:
         return window - rest
 
     def _queries(self, question: str, answering: "Answering") -> list[str]:
-        """Up to three search queries the LLM writes for the question; the question if it writes none."""
+        """Up to three search queries the LLM writes for the question (searched after the question
+        itself, and fused with it); none when it writes none."""
         request = prompts.text(REWRITE_PROMPT).replace("{question}", question)
         result = self._model.complete([ChatMessage("user", request)], max_tokens=100)
         answering.llm_calls += 1
@@ -123,11 +151,11 @@ class Asker:
             query = _LIST_MARK.sub("", line).strip().strip("\"'`").strip()
             if query.endswith(":"):  # "Here are three queries:"
                 continue
-            if query and len(query) <= _QUERY_MAX_CHARS and query.lower() not in map(str.lower, queries):
+            if (query and len(query) <= _QUERY_MAX_CHARS
+                    and query.lower() not in map(str.lower, [question, *queries])):
                 queries.append(query)
         if not queries:
             answering.warnings.append("the LLM wrote no search queries; searched for the question itself")
-            return [question]
         return queries[:MAX_QUERIES]
 
     def _retrieve(self, search: SearchRequest, queries: list[str],
@@ -169,6 +197,34 @@ class Asker:
         return kept
 
 
+def by_section(hit: SearchHit) -> list[SearchHit]:
+    """A chunk of several merged sections as one source per section (its lines, its headerPath),
+    so that an answer cites the section that says it; any other chunk as it is.
+
+    Retrieval keeps the merged chunks (short sections alone rank worse: eval/README.md); only
+    what the LLM is shown, and what a citation points at, is cut at the sections."""
+    start = hit.coordinates.get("startLine")
+    if not hit.sections or len(hit.sections) < 2 or not isinstance(start, int):
+        return [hit]
+    lines = hit.content.splitlines(keepends=True)
+    parts = []
+    for section in hit.sections:
+        first, last = section.get("startLine"), section.get("endLine")
+        if not isinstance(first, int) or not isinstance(last, int) or not first <= last:
+            return [hit]
+        text = "".join(lines[first - start:last - start + 1])
+        if not text.strip():
+            continue
+        header_path = str(section.get("headerPath") or "")
+        title = header_path.rsplit(" > ", 1)[-1].lstrip("#").strip()
+        coordinates = {**hit.coordinates, "startLine": first, "endLine": last, "headerPath": header_path}
+        if title and title != hit.title:
+            coordinates["section"] = title
+        parts.append(dataclasses.replace(hit, content=text, coordinates=coordinates, sections=None,
+                                         header_paths=None))
+    return parts or [hit]
+
+
 def fit(ranked: Sequence[tuple[SearchHit, float]], budget: int) -> list["Source"]:
     """The best chunks, in order, as long as they fit in ``budget`` tokens.
 
@@ -207,6 +263,7 @@ class Answering:
         self._clock = clock
         self._created = clock()
         self._answer: str | None = None
+        self._marked = False  # the model wrote the not-found marker
         self._usage = ChatResult("", None, None)
 
     def messages(self) -> list[ChatMessage]:
@@ -215,24 +272,40 @@ class Answering:
                 ChatMessage("user", self.question)]
 
     def stream(self) -> Iterator[str]:
-        """The answer's pieces as the model writes them; NOT_FOUND, unasked, without sources."""
+        """The answer's pieces as the model writes them; "not found", unasked, without sources.
+
+        Pieces that may still be the start of the not-found marker are held back until they are
+        not; a bare marker comes out as the not-found line in the question's language."""
         started = self._clock()
         if not self.sources:
-            self._answer = NOT_FOUND
-            yield NOT_FOUND
+            self._answer = not_found_line(self.question)
+            yield self._answer
             return
         pieces = self._model.stream(self.messages(), max_tokens=ANSWER_TOKENS)
         self.llm_calls += 1
         written: list[str] = []
+        held: str | None = ""
         for piece in pieces:
             if not written:
                 self.timings["first_token_ms"] = _ms(started, self._clock())
             written.append(piece)
+            if held is not None:
+                held += piece
+                if _may_become_marker(held):
+                    continue
+                piece, held = held, None
             yield piece
         self.timings["answer_ms"] = _ms(started, self._clock())
         if isinstance(pieces, ChatStream):
             self._usage = ChatResult("", pieces.prompt_tokens, pieces.completion_tokens)
-        self._answer = "".join(written).strip()
+        answer = "".join(written).strip()
+        self._marked = NOT_FOUND_MARKER in answer
+        if held is not None:  # all of it could be the marker: it was, or nothing was written
+            answer = not_found_line(self.question) if _is_marker(held) or not held.strip() else held.strip()
+            yield answer
+        elif self._marked:  # (a marker after some text: streamed as it came, stored without it)
+            answer = answer.replace(NOT_FOUND_MARKER, "").strip() or not_found_line(self.question)
+        self._answer = answer
 
     def answer(self) -> str:
         """The whole answer (streaming it first if nobody has)."""
@@ -251,14 +324,21 @@ class Answering:
         return {int(n) for n in _CITED.findall(answer)} & {s.number for s in self.sources}
 
     def found(self) -> bool:
-        return bool(self.sources) and not self.answer().lower().strip(" .").startswith(NOT_FOUND)
+        """Whether the sources answered: the model cited one of them and did not write the
+        not-found marker (whatever language it answered in)."""
+        return bool(self.sources) and not self._marked_answer() and bool(self.cited())
+
+    def _marked_answer(self) -> bool:
+        self.answer()
+        return self._marked
 
     def output(self) -> AskOutput:
         cited = self.cited()
         citations = [
             Citation(number=s.number, chunk_id=s.hit.chunk_id, source_name=s.hit.source_name, path=s.hit.path,
                      start_line=s.hit.coordinates.get("startLine"), end_line=s.hit.coordinates.get("endLine"),
-                     location=s.location, score=s.score, cited=s.number in cited)
+                     location=s.location, url=s.hit.url, title=s.hit.title, score=s.score,
+                     cited=s.number in cited)
             for s in self.sources
         ]
         timings = AskTimings(

@@ -18,7 +18,14 @@ from typing import Literal
 
 NOTHING_INDEXED = "no sources indexed yet"  # said by `rag list` and by a search of an empty index
 Interface = Literal["cli", "mcp", "sql"]
-Action = Literal["find_symbol", "list_sources", "pass_source", "index", "index_folder", "index_all", "remove"]
+Action = Literal["find_symbol", "list_sources", "pass_source", "index", "index_folder", "index_all", "remove",
+                 "multilingual"]
+# How to search other languages by meaning: said by a search or an index run whose model cannot read them.
+MULTILINGUAL_FIX = ("for meaning-based search in other languages set a multilingual embedding model: "
+                    "embeddings.local.model (e.g. intfloat/multilingual-e5-small, "
+                    "with embeddings.local.languages), "
+                    "embeddings.provider: jina (jina-embeddings-v3), or an OpenAI-compatible embedder "
+                    "(embeddings.provider: openai with embeddings.openai.baseUrl)")
 
 # action: (cli, mcp, sql); {arg} is the hint's argument.
 _FORMS: dict[Action, tuple[str, str, str]] = {
@@ -32,6 +39,9 @@ _FORMS: dict[Action, tuple[str, str, str]] = {
                "rag.remove_source('{arg}') drops this copy"),
     "index_folder": ("try: rag index --path . --name my-project", 'try: index(path="/path/to/project")',
                      "try: rag index --path . --name my-project"),
+    # (the SQL rendering is the short one rag.search's NOTICE carries)
+    "multilingual": (MULTILINGUAL_FIX, MULTILINGUAL_FIX,
+                     "set a multilingual embedding model to search them by meaning"),
     "index_all": ("index again (rag index --all) to embed with it",
                   'index each source again (index(source="...")) to embed with it',
                   "index again (rag index --all) to embed with it"),
@@ -60,6 +70,7 @@ _SQL_HINTS: list[tuple[re.Pattern[str], Action]] = [
     (re.compile(r"pass source"), "pass_source"),
     (re.compile(r"index again \(rag index --all\) to embed with it"), "index_all"),
     (re.compile(r"try: rag index --path \. --name my-project"), "index_folder"),
+    (re.compile(r"set a multilingual embedding model to search them by meaning"), "multilingual"),
 ]
 
 

@@ -82,6 +82,11 @@ class Documents(Protocol):
         """The chunks of a document read."""
         ...
 
+    def reread(self, file: ScannedFile, text: str, metadata: dict[str, Any]) -> bytes:
+        """A document from what the index stored of it (``text``, ``metadata``), for one that only
+        moved (``ScannedFile.place`` changed): to be chunked again without being fetched."""
+        ...
+
 
 @dataclass
 class Folder:
@@ -110,6 +115,9 @@ class Folder:
         from rag.chunking.dispatcher import chunk_bytes
 
         return chunk_bytes(data, file.path, max_tokens=settings.max_tokens, overlap=settings.overlap)
+
+    def reread(self, file: ScannedFile, text: str, metadata: dict[str, Any]) -> bytes:
+        return text.encode("utf-8")  # (a file has no place to move from: never asked)
 
 
 def scan(root: Path, spec: SourceSpec, settings: ChunkSettings,
@@ -157,11 +165,13 @@ def index_source(
     paths: Collection[str] | None = None,
     context_writer: "ContextWriter | None" = None,
     documents: Documents | None = None,
+    model_languages: list[str] | None = None,
 ) -> RunSummary:
     """Bring the stored index of ``spec`` (files under ``root``, or ``documents``) up to date;
     with ``paths`` (relative files or folders, e.g. those a watcher saw change) only what lies
     at or under them. ``context_writer``: the LLM that gives chunks contextual text; None strips
-    any they have."""
+    any they have. ``model_languages``: what the embedder reads (None: any); texts in others are
+    keyword-indexed only, and counted as ``unreadable``."""
     report = reporter or SilentReporter()
     started = time.monotonic()
     summary = RunSummary(spec.name)
@@ -187,7 +197,7 @@ def index_source(
     try:
         with _fewer_collections():
             _run(conn, source_id, source, scanned, scope, embedder, settings, force, summary, report,
-                 context_writer)
+                 context_writer, model_languages)
         status = "succeeded"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -216,16 +226,16 @@ def _run(
     summary: RunSummary,
     report: Reporter,
     context_writer: "ContextWriter | None",
+    model_languages: list[str] | None,
 ) -> None:
     by_path = {f.path: f for f in scanned.files}
-    plan = sqlapi.plan_files(conn, source_id, [{"path": f.path, "size": f.size, "mtimeNs": f.mtime_ns}
-                                               for f in scanned.files], force, scope)
+    plan = sqlapi.plan_files(conn, source_id, [planned(f) for f in scanned.files], force, scope)
     todo = [(by_path[row["path"]], row["action"], row["old_sha256"])
-            for row in plan if row["action"] in ("new", "changed")]
+            for row in plan if row["action"] in ("new", "changed", "moved")]
     deleted = [row["path"] for row in plan if row["action"] == "deleted"]
     summary.unchanged = sum(1 for row in plan if row["action"] == "unchanged")
     report.planned(len(todo), summary.unchanged, len(deleted))
-    source.prefetch([file for file, _, _ in todo])
+    source.prefetch([file for file, action, _ in todo if action != "moved"])
 
     bulk = len(todo) >= BULK_MIN_FILES and sqlapi.begin_bulk_load(conn)
     try:
@@ -265,7 +275,7 @@ def _run(
             db.vacuum_postings(conn)
     _contextualize(conn, source_id, context_writer, summary, report, settings.phase_timeout)
     if embedder.dimensions:
-        _embed_missing(conn, source_id, embedder, summary, report, settings.phase_timeout)
+        _embed_missing(conn, source_id, embedder, summary, report, settings.phase_timeout, model_languages)
         sqlapi.refresh_file_vectors(conn, source_id, embedder.model_id)  # (rag.search's files arm)
 
 
@@ -290,7 +300,10 @@ def _store_changed(
     with _Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
             deadline.check()
-            read = _read(source, scanned_file, summary, withheld if action == "changed" else None)
+            if action == "moved":  # (its text is stored: only its place changed)
+                read = _reread(conn, source_id, source, scanned_file)
+            else:
+                read = _read(source, scanned_file, summary, withheld if action == "changed" else None)
             if read is None:
                 continue
             data, sha = read
@@ -368,6 +381,25 @@ def _json(value: Any) -> bytes:
 
 def _joined(batch: list[Batched]) -> bytes:
     return b"[" + b",".join(batch) + b"]"
+
+
+def planned(scanned_file: ScannedFile) -> dict[str, Any]:
+    """A scanned file as ``rag.plan_files`` compares it."""
+    planned: dict[str, Any] = {"path": scanned_file.path, "size": scanned_file.size,
+                               "mtimeNs": scanned_file.mtime_ns}
+    if scanned_file.place is not None:
+        planned["ancestors"] = list(scanned_file.place)
+    return planned
+
+
+def _reread(conn: db.Conn, source_id: int, source: Documents,
+            scanned_file: ScannedFile) -> tuple[bytes, str] | None:
+    """A moved document from its stored text, not fetched again."""
+    stored = sqlapi.stored_documents(conn, source_id, [scanned_file.path]).get(scanned_file.path)
+    if stored is None or stored["content"] is None:
+        return None  # (gone meanwhile: the next run sees it as new)
+    data = source.reread(scanned_file, stored["content"], stored["metadata"] or {})
+    return data, hashlib.sha256(data).hexdigest()
 
 
 def _read(
@@ -534,14 +566,21 @@ def _embed_missing(
     summary: RunSummary,
     report: Reporter,
     phase_timeout: float | None = None,
+    model_languages: list[str] | None = None,
 ) -> None:
-    """Embed every indexed text (context, then content) of the source that has no vector for this model yet.
+    """Embed every indexed text (context, then content) of the source that has no vector for this model yet
+    and is in a language it reads (``model_languages``; None: any).
 
     Identical text already embedded anywhere (another file, source or run) is
     reused; chunks left unembedded by a model switch or a killed run are caught up.
+    Texts the model cannot read are left to the keyword arm (a vector of them would be
+    noise, and embedding them costs most of a first index of a Russian wiki).
     """
-    missing = sqlapi.count_chunks_without_embedding(conn, source_id, embedder.model_id)
-    stored_vectors = sqlapi.source_vector_count(conn, source_id)
+    model = embedder.model_id
+    missing = sqlapi.count_chunks_without_embedding(conn, source_id, model, model_languages)
+    if model_languages is not None:
+        summary.unreadable = sqlapi.count_chunks_without_embedding(conn, source_id, model) - missing
+    stored_vectors = sqlapi.source_vector_count(conn, source_id) - summary.unreadable
     summary.reused = stored_vectors - missing
     if not missing:
         if stored_vectors:  # (a run killed before its end left them unindexed)
@@ -551,7 +590,7 @@ def _embed_missing(
     deadline = PhaseDeadline("embedding", phase_timeout)
     while True:
         deadline.check()
-        rows = sqlapi.chunks_without_embedding(conn, source_id, embedder.model_id, EMBED_BATCH)
+        rows = sqlapi.chunks_without_embedding(conn, source_id, model, EMBED_BATCH, model_languages)
         if not rows:
             # Built once the first vectors are in (faster than growing it row by row).
             sqlapi.ensure_vector_index(conn, embedder.model_id)

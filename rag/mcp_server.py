@@ -37,6 +37,7 @@ from rag.config import SourceSpec, describe_validation_error, load_config
 from rag.errors import ConfigError, RagError, explained, first_line
 from rag.mcp_stdio import serve_stdio
 from rag.schemas import (
+    AskOutput,
     IndexOutput,
     RemoveOutput,
     SearchOutput,
@@ -67,7 +68,8 @@ Start with `search` (words, a question, or identifiers such as combineLatest or 
 `find_symbol` finds where a class or function is defined, `traverse_graph` its callers, callees,
 subclasses or superclasses (each row's source/path/startLine/endLine goes to `read_source`),
 `index` indexes a folder or brings a source up to date (only changed files are re-read), and
-`remove_source` deletes a source from the index."""
+`remove_source` deletes a source from the index. When the server has an LLM configured, `ask`
+answers a question from what search finds, citing its sources."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 MAX_FILE_ERRORS = 50  # per index summary: enough to act on, small enough for an agent's context
@@ -188,7 +190,8 @@ def _service(ctx: Ctx) -> RagService:
 
 def build_server(service: RagService, *, preload: bool = True, log_level: str = "INFO",
                  owns_service: bool = False, watch: bool = False) -> RagMCPServer:
-    """The server with its eight tools; nothing is connected or loaded until a tool needs it.
+    """The server with its eight tools (nine with an LLM configured: ``ask``); nothing is connected
+    or loaded until a tool needs it.
     ``owns_service``: the server's lifespan closes the service when the session ends;
     ``watch``: it keeps the local sources fresh meanwhile (``mcp.watch``)."""
     level = cast(Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], log_level)
@@ -231,6 +234,9 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
             return _service(ctx).search(SearchRequest(
                 query, topK, _listed(source), _listed(cast(Any, sourceType)), _listed(language),
                 pathPrefix or None, per_file=perFile, include_tests=includeTests))
+
+    if service.config.llm.provider != "none":
+        _add_ask(server)
 
     @server.tool(title="Read indexed text", annotations=READ_ONLY)
     def read_source(
@@ -376,6 +382,43 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
             return _service(ctx).remove_source(name)
 
     return server
+
+
+def _add_ask(server: RagMCPServer) -> None:
+    """The ``ask`` tool: only a server whose config has an LLM lists it."""
+
+    @server.tool(title="Answer a question from the sources",
+                 annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True))
+    def ask(
+        ctx: Ctx,
+        question: Annotated[str, Field(min_length=1, max_length=2048,
+                                       description="A question about the indexed code and documents.")],
+        topK: Annotated[int | None, Field(
+            ge=1, le=100, description="Chunks searched for (default: search.finalTopK, 10).")] = None,
+        source: SourceNames = None,
+        sourceType: Annotated[SourceType | list[SourceType] | None, Field(
+            description="Only this kind of file: code, markdown, text or pdf.")] = None,
+        language: Annotated[str | list[str] | None, Field(
+            description="Only these languages, e.g. python, typescript, markdown.")] = None,
+        pathPrefix: Annotated[str | None, Field(
+            description="Only files under this path, relative to the source root.")] = None,
+        rewrite: Annotated[bool, Field(
+            description="Let the LLM write up to three more search queries, fused with the question.")
+        ] = False,
+        relevanceFilter: Annotated[bool, Field(
+            description="Let the LLM drop chunks it judges irrelevant (one request per chunk).")] = False,
+    ) -> AskOutput:
+        """Answer a question with the configured LLM from what search finds, as `rag ask --json`
+        does: the answer citing sources as [n], found (false when the sources do not answer), and
+        citations (number, path, lines or a Confluence page's title and url, cited). Read a cited
+        chunk with read_source(chunkId)."""
+        from rag.ask import AskRequest
+        from rag.search import SearchRequest
+
+        with _tool_errors():
+            request = SearchRequest(question, topK, _listed(source), _listed(cast(Any, sourceType)),
+                                    _listed(language), pathPrefix or None)
+            return _service(ctx).ask(AskRequest(request, rewrite=rewrite, filter=relevanceFilter)).output()
 
 
 def _source_to_index(service: RagService, source: str | None, path: str | None,

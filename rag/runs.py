@@ -44,6 +44,7 @@ class RunSummary:
     chunks_total: int = 0
     embedded: int = 0
     reused: int = 0
+    unreadable: int = 0  # texts left unembedded: the embedding model does not read their language
     contextualized: int = 0  # chunks given a contextual text the LLM wrote in this run
     contextual_reused: int = 0  # chunks given a cached one (or, context off, stripped of theirs)
     errors: list[dict[str, str]] = field(default_factory=list)
@@ -55,7 +56,8 @@ class RunSummary:
             "filesFound": self.files_found, "skipped": self.skipped, "new": self.new,
             "changed": self.changed, "unchanged": self.unchanged, "deleted": self.deleted,
             "chunksAdded": self.chunks_added, "chunksRemoved": self.chunks_removed,
-            "embedded": self.embedded, "reused": self.reused, "contextualized": self.contextualized,
+            "embedded": self.embedded, "reused": self.reused, "unreadable": self.unreadable,
+            "contextualized": self.contextualized,
             "contextualReused": self.contextual_reused, "errors": len(self.errors),
             "warnings": len(self.warnings),
         }

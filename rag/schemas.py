@@ -99,6 +99,8 @@ class SourceInfo(_Out):
     last_indexed_at: datetime | None
     indexing: bool
     commit_sha: str | None = None  # git: the commit indexed last
+    spaces: list[str] | None = None  # Confluence: the spaces it holds
+    cql: str | None = None  # Confluence: the query choosing its pages
 
 
 class SourcesOutput(_Out):
@@ -125,8 +127,12 @@ class ProviderInfo(_Out):
     configured: bool
 
 
+class EmbeddingProviderInfo(ProviderInfo):
+    languages: list[str] | None = None  # what the model reads; None: any language
+
+
 class Providers(_Out):
-    embeddings: ProviderInfo
+    embeddings: EmbeddingProviderInfo
     reranker: ProviderInfo
 
 
@@ -259,6 +265,7 @@ class IndexOutput(_Out):
     chunks_total: int
     embedded: int
     reused: int
+    unreadable: int = 0  # texts not embedded: in languages the embedding model does not read
     contextualized: int = 0  # chunks given a contextual text the LLM wrote in this run
     contextual_reused: int = 0  # chunks given a cached one (or stripped of theirs: context off)
     errors: int
@@ -304,6 +311,13 @@ class DryRunOutput(_Out):
     skipped_paths: dict[str, list[str]] | None = None  # reason -> paths, with --verbose
     file_errors: list[FileError]
     contextual_calls: int | None = None  # indexing.context llm: the LLM requests a run would make
+    # What a run would do with them, as the index stands (changed: size/time or version differ;
+    # moved: a Confluence page under other parents).
+    new: int = 0
+    changed: int = 0
+    moved: int = 0
+    unchanged: int = 0
+    deleted: int = 0
 
 
 class WatchEvent(_Out):
@@ -380,7 +394,9 @@ class Citation(_Out):
     path: str
     start_line: int | None
     end_line: int | None
-    location: str  # path:start-end, as printed under the answer
+    location: str  # path:start-end, as printed under the answer (a Confluence page: title — url)
+    url: str | None = None  # a Confluence page: where a browser opens it
+    title: str | None = None  # a Confluence page's title
     score: float  # the search's (reranker's, or fused over the rewritten queries)
     cited: bool  # the answer names it
 

@@ -57,9 +57,11 @@ class SearchHit:
     language: str | None = None
     fqns: list[str] | None = None  # the names a chunk holding several small definitions carries
     header_paths: list[str] | None = None  # the headerPath of each section a merged chunk holds
+    sections: list[dict[str, Any]] | None = None  # and its lines: {headerPath, startLine, endLine}
     absolute_path: str | None = None  # a local source's file, as a user can open it
     contextual_text: str | None = None  # what an LLM wrote to situate it (indexing.context: llm)
     url: str | None = None  # a Confluence page's web address
+    title: str | None = None  # a Confluence page's title
 
 
 @dataclass
@@ -93,6 +95,9 @@ class Searcher:
                            f"keep it to {QUERY_MAX_CHARS:,} or fewer")
         final_k = request.top_k or self.settings.final_top_k
         use_reranker = request.rerank and self.reranker.name != "none"
+        if request.vector_only and not self.embedder.dimensions:
+            raise RagError("a vector search needs vectors of the embedding model: "
+                           "embeddings.provider is none, so the index holds no vectors")
         embedding = None
         if not request.keyword_only and self.embedder.dimensions:
             embedding = vector_literal(self.embedder.embed_query(query))
@@ -104,6 +109,8 @@ class Searcher:
         if not rows and any(n.message == NOTHING_INDEXED for n in notices):
             # Said as `rag list` says it: the other warnings (no vectors) follow from this one.
             return SearchResponse([], [w for w in warnings if w.startswith(NOTHING_INDEXED)])
+        if request.vector_only and not rows and warnings:
+            raise RagError(f"a vector search needs vectors of the embedding model: {warnings[0]}")
         response = SearchResponse([_hit(row) for row in rows], warnings)
         if use_reranker and response.hits:
             response.hits = self._rerank(query, response.hits, final_k, response.warnings)
@@ -169,5 +176,14 @@ def _hit(row: dict[str, Any]) -> SearchHit:
         vector=row["vector_score"], vector_rank=row["vector_rank"], score=row["score"], fusion=row["fusion"],
         language=row["language"], fqns=metadata.get("fqns"),
         header_paths=[p["headerPath"] for p in metadata["sections"]] if "sections" in metadata else None,
-        absolute_path=row["absolute_path"], contextual_text=row["contextual_text"], url=row["url"],
+        sections=metadata.get("sections"), absolute_path=row["absolute_path"],
+        contextual_text=row["contextual_text"], url=row["url"], title=_page_title(metadata),
     )
+
+
+def _page_title(metadata: dict[str, Any]) -> str | None:
+    """A Confluence page's title (an attachment's: the page's / its file name); None elsewhere."""
+    if not metadata.get("url") or not metadata.get("title"):
+        return None
+    attachment = metadata.get("attachment")
+    return f"{metadata['title']} / {attachment}" if attachment else str(metadata["title"])

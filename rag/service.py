@@ -46,6 +46,7 @@ from rag.schemas import (
     Coverage,
     DatabaseInfo,
     DryRunOutput,
+    EmbeddingProviderInfo,
     FileError,
     FileWarning,
     GcOutput,
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from rag.ask import Answering, AskRequest
     from rag.contextual import ContextWriter
     from rag.db import Conn, DatabaseTarget
+    from rag.indexer import Documents
     from rag.providers import Embedder
     from rag.providers.llm import OpenAIChatModel
     from rag.providers.rerankers import Reranker
@@ -397,7 +399,7 @@ class RagService:
         return SourcesOutput(sources=[
             SourceInfo(id=r["id"], name=r["name"], type=r["type"], path=r["location"], branch=r["branch"],
                        file_count=r["files"], chunk_count=r["chunks"], last_indexed_at=r["last_indexed_at"],
-                       indexing=r["indexing"], commit_sha=r["commit_sha"])
+                       indexing=r["indexing"], commit_sha=r["commit_sha"], **_pages(r))
             for r in rows
         ])
 
@@ -647,16 +649,24 @@ class RagService:
 
     def dry_run(self, spec: SourceSpec, *, verbose: bool = False) -> DryRunOutput:
         """What an index run of ``spec`` would read, changing nothing; a file the run would refuse
-        as binary by its content is a file error here too. ``verbose``: every skipped path."""
+        as binary by its content is a file error here too. ``verbose``: every skipped path.
+        With ``indexing.context: llm`` it counts the LLM requests the run would make: a
+        Confluence source's new and changed pages are fetched (not stored) to count them."""
         from rag import indexer
         from rag.chunking.dispatcher import file_rejected_as_binary
 
+        writer = self.context_writer()
         if spec.type == "confluence":
             documents = self.confluence_documents(spec)
             with closing_documents(documents):
                 pages = documents.scan(None)
-            return DryRunOutput(source=spec.name, root=spec.location, files=[f.path for f in pages.files],
-                                skipped={}, skipped_paths={} if verbose else None, file_errors=[])
+                plan = self._plan(spec, pages.files)
+                todo = [f for f in pages.files if plan.get(f.path) in ("new", "changed")]
+                calls = None if writer is None else self._contextual_calls(writer.model_id, documents, todo)
+            out = DryRunOutput(source=spec.name, root=spec.location, files=[f.path for f in pages.files],
+                               skipped={}, skipped_paths={} if verbose else None, file_errors=[],
+                               contextual_calls=calls)
+            return out.model_copy(update=_plan_counts(plan))
         root = self.root(spec, sync=False)
         scanned = indexer.scan(root, spec, self.config.chunk_settings())
         binary = {f.path for f in scanned.files if file_rejected_as_binary(f.abs_path)}
@@ -667,16 +677,31 @@ class RagService:
         kept = [f for f in scanned.files if f.path not in binary and f.path not in set(secret)]
         folders = {reason: n for reason, paths in skipped.items()
                    if (n := sum(p.endswith("/") for p in paths))}  # (folders are not walked)
-        writer = self.context_writer()
-        calls = None if writer is None else self._contextual_calls(writer.model_id, kept)
-        return DryRunOutput(source=spec.name, root=str(root),
-                            files=[f.path for f in kept],
-                            skipped={reason: len(paths) for reason, paths in sorted(skipped.items())},
-                            skipped_folders=dict(sorted(folders.items())),
-                            skipped_paths=dict(sorted(skipped.items())) if verbose else None,
-                            file_errors=[FileError(**problem) for problem in scanned.problems()]
-                            + [FileError(path=path, error="binary file") for path in sorted(binary)],
-                            contextual_calls=calls)
+        calls = None if writer is None else self._contextual_calls(
+            writer.model_id, indexer.Folder(root, spec, self.config.chunk_settings()), kept)
+        out = DryRunOutput(source=spec.name, root=str(root),
+                           files=[f.path for f in kept],
+                           skipped={reason: len(paths) for reason, paths in sorted(skipped.items())},
+                           skipped_folders=dict(sorted(folders.items())),
+                           skipped_paths=dict(sorted(skipped.items())) if verbose else None,
+                           file_errors=[FileError(**problem) for problem in scanned.problems()]
+                           + [FileError(path=path, error="binary file") for path in sorted(binary)],
+                           contextual_calls=calls)
+        return out.model_copy(update=_plan_counts(self._plan(spec, kept)))
+
+    def _plan(self, spec: SourceSpec, files: list[ScannedFile]) -> dict[str, str]:
+        """What an index run would do with each file (``rag.plan_files``: new, changed, moved,
+        unchanged, deleted), by path, as the index of ``spec`` stands; all new when never indexed."""
+        from rag.indexer import planned
+
+        def work(conn: Conn) -> dict[str, str]:
+            source = next((r for r in sqlapi.list_sources(conn, spec.name) if r["name"] == spec.name), None)
+            if source is None:
+                return dict.fromkeys((f.path for f in files), "new")
+            rows = sqlapi.plan_files(conn, source["id"], [planned(f) for f in files], False, None)
+            return {row["path"]: row["action"] for row in rows}
+
+        return self.with_db(work)
 
     def cached_contextual_texts(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str] | None:
         """The configured LLM's cached contextual texts for (document sha256, chunk content sha256)
@@ -688,24 +713,22 @@ class RagService:
             return None
         return self.with_db(lambda conn: contextual.cached_texts(conn, writer.model_id, keys))
 
-    def _contextual_calls(self, model: str, files: list[ScannedFile]) -> int:
+    def _contextual_calls(self, model: str, documents: Documents, files: list[ScannedFile]) -> int:
         """How many requests an index run would make the LLM for these files' contextual
         texts: their distinct (document, chunk) pairs the cache lacks (each file read and chunked)."""
         from rag import contextual
-        from rag.chunking.dispatcher import chunk_bytes
         from rag.chunking.model import content_hash
-        from rag.sources.reading import read_regular_file
+        from rag.errors import FileUnreadableError
 
         settings = self.config.chunk_settings()
         keys: set[tuple[str, str]] = set()
         for scanned_file in files:
             try:
-                data = read_regular_file(scanned_file.abs_path)
-            except OSError:
+                data = documents.read(scanned_file)
+            except FileUnreadableError:
                 continue  # (the run records it as a file error, and asks nothing about it)
             document = hashlib.sha256(data).hexdigest()
-            chunked = chunk_bytes(data, scanned_file.path, max_tokens=settings.max_tokens,
-                                  overlap=settings.overlap)
+            chunked = documents.chunk(data, scanned_file, settings)
             keys.update((document, content_hash(c.content)) for c in chunked.chunks)
         cached = self.with_db(lambda conn: contextual.cached_texts(conn, model, sorted(keys)))
         return len(keys) - len(cached)
@@ -740,14 +763,14 @@ class RagService:
             with database_errors(), self.new_connection() as conn, closing_documents(documents):
                 summary = indexer.index_source(conn, spec, root, embedder, self.config.chunk_settings(),
                                                force=force, reporter=reporter, paths=paths,
-                                               context_writer=context_writer, documents=documents)
+                                               context_writer=context_writer,
+                                               documents=documents,
+                                               model_languages=self.model_languages())
                 if commit is not None:
                     sqlapi.record_commit(conn, spec.name, commit)
                 if embedder.dimensions:  # what rag.search scales the model's vector arm by
-                    from rag.providers import model_languages
-
-                    languages = model_languages(self.config.embeddings)
-                    sqlapi.set_model_languages(conn, embedder.model_id, languages)
+                    sqlapi.set_model_languages(conn, embedder.model_id, embedder.dimensions,
+                                               self.model_languages())
         except UnexpectedDatabaseError:
             full = self._disk_full()
             if full is None:
@@ -760,11 +783,32 @@ class RagService:
             changed=summary.changed, unchanged=summary.unchanged, deleted=summary.deleted,
             chunks_added=summary.chunks_added, chunks_removed=summary.chunks_removed,
             chunks_total=summary.chunks_total, embedded=summary.embedded, reused=summary.reused,
-            contextualized=summary.contextualized, contextual_reused=summary.contextual_reused,
+            unreadable=summary.unreadable, contextualized=summary.contextualized,
+            contextual_reused=summary.contextual_reused,
             errors=len(summary.errors), file_errors=[FileError(path=e["path"], error=e["error"])
                                                      for e in summary.errors],
-            file_warnings=[FileWarning(**w) for w in summary.warnings], warnings=warnings,
+            file_warnings=[FileWarning(**w) for w in summary.warnings],
+            warnings=warnings + self._unreadable_warnings(summary.unreadable),
         )
+
+    def model_languages(self) -> list[str] | None:
+        """The languages the configured embedding model reads; None: any."""
+        from rag.providers import model_languages
+
+        return model_languages(self.config.embeddings)
+
+    def _unreadable_warnings(self, unreadable: int) -> list[str]:
+        """An index run's word on the texts its embedding model cannot read (left unembedded)."""
+        if not unreadable:
+            return []
+        from rag.hints import with_hint
+        from rag.progress import plural
+
+        languages = self.model_languages() or []
+        return [with_hint(f"{plural(unreadable, 'text')} of this source are in languages the embedding model "
+                          f"{self.embedder().model_id} does not read (it reads only {', '.join(languages)}): "
+                          "they were not embedded and are found by keywords only", Hint("multilingual"),
+                          self.interface)]
 
     def _same_folder_warnings(self, spec: SourceSpec) -> list[str]:
         """Other sources over the folder ``spec`` indexes, or over a folder within it or around it:
@@ -795,6 +839,20 @@ class RagService:
 
 def _within(folder: str, parent: str) -> bool:
     return folder.startswith(parent.rstrip("/") + "/")
+
+
+def _plan_counts(plan: dict[str, str]) -> dict[str, int]:
+    """How many files a plan (path -> action) has of each action, as DryRunOutput counts them."""
+    actions = list(plan.values())
+    return {action: actions.count(action) for action in ("new", "changed", "moved", "unchanged", "deleted")}
+
+
+def _pages(row: dict[str, Any]) -> dict[str, Any]:
+    """A Confluence source's spaces and CQL as ``rag.list_sources`` recorded them (none elsewhere)."""
+    if row["type"] != "confluence":
+        return {}
+    pages = ConfluencePages.from_config(row["config"] or {})
+    return {"spaces": list(pages.spaces), "cql": pages.cql}
 
 
 def definition_changes(stored: SourceSpec, configured: SourceSpec) -> list[str]:
@@ -888,16 +946,19 @@ def search_result(hit: Any) -> SearchResult:
 
 def providers(config: RagConfig) -> Providers:
     """Which embedding and rerank providers the config sets up, and whether each has what it needs."""
+    from rag.providers import model_languages
+
     emb = config.embeddings
     if emb.provider == "local":
-        embeddings = ProviderInfo(provider="local", model=emb.local.model, configured=True)
+        embeddings = EmbeddingProviderInfo(provider="local", model=emb.local.model, configured=True,
+                                           languages=model_languages(emb))
     elif emb.provider in ("jina", "openai"):
         remote = emb.jina if emb.provider == "jina" else emb.openai
         keyless = emb.provider == "openai" and remote.base_url != "https://api.openai.com/v1"
-        embeddings = ProviderInfo(provider=emb.provider, model=remote.model,
-                                  configured=remote.api_key is not None or keyless)
+        embeddings = EmbeddingProviderInfo(provider=emb.provider, model=remote.model,
+                                           configured=remote.api_key is not None or keyless)
     else:
-        embeddings = ProviderInfo(provider="none", model=None, configured=False)
+        embeddings = EmbeddingProviderInfo(provider="none", model=None, configured=False)
     rr = config.reranker
     if rr.provider == "jina":
         from rag.providers.rerank_http import JINA_RERANK_URL

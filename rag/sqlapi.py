@@ -166,29 +166,40 @@ def touch_files(conn: Conn, source_id: int, files: list[dict[str, Any]]) -> None
     conn.execute("SELECT rag.touch_files(%s, %s)", (source_id, _jsonb(files)))
 
 
+def stored_documents(conn: Conn, source_id: int, paths: list[str]) -> dict[str, Row]:
+    """The stored text (``content``) and ``metadata`` of the source's files at ``paths``, by path."""
+    rows = _rows(conn, "SELECT path, content, metadata FROM rag.stored_documents(%s, %s)", (source_id, paths))
+    return {row["path"]: row for row in rows}
+
+
 def delete_files(conn: Conn, source_id: int, paths: list[str]) -> int:
     """Deletes files with their chunks: how many chunks went."""
     return int(_value(conn, "SELECT rag.delete_files(%s, %s)", (source_id, paths)))
 
 
-def count_chunks_without_embedding(conn: Conn, source_id: int, model: str) -> int:
-    return int(_value(conn, "SELECT rag.count_chunks_without_embedding(%s, %s)", (source_id, model)))
+def count_chunks_without_embedding(conn: Conn, source_id: int, model: str,
+                                   languages: list[str] | None = None) -> int:
+    """Texts of the source with no vector of ``model``, among those it reads (``languages``; None: all)."""
+    return int(_value(conn, "SELECT rag.count_chunks_without_embedding(%s, %s, %s)",
+                      (source_id, model, languages)))
 
 
 def source_vector_count(conn: Conn, source_id: int) -> int:
     return int(_value(conn, "SELECT rag.source_vector_count(%s)", (source_id,)))
 
 
-def chunks_without_embedding(conn: Conn, source_id: int, model: str, max_rows: int) -> list[Row]:
-    """(content_hash, content) of texts of the source with no vector of ``model``."""
-    return _rows(conn, "SELECT content_hash, content FROM rag.chunks_without_embedding(%s, %s, %s)",
-                 (source_id, model, max_rows))
+def chunks_without_embedding(conn: Conn, source_id: int, model: str, max_rows: int,
+                             languages: list[str] | None = None) -> list[Row]:
+    """(content_hash, content) of texts of the source with no vector of ``model`` that it reads
+    (``languages``; None: all)."""
+    return _rows(conn, "SELECT content_hash, content FROM rag.chunks_without_embedding(%s, %s, %s, %s)",
+                 (source_id, model, max_rows, languages))
 
 
-def set_model_languages(conn: Conn, model: str, languages: list[str] | None) -> None:
-    """Records the languages an embedding model reads (None: any), which rag.search scales its vector
-    arm by; a model without vectors yet is not recorded."""
-    conn.execute("SELECT rag.set_model_languages(%s, %s)", (model, languages))
+def set_model_languages(conn: Conn, model: str, dimensions: int, languages: list[str] | None) -> None:
+    """Records the embedding model and the languages it reads (None: any), which rag.search scales
+    its vector arm by and names in its warnings."""
+    conn.execute("SELECT rag.set_model_languages(%s, %s, %s)", (model, dimensions, languages))
 
 
 def store_embeddings(conn: Conn, model: str, dimensions: int, hashes: list[str], vectors: list[str]) -> None:

@@ -150,19 +150,23 @@ COMMENT ON FUNCTION rag.sources_have_vectors(text, text[]) IS
 -- ---------------------------------------------------------------------------
 -- set_model_languages: what an embedding model reads, for rag.search
 CREATE OR REPLACE FUNCTION rag.set_model_languages(
-    model_name text,
-    languages  text[]  -- text-search language names; NULL: any language
+    model_name       text,
+    model_dimensions integer,
+    languages        text[]  -- text-search language names; NULL: any language
 )
 RETURNS void
 LANGUAGE sql
 VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
-    UPDATE rag.embedding_models m SET languages = set_model_languages.languages
-    WHERE m.model = model_name AND m.languages IS DISTINCT FROM set_model_languages.languages
+    -- (recorded before any vector is: a source of texts the model cannot read stores none)
+    INSERT INTO rag.embedding_models AS m (model, dimensions, languages)
+    VALUES (model_name, model_dimensions, set_model_languages.languages)
+    ON CONFLICT (model) DO UPDATE SET languages = excluded.languages
+    WHERE m.languages IS DISTINCT FROM excluded.languages
 $$;
-COMMENT ON FUNCTION rag.set_model_languages(text, text[]) IS
-    'Records the languages an embedding model reads (NULL: any): rag.search scales its vector arm by the share of a query written in them. Each index run sets it from the configuration.';
+COMMENT ON FUNCTION rag.set_model_languages(text, integer, text[]) IS
+    'Records an embedding model and the languages it reads (NULL: any): rag.search scales its vector arm by the share of a query written in them and says so. Each index run sets it from the configuration.';
 
 -- ---------------------------------------------------------------------------
 -- has_model
@@ -174,7 +178,7 @@ LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, rag, public
 AS $$
-    SELECT EXISTS (SELECT 1 FROM rag.embedding_models m WHERE m.model = model_name)
+    SELECT EXISTS (SELECT 1 FROM rag.embeddings e WHERE e.model = model_name)
 $$;
 COMMENT ON FUNCTION rag.has_model(text) IS
     'Whether vectors of this embedding model are stored (the vector arm can run for it).';

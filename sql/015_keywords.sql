@@ -182,6 +182,68 @@ COMMENT ON FUNCTION rag._stem_dictionaries() IS
     'Private: the configured dictionary of each script slot (rag._script_slot), NULL where none is: the dictionaries argument of the keyword functions.';
 
 -- ---------------------------------------------------------------------------
+-- _scripts: a text's words counted by script
+CREATE OR REPLACE FUNCTION rag._scripts(
+    content text
+)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- Words with a letter, by rag._script_slot: {"1": 3, "2": 2} is three Latin words and two Cyrillic.
+    SELECT coalesce(jsonb_object_agg(s.slot, s.words), '{}')
+    FROM (SELECT rag._script_slot(w) AS slot, count(*) AS words
+          FROM regexp_split_to_table(coalesce(content, ''), '[^[:alnum:]]+') AS w
+          WHERE w ~ '[[:alpha:]]' GROUP BY 1) s
+$$;
+COMMENT ON FUNCTION rag._scripts(text) IS
+    'Private: a text''s words with a letter counted by script slot (rag._script_slot), as jsonb {"slot": words}.';
+
+-- ---------------------------------------------------------------------------
+-- _readable_share: how much of a parsed query a model of some languages can read
+CREATE OR REPLACE FUNCTION rag._readable_share(
+    scripts   jsonb,   -- rag._scripts(text), or (rag.parse_query(query)).scripts
+    languages text[]   -- the languages the embedding model reads; NULL: any
+)
+RETURNS double precision
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- The share of the query's words written in the script of one of the
+    -- languages: the weight of the vector arm of an English-only model is
+    -- scaled by it, so that it never outvotes BM25 on a Russian question it
+    -- cannot read (docs/decisions).
+    SELECT CASE WHEN languages IS NULL THEN 1.0::double precision
+           ELSE coalesce(coalesce(sum(s.words::double precision) FILTER (
+                             WHERE s.slot::integer IN (SELECT rag._language_slot(l) FROM unnest(languages) AS l)), 0)
+                         / nullif(sum(s.words::double precision), 0), 1.0) END
+    FROM jsonb_each_text(scripts) AS s(slot, words)
+$$;
+COMMENT ON FUNCTION rag._readable_share(jsonb, text[]) IS
+    'Private: the share (0 to 1) of the words counted in scripts (rag._scripts) written in a script of one of languages (NULL: any, 1).';
+
+-- ---------------------------------------------------------------------------
+-- readable_share
+CREATE OR REPLACE FUNCTION rag.readable_share(
+    query     text,
+    languages text[]  -- the languages the embedding model reads; NULL: any
+)
+RETURNS double precision
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT rag._readable_share(rag._scripts(query), languages)
+$$;
+COMMENT ON FUNCTION rag.readable_share(text, text[]) IS
+    'The share (0 to 1) of a query''s words written in a script of one of languages (NULL: any, 1): what rag.search scales the vector arm''s weight by for a model reading only those languages.';
+
+-- ---------------------------------------------------------------------------
 -- set_languages
 CREATE OR REPLACE FUNCTION rag.set_languages(
     languages text[]

@@ -225,17 +225,17 @@ BEGIN
     END IF;
     RETURN QUERY
     WITH seen AS (
-        SELECT s.path, s.size, s."mtimeNs" AS mtime_ns
-        FROM jsonb_to_recordset(scanned) AS s(path text, size bigint, "mtimeNs" bigint)
+        SELECT s.path, s.size, s."mtimeNs" AS mtime_ns, s.ancestors
+        FROM jsonb_to_recordset(scanned) AS s(path text, size bigint, "mtimeNs" bigint, ancestors jsonb)
     ),
     stored AS (
-        SELECT f.path, f.size, f.mtime_ns, f.sha256 FROM rag.files f
+        SELECT f.path, f.size, f.mtime_ns, f.sha256, f.metadata->'ancestors' AS ancestors FROM rag.files f
         WHERE f.source_id = plan_source_id AND scope IS NULL
         UNION ALL  -- a partial scan: the files it names, and those under folders of its scope
-        SELECT f.path, f.size, f.mtime_ns, f.sha256 FROM rag.files f
+        SELECT f.path, f.size, f.mtime_ns, f.sha256, f.metadata->'ancestors' FROM rag.files f
         WHERE f.source_id = plan_source_id AND f.path = ANY (scope)
         UNION ALL
-        SELECT f.path, f.size, f.mtime_ns, f.sha256 FROM rag.files f
+        SELECT f.path, f.size, f.mtime_ns, f.sha256, f.metadata->'ancestors' FROM rag.files f
         WHERE f.source_id = plan_source_id AND cardinality(folders) > 0
           AND EXISTS (SELECT 1 FROM rag._path_folders(f.path) a JOIN unnest(folders) d ON d = a)
     )
@@ -244,6 +244,8 @@ BEGIN
                WHEN f.path IS NULL THEN 'new'
                WHEN seen.path IS NULL THEN 'deleted'
                WHEN force OR f.size <> seen.size OR f.mtime_ns <> seen.mtime_ns THEN 'changed'
+               -- A Confluence page moved within its space: the same version under other parents.
+               WHEN seen.ancestors IS NOT NULL AND seen.ancestors IS DISTINCT FROM f.ancestors THEN 'moved'
                ELSE 'unchanged'
            END,
            f.sha256
@@ -253,9 +255,32 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.plan_files(bigint, jsonb, boolean, text[]) IS
-    'Compares a scan [{path, size, mtimeNs}] with the stored files: new, changed (size/mtime differ, or force), '
+    'Compares a scan [{path, size, mtimeNs, ancestors?}] with the stored files: new, changed (size/mtime differ, or force), '
+    'moved (same size/mtime, other ancestors than the file''s metadata holds: a Confluence page under new parents), '
     'unchanged, deleted. With scope (paths of files or folders) the scan covered only those: stored files at or '
     'under them that it lacks are deleted, the others are left out of the plan.';
+
+-- ---------------------------------------------------------------------------
+-- stored_documents: the text and metadata stored for some files
+CREATE OR REPLACE FUNCTION rag.stored_documents(
+    target_source_id bigint,
+    paths text[]
+)
+RETURNS TABLE (
+    path     text,
+    content  text,
+    metadata jsonb
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT f.path, f.content, f.metadata FROM rag.files f
+    WHERE f.source_id = target_source_id AND f.path = ANY (paths)
+    ORDER BY f.path
+$$;
+COMMENT ON FUNCTION rag.stored_documents(bigint, text[]) IS
+    'The stored text and metadata of a source''s files at paths: what a moved Confluence page is chunked again from, without fetching it.';
 
 -- ---------------------------------------------------------------------------
 -- _path_folders: the folders holding a path

@@ -322,11 +322,32 @@ COMMENT ON FUNCTION rag.embedding_coverage() IS
     'Per embedding model: how many chunks have a vector for it, out of all chunks.';
 
 -- ---------------------------------------------------------------------------
+-- _model_reads: whether a model of some languages can read a text
+CREATE OR REPLACE FUNCTION rag._model_reads(
+    content   text,
+    languages text[]  -- the languages the embedding model reads; NULL: any
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- Half of the words in the model's scripts: a Russian guide with a few
+    -- English commands is not embedded by an English-only model (its vector
+    -- would be noise), code with Russian comments is.
+    SELECT languages IS NULL OR rag.readable_share(content, languages) >= 0.5
+$$;
+COMMENT ON FUNCTION rag._model_reads(text, text[]) IS
+    'Private: whether an embedding model reading only languages (NULL: any) can read content: half or more of its words (rag.readable_share) are in their scripts.';
+
+-- ---------------------------------------------------------------------------
 -- chunks_without_embedding
 CREATE OR REPLACE FUNCTION rag.chunks_without_embedding(
     target_source_id bigint,
     embedding_model text,
-    max_rows integer DEFAULT 1000
+    max_rows integer DEFAULT 1000,
+    model_languages text[] DEFAULT NULL
 )
 RETURNS TABLE (
     content_hash text,
@@ -347,28 +368,32 @@ AS $$
         WHERE c.source_id = target_source_id
           AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
                            WHERE e.model = embedding_model AND e.content_hash = c.content_hash)
+          AND rag._model_reads(c.content, model_languages)
         UNION ALL
         SELECT w.content_hash, w.context, w.content, w.start_offset, w.end_offset
         FROM (SELECT p.content_hash, rag._chunk_prefix(c.context, c.contextual_text) AS context, c.content,
                      p.end_offset,
                      lag(p.end_offset, 1, 0) OVER (PARTITION BY p.chunk_id ORDER BY p.ordinal) AS start_offset
               FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
-              WHERE p.source_id = target_source_id) w
+              WHERE p.source_id = target_source_id
+                AND rag._model_reads(c.content, model_languages)) w
         WHERE NOT EXISTS (SELECT 1 FROM rag.passage_embeddings e
                            WHERE e.model = embedding_model AND e.content_hash = w.content_hash)
     ) t
     ORDER BY t.content_hash
     LIMIT greatest(max_rows, 1)
 $$;
-COMMENT ON FUNCTION rag.chunks_without_embedding(bigint, text, integer) IS
+COMMENT ON FUNCTION rag.chunks_without_embedding(bigint, text, integer, text[]) IS
     'Distinct indexed texts (rag._indexed_text: context and contextual text, then content) of a source''s chunks and of their passages '
-    'that have no vector for the model yet: what an index run must embed (after a model switch or an interrupted run too).';
+    'that have no vector for the model yet and that it can read (rag._model_reads; model_languages NULL: any): what an index run '
+    'must embed (after a model switch or an interrupted run too).';
 
 -- ---------------------------------------------------------------------------
 -- count_chunks_without_embedding
 CREATE OR REPLACE FUNCTION rag.count_chunks_without_embedding(
     target_source_id bigint,
-    embedding_model text
+    embedding_model text,
+    model_languages text[] DEFAULT NULL
 )
 RETURNS bigint
 LANGUAGE sql
@@ -381,12 +406,15 @@ AS $$
         WHERE c.source_id = target_source_id
           AND NOT EXISTS (SELECT 1 FROM rag.embeddings e
                            WHERE e.model = embedding_model AND e.content_hash = c.content_hash)
+          AND rag._model_reads(c.content, model_languages)
         UNION ALL
-        SELECT p.content_hash FROM rag.passages p
+        SELECT p.content_hash FROM rag.passages p JOIN rag.chunks c ON c.id = p.chunk_id
         WHERE p.source_id = target_source_id
           AND NOT EXISTS (SELECT 1 FROM rag.passage_embeddings e
                            WHERE e.model = embedding_model AND e.content_hash = p.content_hash)
+          AND rag._model_reads(c.content, model_languages)
     ) t
 $$;
-COMMENT ON FUNCTION rag.count_chunks_without_embedding(bigint, text) IS
-    'How many distinct texts of a source (its chunks'' and their passages'') still need a vector for the model.';
+COMMENT ON FUNCTION rag.count_chunks_without_embedding(bigint, text, text[]) IS
+    'How many distinct texts of a source (its chunks'' and their passages'') still need a vector for the model and '
+    'are in languages it reads (rag._model_reads; model_languages NULL: any).';

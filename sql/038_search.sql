@@ -43,57 +43,12 @@ AS $$
          FROM rag._query_names(r.text) n),
         r.terms && ARRAY['test', 'tests', 'testing', 'spec', 'specs', 'fixture', 'fixtures'],
         rag._asks_for_prose(r.text),
-        (SELECT coalesce(jsonb_object_agg(s.slot, s.words), '{}')
-         FROM (SELECT rag._script_slot(w) AS slot, count(*) AS words
-               FROM regexp_split_to_table(r.text, '[^[:alnum:]]+') AS w
-               WHERE w ~ '[[:alpha:]]' GROUP BY 1) s)
+        rag._scripts(r.text)
     )::rag.parsed_query
     FROM read r
 $$;
 COMMENT ON FUNCTION rag.parse_query(text) IS
     'A search query read once (rag.parsed_query): its keyword terms, with stems, and name: terms; whether it is one identifier and the definitions it may name; whether it asks about tests or for prose (how to, releases); its words by script. Every step of rag.search reads this value.';
-
--- ---------------------------------------------------------------------------
--- _readable_share: how much of a parsed query a model of some languages can read
-CREATE OR REPLACE FUNCTION rag._readable_share(
-    scripts   jsonb,   -- (rag.parse_query(query)).scripts
-    languages text[]   -- the languages the embedding model reads; NULL: any
-)
-RETURNS double precision
-LANGUAGE sql
-IMMUTABLE
-PARALLEL SAFE
-SET search_path = pg_catalog, rag, public
-AS $$
-    -- The share of the query's words written in the script of one of the
-    -- languages: the weight of the vector arm of an English-only model is
-    -- scaled by it, so that it never outvotes BM25 on a Russian question it
-    -- cannot read (docs/decisions).
-    SELECT CASE WHEN languages IS NULL THEN 1.0::double precision
-           ELSE coalesce(coalesce(sum(s.words::double precision) FILTER (
-                             WHERE s.slot::integer IN (SELECT rag._language_slot(l) FROM unnest(languages) AS l)), 0)
-                         / nullif(sum(s.words::double precision), 0), 1.0) END
-    FROM jsonb_each_text(scripts) AS s(slot, words)
-$$;
-COMMENT ON FUNCTION rag._readable_share(jsonb, text[]) IS
-    'Private: the share (0 to 1) of a parsed query''s words written in a script of one of languages (NULL: any, 1).';
-
--- ---------------------------------------------------------------------------
--- readable_share
-CREATE OR REPLACE FUNCTION rag.readable_share(
-    query     text,
-    languages text[]  -- the languages the embedding model reads; NULL: any
-)
-RETURNS double precision
-LANGUAGE sql
-STABLE
-PARALLEL SAFE
-SET search_path = pg_catalog, rag, public
-AS $$
-    SELECT rag._readable_share((rag.parse_query(query)).scripts, languages)
-$$;
-COMMENT ON FUNCTION rag.readable_share(text, text[]) IS
-    'The share (0 to 1) of a query''s words written in a script of one of languages (NULL: any, 1): what rag.search scales the vector arm''s weight by for a model reading only those languages.';
 
 -- ---------------------------------------------------------------------------
 -- bm25_search: the keyword arm alone
@@ -324,6 +279,7 @@ DECLARE
     query_vector vector := search.query_embedding;
     vector_model text := opts ->> 'model';
     sources      text[];
+    model_languages text[];   -- what vector_model reads (NULL: any)
     readable     double precision;
     bad          text;
 BEGIN
@@ -353,11 +309,11 @@ BEGIN
 
     IF query_vector IS NULL AND (opts ->> 'vectorWeight')::double precision > 0 THEN
         -- No embedding given: the one a client stored for this very text, if any.
-        SELECT q.embedding, q.model INTO query_vector, vector_model
-        FROM rag.query_embeddings q
-        WHERE q.query_hash = md5(search.query) AND (opts ->> 'model' IS NULL OR q.model = opts ->> 'model')
-          AND EXISTS (SELECT 1 FROM rag.embedding_models m WHERE m.model = q.model)
-        ORDER BY q.used_at DESC LIMIT 1;
+        SELECT qe.embedding, qe.model INTO query_vector, vector_model
+        FROM rag.query_embeddings qe
+        WHERE qe.query_hash = md5(search.query) AND (opts ->> 'model' IS NULL OR qe.model = opts ->> 'model')
+          AND rag.has_model(qe.model)
+        ORDER BY qe.used_at DESC LIMIT 1;
     ELSIF query_vector IS NOT NULL AND vector_model IS NULL THEN
         SELECT m.model INTO vector_model FROM rag.embedding_models m
         WHERE m.dimensions = vector_dims(query_vector)
@@ -370,12 +326,24 @@ BEGIN
                           FROM rag.embedding_models m), 'none')
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
-    ELSIF query_vector IS NOT NULL THEN
-        -- An embedding of a named model (what the Python front ends send): kept for psql's
-        -- later rag.search(query), unless no vector of that model is stored to search.
-        IF NOT rag.has_model(vector_model) THEN
+    END IF;
+    IF query_vector IS NOT NULL THEN
+        -- A hybrid search: the vector arm counts as much as the model can read the query
+        -- (an English-only model adds nothing to a Russian question's keywords).
+        model_languages := (SELECT m.languages FROM rag.embedding_models m WHERE m.model = vector_model);
+        readable := CASE WHEN (opts ->> 'bm25Weight')::double precision > 0
+                         THEN rag._readable_share(q.scripts, model_languages) ELSE 1 END;
+        IF readable <= 0 THEN
+            PERFORM rag._search_notice(format('the embedding model %s reads only %s, so this query was searched '
+                                              'by keywords alone (no vector arm)', vector_model,
+                                              array_to_string(model_languages, ', ')),
+                                       'set a multilingual embedding model to search them by meaning');
+            query_vector := NULL;
+        ELSIF NOT rag.has_model(vector_model) THEN
             PERFORM rag._search_notice(format('no vectors of the embedding model %s are stored, so this answer '
-                                              'is keyword-only', vector_model),
+                                              'is keyword-only%s', vector_model,
+                                              ' (texts in languages other than ' || array_to_string(model_languages, ', ')
+                                              || ' are never embedded with it)'),
                                        'index again (rag index --all) to embed with it');
             query_vector := NULL;
         ELSIF sources IS NOT NULL AND NOT rag.sources_have_vectors(vector_model, sources) THEN
@@ -383,16 +351,20 @@ BEGIN
                                               '%s, so this answer is keyword-only; index them again to embed them',
                                               array_to_string(sources, ', '), vector_model));
             query_vector := NULL;
-        ELSIF current_setting('transaction_read_only') = 'off' THEN  -- (a replica, a read-only session)
-            PERFORM rag.remember_query_embedding(vector_model, search.query, query_vector);
+        ELSE
+            IF readable < 1 THEN
+                PERFORM rag._search_notice(format('the embedding model %s reads only %s, so the vector arm counts '
+                                                  '%s%% for this query (the share of its words the model reads)',
+                                                  vector_model, array_to_string(model_languages, ', '),
+                                                  round(100 * readable)),
+                                           'set a multilingual embedding model to search them by meaning');
+            END IF;
+            opts := jsonb_set(opts, '{vectorWeight}', to_jsonb((opts ->> 'vectorWeight')::double precision * readable));
+            -- Kept for psql's later rag.search(query) (not on a replica or in a read-only session).
+            IF search.query_embedding IS NOT NULL AND current_setting('transaction_read_only') = 'off' THEN
+                PERFORM rag.remember_query_embedding(vector_model, search.query, query_vector);
+            END IF;
         END IF;
-    END IF;
-    IF query_vector IS NOT NULL AND (opts ->> 'bm25Weight')::double precision > 0 THEN
-        -- A hybrid search: the vector arm counts as much as the model can read the query
-        -- (an English-only model adds nothing to a Russian question's keywords).
-        readable := rag._readable_share(q.scripts,
-                                        (SELECT m.languages FROM rag.embedding_models m WHERE m.model = vector_model));
-        opts := jsonb_set(opts, '{vectorWeight}', to_jsonb((opts ->> 'vectorWeight')::double precision * readable));
     END IF;
     IF query_vector IS NULL THEN
         opts := jsonb_set(opts, '{vectorWeight}', '0');

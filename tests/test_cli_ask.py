@@ -3,6 +3,8 @@
 the LLM, and one-line errors when no LLM is configured or it does not answer."""
 
 import json
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ from plugins.llm import FAKE_KEY, FakeLLM, Hang
 from typer.testing import CliRunner
 
 from rag import db
-from rag.ask import NOT_FOUND, fit
+from rag.ask import NOT_FOUND, NOT_FOUND_RU, fit
 from rag.cli import app
 from rag.search import SearchHit
 
@@ -83,7 +85,7 @@ def test_ask_json_tells_answer_citations_queries_tokens_and_timings(project):
     assert out["answer"] == "combineLatest merges the latest values of two streams [1]."
     assert out["found"] is True
     assert out["queries"] == ["combine latest streams"]
-    assert (out["model"], out["prompt"], out["llmCalls"]) == ("openai:fake-chat-1", "ask_v1", 1)
+    assert (out["model"], out["prompt"], out["llmCalls"]) == ("openai:fake-chat-1", "ask_v2", 1)
     first, *others = out["citations"]
     assert first["cited"] is True and first["number"] == 1
     assert {"chunkId", "sourceName", "path", "startLine", "endLine", "score", "location"} <= first.keys()
@@ -113,10 +115,10 @@ def test_filter_drops_what_the_llm_judges_irrelevant(project, fake_llm):
     assert len(judgements) == 2 and all(r["max_tokens"] == 3 for r in judgements)
 
 
-def test_rewrite_searches_the_llm_queries_and_fuses_them(project):
+def test_rewrite_searches_the_question_and_the_llm_queries_and_fuses_them(project):
     out = ask_json("how do I merge two observables?", "--rewrite")
 
-    assert out["queries"] == ["combineLatest", "Streams guide"]
+    assert out["queries"] == ["how do I merge two observables?", "combineLatest", "Streams guide"]
     assert {c["path"] for c in out["citations"]} == {"src/stream.ts", "docs/guide.md"}
     assert out["timings"]["rewriteMs"] is not None and out["llmCalls"] == 2
 
@@ -133,13 +135,43 @@ def test_context_tokens_bound_the_sources_given(project, fake_llm):
     assert len(out["citations"]) == 1 and out["tokens"]["context"] <= 40
 
 
-def test_an_answer_citing_nothing_lists_every_source_given(project, fake_llm):
+def test_an_answer_citing_nothing_is_not_found_and_lists_no_sources(project, fake_llm):
     fake_llm.reply = lambda messages: "They are combined."
 
     code, out, _ = rag("ask", "combine latest", "--type", "code")
 
-    assert code == 0
-    assert out == "They are combined.\n\nsources given (the answer cites none):\n[1] src/stream.ts:1-3\n"
+    assert (code, out) == (0, "They are combined.\n")
+    assert ask_json("combine latest", "--type", "code")["found"] is False
+
+
+def test_a_russian_not_found_answer_is_not_found_whatever_its_words(project, fake_llm):
+    fake_llm.reply = lambda messages: "Не найдено в проиндексированных источниках."
+
+    code, out, _ = rag("ask", "что делает combineLatest?")
+
+    assert (code, out) == (0, "Не найдено в проиндексированных источниках.\n")
+    assert ask_json("что делает combineLatest?")["found"] is False
+
+
+@pytest.mark.parametrize(("question", "line"), [("что делает combineLatest?", NOT_FOUND_RU),
+                                                ("what does combineLatest do?", NOT_FOUND)])
+def test_the_not_found_marker_becomes_the_line_in_the_question_language(project, fake_llm, question, line):
+    fake_llm.reply = lambda messages: "NOT_FOUND"
+
+    code, out, _ = rag("ask", question)
+
+    assert (code, out) == (0, f"{line}\n")
+    system = fake_llm.requests[0]["messages"][0]["content"]
+    assert "reply with exactly NOT_FOUND and nothing else" in system
+    out_json = ask_json(question)
+    assert (out_json["answer"], out_json["found"]) == (line, False)
+
+
+def test_an_answer_starting_like_the_marker_streams_whole(project, fake_llm):
+    fake_llm.reply = lambda messages: "No merge: combineLatest combines [1]."
+
+    assert rag("ask", "combine latest", "--type", "code")[1] == ("No merge: combineLatest combines [1].\n\n"
+                                                                 "[1] src/stream.ts:1-3\n")
 
 
 def test_a_source_header_echoed_from_the_prompt_is_no_citation(project, fake_llm):
@@ -157,6 +189,11 @@ def test_the_model_saying_not_found_lists_no_sources(project, fake_llm):
 
     assert (code, out) == (0, "Not found in the indexed sources.\n")
     assert ask_json("combine latest")["found"] is False
+
+
+def test_help_shows_the_citation_mark():
+    code, out, _ = rag("ask", "--help")
+    assert code == 0 and "citing them as [n]." in " ".join(out.split())
 
 
 def test_no_llm_configured_is_one_line(project):
@@ -179,6 +216,21 @@ def test_an_llm_that_does_not_answer_is_one_line_without_the_key(project, fake_l
     assert err.startswith("error: llm: no answer within the 1 s deadline")
     assert err.count("\n") == 1
     assert FAKE_KEY not in out + err
+
+
+def test_an_llm_that_is_down_is_one_line_at_once_naming_llm_base_url(project, fake_llm):
+    with socket.socket() as probe:  # a port nothing listens on: the connection is refused
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    project.write_text(project.read_text().replace(fake_llm.base_url, closed))
+
+    started = time.monotonic()
+    code, _, err = rag("ask", "combine latest")
+
+    assert time.monotonic() - started < 3  # six attempts took ~26 s
+    assert code == 1 and err.count("\n") == 1
+    assert err.startswith(f"error: llm: cannot reach {closed}/chat/completions (ConnectError: ")
+    assert err.endswith("check llm.baseUrl\n")
 
 
 def test_a_rejected_key_names_where_it_comes_from(project, monkeypatch):

@@ -129,8 +129,23 @@ def test_dry_run_lists_files_and_skip_reasons_without_writing(keyword_only: Path
     code, out, err = rag("index", "--path", str(folder), "--dry-run")
     assert code == 0
     assert out.splitlines() == ["README.md", "pkg/core.py"]
-    assert "2 files would be indexed" in err and "skipped (builtin): 1 folder (not walked" in err
+    assert "2 files would be indexed (2 new)" in err and "skipped (builtin): 1 folder (not walked" in err
     assert rag("list")[1].startswith("no sources indexed yet")
+
+
+def test_dry_run_of_an_unchanged_source_says_nothing_would_be_indexed(keyword_only: Path, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "p")
+    assert rag("index", "--path", str(folder))[0] == 0
+    (folder / "pkg" / "new.py").write_text("x = 1\n")
+    (folder / "README.md").unlink()
+
+    code, out, err = rag("index", "--path", str(folder), "--dry-run")
+
+    assert code == 0 and out.splitlines() == ["pkg/core.py", "pkg/new.py"]
+    assert "# p: 1 file would be indexed (1 new, 1 unchanged, 1 deleted)" in err
+    dry = json.loads(rag("index", "--path", str(folder), "--dry-run", "--json")[1])
+    assert {k: dry[k] for k in ("new", "changed", "moved", "unchanged", "deleted")} == {
+        "new": 1, "changed": 0, "moved": 0, "unchanged": 1, "deleted": 1}
 
 
 @pytest.mark.parametrize(

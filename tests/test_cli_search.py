@@ -50,6 +50,13 @@ def test_search_readable_and_json(indexed: Path) -> None:
     assert "Combine the latest" in first["snippet"]
 
 
+def test_search_mode_keyword_is_the_bm25_arm_alone(indexed: Path) -> None:
+    code, out, _ = rag("search", "combine latest", "--mode", "keyword", "--json")
+    assert code == 0
+    results = json.loads(out)["results"]
+    assert results and all(r["scores"]["vectorRank"] is None and r["scores"]["bm25Rank"] for r in results)
+
+
 def test_search_results_carry_fqns_language_and_absolute_path(indexed: Path) -> None:
     code, out, _ = rag("search", "tiny", "--json")
     assert code == 0
@@ -99,6 +106,9 @@ def test_search_batch(indexed: Path, tmp_path: Path) -> None:
         (["search", "x", "--type", "video"], "--type video: choose one of code, markdown, text, pdf"),
         (["search", "x", "--source", "ghost"], "unknown source 'ghost'; known: proj"),
         (["search", "--batch", "/no/file.jsonl"], "--batch /no/file.jsonl: cannot read"),
+        (["search", "x", "--mode", "semantic"], "--mode semantic: choose one of hybrid, keyword, bm25, vector"),
+        (["search", "combine", "--mode", "vector"],
+         "a vector search needs vectors of the embedding model: embeddings.provider is none"),
     ],
 )
 def test_bad_search_input_is_one_line(indexed: Path, args: list[str], message: str) -> None:

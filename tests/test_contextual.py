@@ -4,6 +4,8 @@ search results and read-back see."""
 
 import json
 import shutil
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -199,9 +201,32 @@ def test_a_silent_llm_stops_the_phase_not_the_run(service: RagService, rag_db: d
     llm.script = [Fail(400)] * 1000
     out = service.index(folder_source(root))
     assert out.status == "succeeded" and out.chunks_total == files
-    assert len(llm.requests) < 2 * contextual.DOCUMENTS_PER_PAGE  # the second page is not asked about
-    assert out.file_errors[-1].error == (f"the LLM failed {contextual.DOCUMENTS_PER_PAGE} requests in a row; "
-                                         f"{files} chunks keep their structural context alone until the next run")
+    # A few requests (the fifth failure, and those other workers had sent), not the whole page.
+    failed = len(llm.requests)
+    assert contextual.FAILURES_IN_A_ROW <= failed < contextual.FAILURES_IN_A_ROW + service.config.llm.max_concurrency
+    assert out.file_errors[-1].error == (f"the LLM failed {failed} requests in a row, so it was not asked about "
+                                         f"the rest; {files} chunks keep their structural context alone until "
+                                         "the next run")
+
+
+def test_an_llm_that_is_down_fails_at_once_and_stops_the_phase(rag_db: db.DatabaseTarget, llm: FakeLLM,
+                                                               tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(contextual.DOCUMENTS_PER_PAGE):
+        (root / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+    with socket.socket() as probe:  # a port nothing listens on: connections are refused
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    with make_service(rag_db, llm, base_url=closed) as service:
+        started = time.monotonic()
+        out = service.index(folder_source(root))
+    assert time.monotonic() - started < 5  # no retries: each refusal fails at once (was ~26 s each)
+    assert out.status == "succeeded" and out.contextualized == 0
+    first = out.file_errors[0].error
+    assert "cannot reach" in first and "ConnectError" in first and first.endswith("check llm.baseUrl")
+    assert len(out.file_errors) <= contextual.FAILURES_IN_A_ROW + service.config.llm.max_concurrency
+    assert out.file_errors[-1].error.startswith("the LLM failed ")
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.chunks WHERE contextual_model IS NULL")[0]["n"] == (
         out.chunks_total)
 

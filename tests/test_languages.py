@@ -152,11 +152,11 @@ def test_an_english_only_model_adds_nothing_to_a_russian_question(rag_db: db.Dat
     embedder, settings = HashEmbedder(), SearchConfig(final_top_k=5)
     question = SearchRequest("Как сделать резервную копию базы данных")
     with db.connect(rag_db) as conn:  # what the model reads is in the catalog, set by each index run
-        sqlapi.set_model_languages(conn, embedder.model_id, ["english"])
+        sqlapi.set_model_languages(conn, embedder.model_id, embedder.dimensions, ["english"])
         english_only = Searcher(conn, settings, embedder, NoReranker()).search(question)
         keywords = Searcher(conn, settings, embedder, NoReranker()).search(
             SearchRequest(question.query, keyword_only=True))
-        sqlapi.set_model_languages(conn, embedder.model_id, None)
+        sqlapi.set_model_languages(conn, embedder.model_id, embedder.dimensions, None)
         any_language = Searcher(conn, settings, embedder, NoReranker()).search(question)
     assert [(h.chunk_id, h.score) for h in english_only.hits] == [(h.chunk_id, h.score) for h in keywords.hits]
     assert [h.score for h in any_language.hits] != [h.score for h in keywords.hits]

@@ -261,7 +261,8 @@ def test_status(harness: Harness, rag_db: db.DatabaseTarget) -> None:
     assert database["connected"] is True and database["error"] is None
     assert database["schemaVersion"] == db.migration_files()[-1].stem and database["origin"] == "RAG_DATABASE_URL"
     assert database["totalSources"] == 1 and database["totalFiles"] == 2 and database["totalChunks"] >= 2
-    assert out["providers"]["embeddings"] == {"provider": "local", "model": "all-MiniLM-L6-v2", "configured": True}
+    assert out["providers"]["embeddings"] == {"provider": "local", "model": "all-MiniLM-L6-v2", "configured": True,
+                                              "languages": ["english"]}
     assert out["providers"]["reranker"] == {"provider": "none", "model": None, "configured": False}
     assert out["embeddingCoverage"][0]["model"] == "test@8"
     indexing = out["indexing"]
@@ -292,7 +293,7 @@ def test_status_providers_from_config(rag_db: db.DatabaseTarget, monkeypatch: py
     out = make_harness({"embeddings": {"provider": "openai"},
                         "reranker": {"provider": "jina", "jina": {"apiKey": "${JINA_API_KEY}"}}}).ok("status")
     assert out["providers"]["embeddings"] == {"provider": "openai", "model": "text-embedding-3-small",
-                                              "configured": False}
+                                              "configured": False, "languages": None}  # (any language)
     assert out["providers"]["reranker"]["configured"] is True
     assert "secret" not in json.dumps(out)
 

@@ -48,7 +48,7 @@ def test_psql_ranks_a_query_as_the_cli_does(rag_db: db.DatabaseTarget, tmp_path:
     index_mixed_project(rag_db, tmp_path / "p")
     embedder = HashEmbedder()
     with db.connect(rag_db) as conn:
-        sqlapi.set_model_languages(conn, embedder.model_id, ["english"])
+        sqlapi.set_model_languages(conn, embedder.model_id, embedder.dimensions, ["english"])
         for question in ("Как сделать резервную копию базы данных", "how to back up the database"):
             cli = Searcher(conn, SearchConfig(), embedder, NoReranker()).search(SearchRequest(question, 5)).hits
             vector = vector_literal(embedder.embed_query(question))

@@ -354,9 +354,11 @@ def _section_pieces(
     header_text, budget = _repeated_header(lines, section, max_tokens)
     unit_tokens = [lines.tokens_in(block.first, block.end) for block in blocks]
     windows = pack(unit_tokens, budget, overlap)
-    header_alone = section.header is not None and windows[0] == (section.header, section.header + 1)
+    # Headers alone (the section's, after its folded empty parents'): the next piece repeats the
+    # section's header anyway, and the parents are in its headerPath: no chunk of headings alone.
+    header_alone = (section.header is not None and len(windows) > 1 and windows[0][1] == section.header + 1
+                    and all(blocks[i].kind == "header" or not unit_tokens[i] for i in range(*windows[0])))
     if header_text and header_alone:
-        # The next piece repeats the header anyway: no chunk of a lone header.
         del windows[0]
     pieces: list[_Piece] = []
     for window_first, window_end in windows:

@@ -58,6 +58,10 @@ def status(
     typer.echo(f"files:        {database.total_files}")
     typer.echo(f"chunks:       {database.total_chunks}")
     typer.echo(f"embeddings:   {database.total_embeddings}")
+    model = out.providers.embeddings
+    if model.provider != "none":
+        reads = ", ".join(model.languages) if model.languages is not None else "any language"
+        typer.echo(f"model:        {model.provider} {model.model} (reads {reads})")
     typer.echo(f"last indexed: {last.isoformat(timespec='seconds') if last else 'never'}")
     for git in out.git_sources:
         typer.echo(f"git {git.name}: {git.branch or 'default branch'} @{git.commit_sha or 'not indexed yet'}")
@@ -79,6 +83,8 @@ def status(
         typer.echo(f"config:       source {change.source} differs from its index "
                    f"({'; '.join(change.changes)}); {change.apply}")
     for g in out.graph:
+        if not (g.symbols or g.refs):
+            continue  # (documents only: no code graph to speak of)
         typer.echo(f"code graph {g.source}: {g.symbols:,} definitions, {g.refs:,} references "
                    f"({g.resolved:,} resolved, {g.ambiguous:,} ambiguous, {g.unresolved:,} unresolved"
                    + (f", {g.pending:,} pending" if g.pending else "")

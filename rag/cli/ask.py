@@ -38,11 +38,12 @@ def ask(
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the answer, citations, queries, token counts and timings as JSON.")] = False,
 ) -> None:
-    """Answer a question from the indexed sources with the configured LLM, citing them as [n].
+    """Answer a question from the indexed sources with the configured LLM, citing them as \\[n].
 
     Searches as `rag search` does (same filters), gives the best chunks that fit to the LLM
     (the `llm` config section), streams its answer and lists the sources it cites. Says
-    "not found in the indexed sources" when nothing relevant was retrieved.
+    "not found in the indexed sources" (in the question's language) when nothing relevant was
+    retrieved, or the LLM finds no answer in the sources.
 
     Example: rag ask "how are vector and keyword results fused?" --type code --filter
     """
@@ -65,13 +66,10 @@ def ask(
     for piece in answering.stream():
         typer.echo(piece, nl=False)
     typer.echo()
-    if not answering.found():
+    if not answering.found():  # (the model's not-found marker, or an answer citing no source)
         return
     cited = answering.cited()
-    if not cited:
-        typer.echo("\nsources given (the answer cites none):")
-    else:
-        typer.echo()
+    typer.echo()
     for source_given in answering.sources:
-        if not cited or source_given.number in cited:
+        if source_given.number in cited:
             typer.echo(f"[{source_given.number}] {source_given.location}")

@@ -163,7 +163,12 @@ def _dry_run(service: RagService, spec: SourceSpec, as_json: bool, verbose: bool
         return
     for path in out.files:
         typer.echo(printable_name(path))
-    typer.echo(f"# {spec.name}: {plural(len(out.files), 'file')} would be indexed from {out.root}", err=True)
+    would = out.new + out.changed + out.moved
+    done = ", ".join(f"{count:,} {action}" for action, count in (
+        ("new", out.new), ("changed", out.changed), ("moved", out.moved), ("unchanged", out.unchanged),
+        ("deleted", out.deleted)) if count)
+    typer.echo(f"# {spec.name}: {plural(would, 'file')} would be indexed ({done or 'nothing found'}) "
+               f"from {out.root}", err=True)
     for reason, count in out.skipped.items():
         folders = out.skipped_folders.get(reason, 0)
         what = [plural(count - folders, "file")] if count > folders else []

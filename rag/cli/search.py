@@ -30,6 +30,10 @@ LanguageOption = Annotated[list[str] | None, typer.Option(
 PathPrefixOption = Annotated[str | None, typer.Option("--path-prefix", help="e.g. src/api/")]
 
 
+# --mode: its names, and bm25 as `rag eval` calls the keyword arm.
+SEARCH_MODES = {"hybrid": "hybrid", "keyword": "keyword", "bm25": "keyword", "vector": "vector"}
+
+
 def check_source_types(kinds: list[str] | None) -> None:
     """RagError naming a --type that is not a source type."""
     from rag.schemas import SOURCE_TYPES
@@ -54,6 +58,8 @@ def search(
         help="Chunks of one file before the rest of it ranks lower (default: search.perFile).")] = None,
     include_tests: Annotated[bool, typer.Option(
         "--include-tests", help="Rank tests and fixtures at full weight (default: demoted).")] = False,
+    mode: Annotated[str, typer.Option(
+        "--mode", help="hybrid, keyword (BM25 alone) or vector (the vector arm alone).")] = "hybrid",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     batch: Annotated[Path | None, typer.Option(
         "--batch", help='JSON lines {"id", "query"} in; one JSON line per query out.')] = None,
@@ -66,13 +72,16 @@ def search(
 
     if (query is None) == (batch is None):
         raise RagError("give a QUERY or --batch FILE (one of them)")
+    if mode not in SEARCH_MODES:
+        raise RagError(f"--mode {mode}: choose one of {', '.join(SEARCH_MODES)}")
     check_source_types(source_type)
     service = state(ctx).service
 
     def request(text: str) -> SearchRequest:
         return SearchRequest(text, top_k, source or None, source_type or None, language or None,
                              path_prefix, rerank=not no_rerank, per_file=per_file,
-                             include_tests=include_tests)
+                             include_tests=include_tests, keyword_only=SEARCH_MODES[mode] == "keyword",
+                             vector_only=SEARCH_MODES[mode] == "vector")
 
     if batch is not None:
         _search_batch(service, batch, request)

@@ -35,6 +35,8 @@ def list_sources(
         last = s.last_indexed_at.strftime("%Y-%m-%d %H:%M:%S") if s.last_indexed_at else "never"
         where = s.path + (f" ({s.branch})" if s.branch else "")
         where += f" @{s.commit_sha[:12]}" if s.commit_sha else ""
+        where += f" spaces {', '.join(s.spaces)}" if s.spaces else ""
+        where += f" cql {s.cql}" if s.cql else ""
         typer.echo(printable(f"{s.name:<24} {s.type:<10} {s.file_count:>7,} {s.chunk_count:>8,}  {last:<19}  "
                              f"{where}"))
 

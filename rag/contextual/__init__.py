@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from importlib import resources
@@ -43,9 +44,10 @@ ANSWER_TOKENS = 50  # one or two short sentences (a CPU writes a token in 0.05-0
 ANSWER_CHARS = 600  # a model that rambles on is cut here
 DOCUMENTS_PER_PAGE = 20  # documents listed, asked about and stored at a time
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-# Failed requests in a row after which the LLM is taken to be down: the rest of the
-# chunks keep their structural context (one error says so) and the next run asks again.
-FAILURES_IN_A_ROW = 10
+# Failed requests in a row after which the LLM is taken to be down: the requests not yet
+# sent are cancelled, the rest of the chunks keep their structural context (one error says
+# so) and the next run asks again.
+FAILURES_IN_A_ROW = 5
 
 
 @dataclass(frozen=True)
@@ -128,34 +130,65 @@ def contextualize_source(
     if not calls:
         return
     report.contextualizing_started(calls)
-    failures_in_a_row = 0
+    breaker = _Breaker(FAILURES_IN_A_ROW)
     with ThreadPoolExecutor(max_workers=writer.max_concurrency, thread_name_prefix="rag-context") as pool:
         for page in _pages(conn, source_id, model):
             deadline.check()
             answered: list[tuple[ChunkToSituate, str]] = []
-            asked = {pool.submit(writer.write, document, chunk.content): chunk for document, chunk in page}
+            asked = {pool.submit(breaker.call, writer.write, document, chunk.content): chunk
+                     for document, chunk in page}
             for done in as_completed(asked):
+                if isinstance(done.exception(), _NotAsked):
+                    continue
                 chunk = asked[done]
                 report.contextualized(1)
                 failure = _failure(done)
                 if failure is None:
                     answered.append((chunk, done.result()))
-                    failures_in_a_row = 0
                     continue
                 summary.errors.append({"path": chunk.path,
                                        "error": f"contextual text of {chunk.where()}: {failure}"})
-                failures_in_a_row += 1
             if answered:
                 sqlapi.store_contextual_texts(conn, source_id, model, PROMPT_VERSION,
                                               [c.document_hash for c, _ in answered],
                                               [c.chunk_hash for c, _ in answered], [t for _, t in answered])
                 summary.contextualized += len(answered)
-            if failures_in_a_row >= FAILURES_IN_A_ROW:
+            if breaker.open:
                 left = sqlapi.count_chunks_without_contextual_text(conn, source_id, model, PROMPT_VERSION)
                 summary.errors.append({"path": "", "error": (
-                    f"the LLM failed {failures_in_a_row} requests in a row; {left:,} chunks keep their "
-                    "structural context alone until the next run")})
+                    f"the LLM failed {breaker.failures} requests in a row, so it was not asked about "
+                    f"the rest; {left:,} chunks keep their structural context alone until the next run")})
                 return
+
+
+class _NotAsked(Exception):
+    """A request not sent: the LLM had failed too many in a row."""
+
+
+class _Breaker:
+    """Counts the requests that fail in a row, as the workers see them; once ``limit`` have,
+    no worker sends another (those in flight finish)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.failures = 0
+        self.open = False
+        self._lock = threading.Lock()
+
+    def call(self, ask: Callable[[str, str], str], document: str, chunk: str) -> str:
+        if self.open:
+            raise _NotAsked
+        try:
+            answer = ask(document, chunk)
+        except RagError:
+            with self._lock:
+                self.failures += 1
+                self.open = self.open or self.failures >= self.limit
+            raise
+        with self._lock:
+            if not self.open:
+                self.failures = 0
+        return answer
 
 
 def _pages(conn: db.Conn, source_id: int, model: str) -> Iterator[list[tuple[str, ChunkToSituate]]]:

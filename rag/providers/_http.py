@@ -51,6 +51,9 @@ class RetryPolicy:
     # A longer Retry-After means a quota window, not a blip: fail now rather than hang.
     max_retry_after: float = 120.0
     deadline: float = DEFAULT_DEADLINE  # seconds for one request, every attempt included
+    # Set (the setting to check, e.g. "llm.baseUrl"): a refused connection or an unknown host
+    # fails at once naming it, rather than after every retry (a local server that is down).
+    unreachable_setting: str | None = None
 
     def backoff(self, attempt: int) -> float:
         """Delay before retry number ``attempt`` (1-based): exponential, with jitter."""
@@ -94,6 +97,9 @@ class Retrying:
                 response = attempt(left)
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
                 failure = f"cannot reach {url} ({type(exc).__name__}: {self._scrub(str(exc))})"
+                if isinstance(exc, httpx.ConnectError) and self.retry.unreachable_setting:
+                    raise ProviderError(f"{self.provider}: {failure}; is the server running? "
+                                        f"check {self.retry.unreachable_setting}") from None
                 delay = self.retry.backoff(number)
             else:
                 if response.is_success or not _is_retryable(response):

@@ -350,7 +350,7 @@ def build_chat_model(config: LlmConfig, secrets: Sequence[str] = ()) -> OpenAICh
         api_key=key,
         api_key_env=key_variable,
         temperature=config.temperature,
-        retry=RetryPolicy(deadline=config.timeout),
+        retry=RetryPolicy(deadline=config.timeout, unreachable_setting="llm.baseUrl"),
         secrets=secrets,
     )
 

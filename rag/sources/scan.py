@@ -55,6 +55,7 @@ class ScannedFile:
     root: Path
     size: int
     mtime_ns: int
+    place: tuple[str, ...] | None = None  # a Confluence page's ancestors: moved when they change
 
     @property
     def abs_path(self) -> Path:

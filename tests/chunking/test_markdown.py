@@ -132,6 +132,16 @@ def test_table_over_the_bound_repeats_header_rows() -> None:
     assert seen_rows == rows.splitlines()  # rows are split, not overlapped
 
 
+def test_headings_of_a_folded_parent_are_no_chunk_of_their_own() -> None:
+    rows = "".join(f"| сервер-{i} | 10.0.0.{i} | владелец команды номер {i} |\n" for i in range(30))
+    text = "# Серверы\n\n## Таблица адресов\n\n| Имя | Адрес | Владелец |\n| --- | --- | --- |\n" + rows
+    chunks = chunk(text, max_tokens=120)
+    assert all("|" in c.content for c in chunks)  # (was: a 6-token chunk of the two headings)
+    assert chunks[0].metadata["startLine"] == 1
+    assert chunks[0].content.startswith("## Таблица адресов\n| Имя | Адрес | Владелец |")
+    assert {c.metadata["headerPath"] for c in chunks} == {"# Серверы > ## Таблица адресов"}
+
+
 def test_giant_line_in_a_section() -> None:
     giant = " ".join(f"w{i}" for i in range(500))
     text = "# Big\n\n" + giant + "\n"

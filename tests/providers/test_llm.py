@@ -2,6 +2,7 @@
 streamed, retries, deadlines, malformed answers, the key kept secret, and the ``llm`` config."""
 
 import logging
+import socket
 import time
 from collections.abc import Callable, Iterator
 
@@ -9,6 +10,7 @@ import pytest
 from plugins.llm import FAKE_KEY, FAKE_MODEL, Endless, Fail, FakeLLM, Hang, Malformed
 
 from rag.config import ConfigError, LlmConfig, LoadedConfig, RagConfig, masked_dump, parse_config_file
+from rag.errors import ProviderError
 from rag.providers._http import RetryPolicy
 from rag.providers.llm import (
     CHARS_PER_TOKEN,
@@ -283,3 +285,22 @@ def test_the_service_masks_every_configured_secret(fake_llm, monkeypatch):
         assert service.chat_model().complete(QUESTION).text == "token ****"
     finally:
         service.close()
+
+
+@pytest.mark.parametrize("base_url", ["refused", "http://no-such-llm-host.invalid/v1"])
+def test_a_configured_llm_that_is_not_there_fails_at_once_naming_the_setting(base_url, sleeps):
+    if base_url == "refused":
+        with socket.socket() as probe:  # a port nothing listens on
+            probe.bind(("127.0.0.1", 0))
+            base_url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    model = build_chat_model(LlmConfig(provider="openai", base_url=base_url, model=FAKE_MODEL))
+    model._api._retrying._sleep = sleeps.append  # (a retry would show here)
+
+    with pytest.raises(ProviderError) as error:
+        model.complete(QUESTION)
+
+    message = str(error.value)
+    assert message.startswith(f"llm: cannot reach {base_url}/chat/completions (ConnectError: ")
+    assert message.endswith("; is the server running? check llm.baseUrl") and "\n" not in message
+    assert sleeps == []
+    model.close()

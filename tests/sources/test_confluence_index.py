@@ -368,3 +368,28 @@ def test_a_page_over_max_file_size_is_that_page_s_error(
     assert "its text is 0.1 MB, over indexing.maxFileSize (100,000 bytes)" in errors["OPS/300-Huge"]
     assert "its body is 0.4 MB, over 4 × indexing.maxFileSize" in errors["OPS/301-Huge-markup"]
     assert set(files(rag_db)) == {"OPS/200-Incident-guide", "OPS/201-Postmortems"}
+
+
+def test_a_page_moved_without_a_new_version_gets_its_new_breadcrumb_unfetched(
+    site: FakeConfluence, service: RagService, rag_db: db.DatabaseTarget
+) -> None:
+    service.index(wiki(site, ("ENG",)))
+    site.pages["102"].parent = "100"  # Deploy…: from Runbooks up to the home page; same version
+    site.body_requests = 0
+
+    moved = service.index(wiki(site, ("ENG",)))
+
+    assert (moved.changed, moved.new, moved.deleted) == (1, 0, 0)
+    assert site.body_requests == 1  # the restricted page, asked again as every run does; not 102
+    stored = files(rag_db)["ENG/102-Deploy-the-billing-service"]
+    assert stored["metadata"]["ancestors"] == ["Engineering home"]
+    assert stored["metadata"]["restrictions"] == {"users": ["alice"], "groups": ["billing-team"]}
+    assert stored["metadata"]["version"] == 1
+    crumb = "Engineering › Engineering home › Deploy the billing service"
+    with psycopg.connect(rag_db.url, row_factory=psycopg.rows.dict_row) as conn:
+        chunks = conn.execute("SELECT c.context, c.metadata FROM rag.chunks c JOIN rag.files f ON f.id = c.file_id "
+                              "WHERE f.path = 'ENG/102-Deploy-the-billing-service'").fetchall()
+    assert chunks and all(c["context"].split("\n")[1] == crumb for c in chunks)
+    assert all(c["metadata"]["breadcrumb"] == crumb for c in chunks)
+    again = service.index(wiki(site, ("ENG",)))
+    assert (again.changed, again.unchanged) == (0, 6)

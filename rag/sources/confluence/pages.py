@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from rag.config import ChunkSettings, ConfluencePages, SourceSpec
 from rag.errors import ChunkingError, FileUnreadableError
 from rag.sources.confluence.client import Attachment, ConfluenceClient, PageBody, PageRef
-from rag.sources.confluence.storage import storage_to_markdown
+from rag.sources.confluence.storage import Links, storage_to_markdown
 from rag.sources.scan import ScannedFile, ScanResult
 
 if TYPE_CHECKING:
@@ -52,9 +52,10 @@ def page_path(page: PageRef) -> str:
     return f"{page.space}/{page.id}-{slug}" if slug else f"{page.space}/{page.id}"
 
 
-def page_markdown(title: str, body: PageBody) -> str:
-    """The text stored for a page: its title as the top header, then its body as Markdown."""
-    return f"# {title}\n\n{storage_to_markdown(body.storage)}"
+def page_markdown(title: str, body: PageBody, links: Links | None = None) -> str:
+    """The text stored for a page: its title as the top header, then its body as Markdown
+    (``links``: where its links to pages and attachments lead)."""
+    return f"# {title}\n\n{storage_to_markdown(body.storage, links)}"
 
 
 @dataclass
@@ -76,6 +77,7 @@ class ConfluenceDocuments:
         self._pool: ThreadPoolExecutor | None = None
         self._order: list[ScannedFile] = []  # what prefetch was told, the next to submit first
         self._fetches: dict[str, Future[PageBody | bytes]] = {}
+        self._page_urls: dict[tuple[str, str], str] | None = None  # made at the first read after a scan
 
     def close(self) -> None:
         """Stops fetching ahead and closes the client."""
@@ -86,6 +88,7 @@ class ConfluenceDocuments:
     def scan(self, paths: list[str] | None) -> ScanResult:
         """The selection's current pages; ``paths`` is ignored (a listing is the whole selection)."""
         pages = list(self.client.pages(self.selection.spaces, self.selection.cql))
+        self._page_urls = None
         by_id = {p.id: p for p in pages}
         files = []
         for page in pages:
@@ -93,7 +96,8 @@ class ConfluenceDocuments:
             ancestors = list(page.ancestors) or _parent_titles(page, by_id)
             crumb = BREADCRUMB_SEPARATOR.join([page.space_name or page.space, *ancestors, page.title])
             self._listed[path] = _Listed(page, crumb, ancestors)
-            files.append(ScannedFile(path, Path(), page.version, _nanoseconds(page.modified)))
+            files.append(ScannedFile(path, Path(), page.version, _nanoseconds(page.modified),
+                                     tuple(ancestors)))
             if self.selection.attachments:
                 files.extend(self._attachments(path, page, crumb, ancestors))
         files.sort(key=lambda f: f.path)
@@ -141,7 +145,7 @@ class ConfluenceDocuments:
         listed, body = self._listed[file.path], fetched
         self._check_size(listed.page, len(body.storage), STORAGE_PER_TEXT, "body")
         try:
-            text = page_markdown(listed.page.title, body)
+            text = page_markdown(listed.page.title, body, self._links(listed.page))
         except ChunkingError as exc:
             raise FileUnreadableError(f"page {listed.page.id} ({listed.page.title}): {exc}") from None
         except Exception as exc:  # (RecursionError, MemoryError's kin…): this page's error, not the run's
@@ -158,6 +162,24 @@ class ConfluenceDocuments:
                 f"page {page.id} ({page.title}): its {what} is {size / 2**20:,.1f} MB, over "
                 f"{'' if factor == 1 else f'{factor} × '}indexing.maxFileSize ({self.max_bytes:,} bytes); "
                 "raise it to index the page")
+
+    def reread(self, file: ScannedFile, text: str, metadata: dict[str, Any]) -> bytes:
+        """A page that only moved: its stored Markdown, with the fields its body gave when it was
+        fetched (version, author, restrictions); the listing gives its new place."""
+        page = self._listed[file.path].page
+        self._bodies[file.path] = PageBody(
+            "", int(metadata.get("version") or page.version),
+            str(metadata.get("lastModified") or page.modified), str(metadata.get("author") or page.author),
+            page.webui, metadata.get("restrictions") or {})
+        return text.encode("utf-8")
+
+    def _links(self, page: PageRef) -> Links:
+        """Where the links of ``page`` lead: listed pages to their web addresses."""
+        if self._page_urls is None:
+            base = self.client.base_url
+            self._page_urls = {(listed.page.space, listed.page.title): base + listed.page.webui
+                               for listed in self._listed.values() if listed.page.webui}
+        return Links(self.client.base_url, page.space, page.id, self._page_urls)
 
     def chunk(self, data: bytes, file: ScannedFile, settings: ChunkSettings) -> FileChunks:
         from rag.chunking.dispatcher import FileChunks, chunk_bytes

@@ -8,12 +8,16 @@ chunker does) into a small tree, then writes Markdown:
 - paragraphs, ``br``, ``hr``, block quotes, bold/italic/code/strike-through inline;
 - lists (``ul``/``ol``, nested), task lists (``- [ ]``/``- [x]``);
 - tables as pipe tables (the first row is the header; a cell's blocks joined by ``<br>``);
-- links: ``a href``, and ``ac:link`` to a page, an attachment, a user or a space by name;
+- links: ``a href`` as Markdown links; ``ac:link`` to a page (by title, to its web address:
+  the listing's when it holds the page, else ``/display/SPACE/Title``) and to an attachment
+  (``/download/attachments/PAGE/NAME``) as Markdown links when ``Links`` says where the page
+  lives, to a user or a space by name;
 - the ``code`` and ``noformat`` macros as fenced code with their ``language``;
 - the ``info``, ``note``, ``warning``, ``tip`` and ``panel`` macros as quotes headed by their
-  kind (and title); any other macro with a rich-text body as that body, and one with no
-  text (``toc``, ``children``, a Jira issue list…) dropped;
-- images (``ac:image``) and attachments by file name: ``![diagram.png](diagram.png)``.
+  kind (and title); the ``status`` macro as its title and the ``jira`` macro as its issue key
+  (inline, as a reader sees them); any other macro with a rich-text body as that body, and one
+  with no text (``toc``, ``children``, a Jira issue list…) dropped;
+- images (``ac:image``) by file name: ``![diagram.png](URL)`` (URL as for attachments).
 
 CDATA sections (the code macros' bodies) are turned into escaped text before parsing,
 since ``html.parser`` reads them differently across Python versions. The tags of elements
@@ -25,9 +29,11 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from urllib.parse import quote, quote_plus
 
 from rag.errors import ChunkingError
 
@@ -37,6 +43,7 @@ _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _INLINE_MARKS = {"strong": "**", "b": "**", "em": "*", "i": "*", "del": "~~", "s": "~~"}
 _PANELS = {"info": "Info", "note": "Note", "warning": "Warning", "tip": "Tip", "panel": "Panel"}
 _CODE_MACROS = frozenset({"code", "noformat"})
+_INLINE_MACROS = frozenset({"status", "jira"})  # shown inside a line of text
 _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
 # A ``br`` while inline text is collapsed: whitespace (newlines of the XHTML source included)
 # becomes one space, this becomes a line break once the blocks are written.
@@ -45,6 +52,25 @@ _AROUND_BREAK = re.compile(" ?\u2028 ?")
 _BACKTICKS = re.compile("`+")
 _TEXTLESS = frozenset({"ul", "ol", "table", "tbody", "thead", "tr", "colgroup", "ac:task-list"})
 MAX_DEPTH = 48  # open elements kept nested (a list item costs the writers about four frames a level)
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where a page's links lead: its site, space and id, and the web address of each listed
+    page by (space key, title)."""
+
+    base_url: str  # e.g. https://acme.atlassian.net/wiki
+    space: str  # the space a link naming none is in
+    page_id: str  # the page whose attachments a link names
+    pages: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    def page(self, title: str, space: str = "") -> str:
+        space = space or self.space
+        known = self.pages.get((space, title))
+        return known or f"{self.base_url}/display/{quote(space)}/{quote_plus(title)}"
+
+    def attachment(self, filename: str) -> str:
+        return f"{self.base_url}/download/attachments/{quote(self.page_id)}/{quote(filename)}"
 
 
 @dataclass
@@ -107,8 +133,20 @@ class _TreeBuilder(HTMLParser):
         holder.children.append(data)
 
 
-def storage_to_markdown(storage: str) -> str:
-    """The Markdown of a page body in storage format (ChunkingError if it cannot be read)."""
+_LINKS: ContextVar[Links | None] = ContextVar("links", default=None)  # the page being converted
+
+
+def storage_to_markdown(storage: str, links: Links | None = None) -> str:
+    """The Markdown of a page body in storage format (ChunkingError if it cannot be read);
+    ``links`` None: links to pages and attachments by name only."""
+    token = _LINKS.set(links)
+    try:
+        return _markdown(storage)
+    finally:
+        _LINKS.reset(token)
+
+
+def _markdown(storage: str) -> str:
     builder = _TreeBuilder()
     try:
         builder.feed(_CDATA.sub(lambda m: html.escape(m.group(1), quote=False), storage))
@@ -183,7 +221,7 @@ def _block(node: _Node) -> list[str] | None:
     if tag == "hr":
         return ["---"]
     if tag == "ac:structured-macro" or tag == "ac:macro":
-        return _macro(node)
+        return None if _macro_name(node) in _INLINE_MACROS else _macro(node)
     if tag == "ac:image":
         return None
     if tag.startswith("ac:") or tag.startswith("ri:"):
@@ -192,10 +230,25 @@ def _block(node: _Node) -> list[str] | None:
     return None
 
 
+def _macro_name(node: _Node) -> str:
+    return node.attrs.get("ac:name", "").lower()
+
+
+def _macro_params(node: _Node) -> dict[str, str]:
+    return {p.attrs.get("ac:name", "").lower(): _collapse(p.text()) for p in node.elements("ac:parameter")}
+
+
+def _inline_macro(node: _Node) -> str:
+    """A status lozenge as its title, a Jira issue as its key (a Jira list has no text here)."""
+    params = _macro_params(node)
+    if _macro_name(node) == "status":
+        return params.get("title", "")
+    return params.get("key", "")
+
+
 def _macro(node: _Node) -> list[str]:
-    name = node.attrs.get("ac:name", "").lower()
-    params = {p.attrs.get("ac:name", "").lower(): _collapse(p.text())
-              for p in node.elements("ac:parameter")}
+    name = _macro_name(node)
+    params = _macro_params(node)
     if name in _CODE_MACROS:
         body = node.first("ac:plain-text-body")
         code = body.text() if body is not None else ""
@@ -234,11 +287,13 @@ def _inline(node: _Node) -> str:
         return _link(node)
     if tag == "ac:image":
         name = _resource_name(node)
-        return f"![{name}]({name})" if name else ""
+        return f"![{name}]({_attachment_url(node, name)})" if name else ""
     if tag == "time":
         return node.attrs.get("datetime", "")
     if tag in ("ac:parameter", "ac:placeholder", "ac:emoticon", "script", "style"):
         return ""
+    if tag in ("ac:structured-macro", "ac:macro") and _macro_name(node) in _INLINE_MACROS:
+        return _inline_macro(node)
     if tag in ("ac:structured-macro", "ac:macro") or _block(node) is not None:
         return " ".join(_blocks(_Node("root", children=[node])))  # a block inside a cell or a link
     return _inline_children(node)
@@ -256,7 +311,23 @@ def _link(node: _Node) -> str:
     if target is None:
         return text or (f"#{anchor}" if anchor else "")
     shown = text or target
-    return f"[{shown}]({target})" if node.first("ri:attachment") is not None else shown
+    if node.first("ri:attachment") is not None:
+        return f"[{shown}]({_attachment_url(node, target)})"
+    page, links = node.first("ri:page"), _LINKS.get()
+    if page is not None and links is not None and target:
+        url = links.page(target, page.attrs.get("ri:space-key", ""))
+        return f"[{shown}]({url}{'#' + quote(anchor) if anchor else ''})"
+    return shown
+
+
+def _attachment_url(node: _Node, filename: str) -> str:
+    """Where an attachment of this page is downloaded (its name alone when not known, or when
+    it is another page's)."""
+    links = _LINKS.get()
+    attachment = node.first("ri:attachment")
+    if links is None or (attachment is not None and attachment.first("ri:page") is not None):
+        return filename
+    return links.attachment(filename)
 
 
 def _resource_name(node: _Node) -> str | None:
