@@ -11,7 +11,6 @@ against it through ``RAG_TEST_DATABASE_URL``, then stops it. What differs from t
   for), so every test database has it;
 - a libc ``C.UTF-8`` collation (the embedded server uses the builtin provider), kept by the test
   databases (``RAG_TEST_TEMPLATE=template1``);
-- the role's ``search_path`` names a schema that does not exist, not ``public``.
 ``RAG_TEST_SUPERUSER_URL`` lets the tests that need an administrator (creating the extension) act
 as one. Debian's PostgreSQL 15, when installed, serves as a server without pgvector, one major
 version older (``RAG_TEST_NO_VECTOR_URL``).
@@ -78,7 +77,6 @@ def server(bin_dir: Path, folder: Path, *, settings: dict[str, str], vector: boo
 
         with psycopg.connect(url("postgres"), autocommit=True) as conn:
             conn.execute(f"CREATE ROLE {ROLE} LOGIN CREATEDB PASSWORD '{password}'")
-            conn.execute(f"ALTER ROLE {ROLE} SET search_path = team_schema")
         if vector:
             with psycopg.connect(url("postgres", "template1"), autocommit=True) as conn:
                 conn.execute("CREATE EXTENSION vector")

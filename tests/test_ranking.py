@@ -83,7 +83,8 @@ def test_a_definition_the_arms_missed_is_added(rag_db: db.DatabaseTarget, shop: 
     """Found by name though neither arm ranks it: one candidate per arm here."""
     found = search(rag_db, shop, "ShoppingCart", retrieveTopK=1, top_k=1)
     assert found[0]["fqn"] == "ShoppingCart" and found[0]["bm25_rank"] is None
-    other_source = rows(rag_db, """SELECT count(*) AS n FROM rag.search('ShoppingCart', filters => '{"pathPrefix": "tests/"}')""")
+    other_source = rows(rag_db, """SELECT count(*) AS n FROM rag.search('ShoppingCart', filters => '{"pathPrefix": "tests/"}',
+                                                                options => '{"vectorWeight": 0}')""")
     assert other_source[0]["n"] == 1, "filters hold for added definitions too"
 
 

@@ -653,5 +653,5 @@ def test_hybrid_search_lifts_definitions_the_best_candidates_call(rag_db: db.Dat
     assert ranked() == ranked(graphWeight=0.1), "0.1 is the default"
     keyword_lifted, keyword_plain = (
         rows(rag_db, "SELECT fqn, score FROM rag.search('save user row', options => %s)",
-             json.dumps({"graphWeight": w})) for w in (0.5, 0))
+             json.dumps({"graphWeight": w, "vectorWeight": 0})) for w in (0.5, 0))
     assert keyword_lifted == keyword_plain, "keywords alone: no lift"
