@@ -242,7 +242,7 @@ def apply_migrations(target: DatabaseTarget, *, up_to: str | None = None) -> int
         backend.connection.close()
 
 
-def apply_sql_functions(conn: psycopg.Connection[Any]) -> None:
+def apply_sql_functions(conn: Conn) -> None:
     """Re-apply every ``sql/*.sql`` file in name order, in one transaction."""
     with conn.transaction():
         for path in sorted(SQL_DIR.glob("*.sql")):
@@ -250,6 +250,9 @@ def apply_sql_functions(conn: psycopg.Connection[Any]) -> None:
                 conn.execute(path.read_bytes())  # (SQL read from a file, not a literal: bytes)
             except psycopg.Error as exc:
                 raise DatabaseError(f"{path.name}: {exc.diag.message_primary or exc}") from None
+        # Functions replaced or added since rag.create_roles() get its grants again (rag serve's readers).
+        if sqlapi.roles_applied(conn):
+            sqlapi.create_roles(conn)
 
 
 # What a query meets in a database where `rag init` has not run (no schema, no pgvector),
