@@ -224,11 +224,15 @@ class Answering:
         pieces = self._model.stream(self.messages(), max_tokens=ANSWER_TOKENS)
         self.llm_calls += 1
         written: list[str] = []
-        for piece in pieces:
-            if not written:
-                self.timings["first_token_ms"] = _ms(started, self._clock())
-            written.append(piece)
-            yield piece
+        try:
+            for piece in pieces:
+                if not written:
+                    self.timings["first_token_ms"] = _ms(started, self._clock())
+                written.append(piece)
+                yield piece
+        finally:  # a reader that stops early (a client gone) stops the model too
+            if isinstance(pieces, ChatStream):
+                pieces.close()
         self.timings["answer_ms"] = _ms(started, self._clock())
         if isinstance(pieces, ChatStream):
             self._usage = ChatResult("", pieces.prompt_tokens, pieces.completion_tokens)

@@ -79,6 +79,13 @@ class ChatStream(Iterator[str]):
                 return piece
         raise StopIteration
 
+    def close(self) -> None:
+        """Stops reading: the response is closed, freeing the connection and the model's work
+        (a client of ``rag serve`` that went away)."""
+        close = getattr(self._events, "close", None)
+        if close is not None:
+            close()
+
 
 class OpenAIChatModel:
     """A chat model behind an OpenAI-compatible ``/chat/completions`` API.
@@ -167,7 +174,15 @@ class OpenAIChatModel:
         return body
 
     def _events(self, lines: Iterator[str]) -> Iterator[dict[str, Any]]:
-        """The JSON events of a server-sent event stream, up to ``[DONE]``."""
+        """The JSON events of a server-sent event stream, up to ``[DONE]``; closing them closes ``lines``."""
+        try:
+            yield from self._parsed(lines)
+        finally:
+            close = getattr(lines, "close", None)
+            if close is not None:
+                close()
+
+    def _parsed(self, lines: Iterator[str]) -> Iterator[dict[str, Any]]:
         for line in lines:
             if not line.startswith("data:"):
                 continue  # blank separators, ": keep-alive" comments, "event:" names
