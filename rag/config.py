@@ -273,7 +273,8 @@ class ServeConfig(_Section):
 
     # A YAML file of tokens (name, token, scope, sources); RAG_SERVE_TOKENS holds the same as JSON.
     tokens_file: str | None = None
-    deadline: float = Field(default=30.0, gt=0)  # seconds a request may take (an ask's stream: each piece)
+    # Seconds a request may take (an ask's stream: between two pieces of the answer).
+    deadline: float = Field(default=30.0, gt=0)
     max_concurrent: int = Field(default=8, gt=0)  # requests doing work at once; the rest wait their turn
     per_token_concurrent: int = Field(default=4, gt=0)  # of them, per token
     log_queries: bool = False  # the access log names the query text too

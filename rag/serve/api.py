@@ -16,7 +16,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -274,7 +274,9 @@ async def ask(request: Request) -> Response:
     answering = await run_work(request, lambda: service.ask(ask_request))
     if not body.stream:
         return out(await run_work(request, answering.output))
-    return EventSourceResponse(_answer_events(service, answering), ping=15)
+    # On SIGTERM the answer goes on for up to a deadline (uvicorn waits a little longer).
+    grace = request.app.state.server.settings.deadline
+    return EventSourceResponse(_answer_events(service, answering), ping=15, shutdown_grace_period=grace)
 
 
 async def _answer_events(service: RequestService, answering: Any) -> AsyncIterator[ServerSentEvent]:
@@ -283,26 +285,46 @@ async def _answer_events(service: RequestService, answering: Any) -> AsyncIterat
     sources = [{"number": s.number, "chunkId": s.hit.chunk_id, "sourceName": s.hit.source_name,
                 "path": s.hit.path, "location": s.location, "url": s.hit.url} for s in answering.sources]
     yield ServerSentEvent(json.dumps({"sources": sources, "warnings": answering.warnings}), event="sources")
-    pieces = answering.stream()
-    stop = object()
+    pieces = _Pieces(answering.stream())
+    # Each piece within what was left of the deadline when the answer began: a long answer from
+    # a model that keeps writing is not cut, a model that stops writing is.
+    window = None if service.deadline is None else max(service.deadline - time.monotonic(), 1.0)
     try:
         while True:
-            left = None if service.deadline is None else max(service.deadline - time.monotonic(), 0.001)
-            with anyio.fail_after(left):
-                piece = await anyio.to_thread.run_sync(next, pieces, stop, abandon_on_cancel=True)
-            if piece is stop:
+            with anyio.fail_after(window):
+                piece = await anyio.to_thread.run_sync(pieces.next, abandon_on_cancel=True)
+            if piece is None:
                 break
             yield ServerSentEvent(json.dumps({"text": piece}), event="token")
         output = await anyio.to_thread.run_sync(answering.output)
         yield ServerSentEvent(json.dumps(output.model_dump(mode="json", by_alias=True)), event="done")
     except TimeoutError:
-        yield ServerSentEvent(json.dumps({"error": "the answer took longer than its deadline "
+        yield ServerSentEvent(json.dumps({"error": "the model wrote nothing for longer than the deadline "
                                                    "(serve.deadline)"}),
                               event="error")
     except RagError as exc:
         yield ServerSentEvent(json.dumps({"error": first_line(exc)}), event="error")
-    finally:
-        await anyio.to_thread.run_sync(pieces.close)
+    finally:  # (not awaited: a cancelled generator cannot wait for anything)
+        threading.Thread(target=pieces.close, name="rag-serve-answer-close", daemon=True).start()
+
+
+class _Pieces:
+    """An answer's pieces, read on worker threads one at a time; ``close`` waits for the piece
+    being read, then closes the stream (and with it the LLM's response)."""
+
+    def __init__(self, pieces: Iterator[str]) -> None:
+        self._pieces = pieces
+        self._lock = threading.Lock()
+
+    def next(self) -> str | None:
+        with self._lock:
+            return next(self._pieces, None)
+
+    def close(self) -> None:
+        with self._lock:
+            close = getattr(self._pieces, "close", None)
+            if close is not None:
+                close()
 
 
 # -- index runs (admin) ----------------------------------------------------------------------

@@ -65,6 +65,8 @@ class FakeLLM:
         self.reply: Callable[[Messages], str] = echo_last
         self.script: list[Scripted] = []
         self.requests: list[dict[str, Any]] = []  # request bodies, in arrival order
+        self.word_delay = 0.0  # seconds between two streamed words (a slow model)
+        self.streams = {"finished": 0, "abandoned": 0}  # streamed answers sent whole / left by the client
         self.authorizations: list[str | None] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -146,8 +148,17 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             if isinstance(action, Malformed):
                 self._event(action.text)
                 return
-            for event in _stream_events(body, fake.reply(body["messages"])):
-                self._event(event)
+            try:
+                for event in _stream_events(body, fake.reply(body["messages"])):
+                    self._event(event)
+                    if fake.word_delay:
+                        fake.hang(fake.word_delay)
+            except OSError:  # the client closed the connection
+                with fake._lock:
+                    fake.streams["abandoned"] += 1
+                return
+            with fake._lock:
+                fake.streams["finished"] += 1
 
         def _event(self, data: str) -> None:
             self.wfile.write(f"data: {data}\n\n".encode())
