@@ -7,7 +7,6 @@ import os
 import re
 import signal
 import subprocess
-import threading
 import time
 from pathlib import Path
 
