@@ -78,7 +78,7 @@ async function search(event) {
     const started = performance.now();
     const out = await (await api("/v1/search", { method: "POST", body: JSON.stringify(Object.assign({ query }, filters())) })).json();
     const ms = Math.round(performance.now() - started);
-    say(out.results.length + " results in " + ms + " ms" + (out.warnings.length ? " — " + out.warnings.join("; ") : ""));
+    say(out.results.length + (out.results.length === 1 ? " result" : " results") + " in " + ms + " ms" + (out.warnings.length ? " — " + out.warnings.join("; ") : ""));
     for (const hit of out.results) {
       const name = (hit.coordinates.fqn || hit.coordinates.headerPath || "");
       $("results").append(el("li", { className: "result" }, [
@@ -166,7 +166,6 @@ function showTab(name) {
     $("tab-" + tab).setAttribute("aria-selected", String(tab === name));
     $(tab + "-form").hidden = tab !== name;
   }
-  $("results").hidden = name !== "search";
   $("answer-panel").hidden = name !== "ask" || !$("answer").textContent;
   say("");
 }
