@@ -77,6 +77,7 @@ def test_a_reader_of_alpha_never_sees_beta_through_the_api(serve_app) -> None:
     status = alice.get("/v1/status").json()
     assert status["database"]["totalSources"] == 1 and status["token"] == {
         "name": "alice", "scope": "read", "sources": ["alpha"]}
+    assert status["database"]["url"] is None and status["config"]["path"] is None
     beta_ids = [r["chunkId"] for r in boss.post("/v1/search", json={"query": "beta", "source": "beta"}).json()["results"]]
     assert beta_ids
     for chunk_id in beta_ids:
@@ -142,9 +143,11 @@ def test_mcp_over_http_has_the_tools_of_rag_mcp_and_honours_grants(serve_app) ->
         sources = await client.call_tool("list_sources", {})
         beta = await client.call_tool("read_source", {"source": "beta", "path": "beta.py"})
         removed = await client.call_tool("remove_source", {"name": "alpha"})
-        return tools, found, sources, beta, removed
+        status = await client.call_tool("status", {})
+        symbols = await client.call_tool("find_symbol", {"name": "beta_secret_handler"})
+        return tools, found, sources, beta, removed, status, symbols
 
-    tools, found, sources, beta, removed = anyio.run(_mcp, served.url, "alice", session)
+    tools, found, sources, beta, removed, status, symbols = anyio.run(_mcp, served.url, "alice", session)
 
     async def stdio_tools() -> list[str]:
         return sorted(t.name for t in (await build_server(served.service, preload=False).list_tools()))
@@ -154,6 +157,8 @@ def test_mcp_over_http_has_the_tools_of_rag_mcp_and_honours_grants(serve_app) ->
     assert [s["name"] for s in sources.structured_content["sources"]] == ["alpha"]
     assert beta.is_error
     assert removed.is_error and "read scope" in removed.content[0].text
+    assert status.structured_content["database"]["totalSources"] == 1 and status.structured_content["watch"] is None
+    assert symbols.structured_content["total"] == 0  # beta's definitions are not there for alice
     assert [s["name"] for s in served.client("boss").get("/v1/sources").json()["sources"]] == ["alpha", "beta"]
 
 

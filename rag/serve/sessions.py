@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from rag.providers.llm import OpenAIChatModel
     from rag.providers.rerankers import Reranker
     from rag.runs import Reporter
-    from rag.schemas import IndexOutput, RemoveOutput
+    from rag.schemas import IndexOutput, RemoveOutput, StatusOutput
     from rag.search import SearchRequest, SearchResponse
 
 log = logging.getLogger("rag.serve")
@@ -174,6 +174,17 @@ class RequestService(RagService):
     def search_response(self, request: SearchRequest) -> SearchResponse:
         request = dataclasses.replace(request, sources=self.allowed_sources(request.sources))
         return super().search_response(request)
+
+    def status(self, *, strict: bool = False) -> StatusOutput:
+        """What a reader's token may know: the database's counts of its sources (row-level
+        security), not the server's URL, config file, or the sources others watch."""
+        found = super().status(strict=strict)
+        if not self.principal.admin:
+            found.database.url = None
+            found.config.path = None
+            found.watch = None
+            found.config_changes = []
+        return found
 
     def index(self, spec: SourceSpec, *, force: bool = False, reporter: Reporter | None = None,
               paths: Collection[str] | None = None, fetch: bool = True) -> IndexOutput:
