@@ -172,4 +172,6 @@ def test_without_tokens_it_serves_loopback_only(serve_app) -> None:
     check_bind("127.0.0.1", Tokens({}))
     served: Served = serve_app(tokens=False)
     assert served.client(None).get("/v1/sources").json()["sources"][0]["name"] == "alpha"
+    rebound = served.client(None).get("/v1/sources", headers={"Host": "attacker.example:8765"})
+    assert rebound.status_code == 403 and "127.0.0.1 or localhost only" in rebound.json()["error"]
     assert ServeConfig().deadline == 30.0

@@ -128,10 +128,10 @@ def load_tokens(settings: ServeConfig, config_dir: Path | None = None) -> Tokens
             except ValidationError as exc:
                 raise ConfigError(f"{origin}: token {number}: {describe_validation_error(exc)}") from None
             digest = hashlib.sha256(entry.token.encode()).digest()
-            if entry.name in names or digest in by_digest:
-                raise ConfigError(f"{origin}: token {entry.name!r} repeats a name or a secret of "
-                                  "another token")
-            names.add(entry.name)
+            if role_name(entry.name) in names or digest in by_digest:
+                raise ConfigError(f"{origin}: token {entry.name!r} repeats the name (- and _ alike) or "
+                                  "the secret of another token")
+            names.add(role_name(entry.name))  # (ci-bot and ci_bot would share a database role)
             sources = tuple(entry.sources) if entry.sources is not None else None
             if entry.scope == "admin" and sources is not None:
                 raise ConfigError(f"{origin}: token {entry.name!r}: an admin token reads every source; "
@@ -152,6 +152,18 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def loopback_host_header(value: str | None) -> bool:
+    """Whether a request's Host names this machine's loopback (a page of another site that
+    rebinds its name to 127.0.0.1 sends its own name)."""
+    if not value:
+        return False
+    name = value.rsplit(":", 1)[0] if not value.endswith("]") else value
+    return name.lower() in LOOPBACK_NAMES
 
 
 def check_bind(host: str, tokens: Tokens) -> None:

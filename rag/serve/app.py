@@ -40,7 +40,7 @@ from rag.config import ServeConfig
 from rag.errors import RagError, first_line
 from rag.mcp_server import RagMCPServer, build_server
 from rag.serve import api
-from rag.serve.access import LOCAL, Principal, Tokens
+from rag.serve.access import LOCAL, Principal, Tokens, loopback_host_header
 from rag.serve.sessions import ConnectionPool, RequestService
 from rag.service import RagService, database_errors
 
@@ -87,6 +87,13 @@ class AccessMiddleware:
         path: str = scope["path"]
         principal: Principal | None = None
         try:
+            if not self.server.tokens and not loopback_host_header(_header(scope, b"host")):
+                # Without tokens anyone who reaches the server reads everything: only this machine's
+                # own names, so that a web page cannot rebind its name to 127.0.0.1 and read it.
+                refusal = api.error_response(403, "without tokens this server answers requests to "
+                                                  "127.0.0.1 or localhost only")
+                await refusal(scope, receive, logged_send)
+                return
             principal = self.server.principal(scope)
             if path in OPEN_PATHS or path.startswith("/static/"):
                 await self.app(scope, receive, logged_send)
@@ -124,6 +131,10 @@ class AccessMiddleware:
                             path, status[0], ms, shown)
 
 
+def _header(scope: Scope, name: bytes) -> str | None:
+    return next((v.decode("latin-1") for k, v in scope["headers"] if k == name), None)
+
+
 @asynccontextmanager
 async def _slot(limiter: anyio.CapacityLimiter) -> AsyncIterator[None]:
     borrower = object()  # one per request, whichever task runs it
@@ -152,8 +163,7 @@ class Server:
     def principal(self, scope: Scope) -> Principal | None:
         if not self.tokens:
             return LOCAL
-        header = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"authorization"), None)
-        return self.tokens.authenticate(header)
+        return self.tokens.authenticate(_header(scope, b"authorization"))
 
     def _indexed(self, spec: Any) -> None:
         if self.mcp.watcher is not None:
@@ -183,7 +193,7 @@ class Server:
             return None
         return TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "testserver"],
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
 
 
