@@ -48,7 +48,7 @@ def test_a_bad_token_list_is_one_line_naming_the_problem(monkeypatch, tokens, me
 
 def test_a_missing_tokens_file_is_named(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv(TOKENS_VARIABLE, raising=False)
-    with pytest.raises(ConfigError, match="serve.tokensFile .*none.yaml: cannot read it"):
+    with pytest.raises(ConfigError, match=r"serve\.tokensFile .*none\.yaml: cannot read it"):
         load_tokens(ServeConfig(tokens_file=str(tmp_path / "none.yaml")))
 
 
@@ -59,7 +59,7 @@ def test_without_tokens_only_loopback(monkeypatch) -> None:
     for host in ("127.0.0.1", "localhost", "::1", "127.0.0.2"):
         check_bind(host, none)
     for host in ("0.0.0.0", "192.168.1.5", "rag.example.com"):
-        with pytest.raises(ConfigError, match="without tokens rag serve listens on 127.0.0.1 only"):
+        with pytest.raises(ConfigError, match=r"without tokens rag serve listens on 127\.0\.0\.1 only"):
             check_bind(host, none)
     assert [loopback_host_header(h) for h in ("127.0.0.1:8765", "localhost", "[::1]:80", "evil.test:8765", None)] \
         == [True, True, True, False, False]
