@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ def in_process(config: Path, texts: list[str], env: dict[str, str]) -> list[floa
     for _ in process.stdout:
         stamps.append(time.perf_counter())
     assert process.wait() == 0
-    return [b - a for a, b in zip(stamps[1:], stamps[2:], strict=False)]  # the first loads the model
+    return [b - a for a, b in pairwise(stamps[1:])]  # (the first answer loads the model)
 
 
 def writer_loop(env: dict[str, str], stop: threading.Event, runs: list[float]) -> None:
