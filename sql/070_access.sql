@@ -6,12 +6,30 @@
 -- * The owner of the schema (who runs rag init and rag index) and superusers are
 --   not subject to row-level security: nothing changes for a one-person setup.
 -- * A reader role sees a row of a source's table only when rag.source_grants
---   names that source (or '*') for current_user: the role a request runs as
---   (rag serve does SET ROLE per request). A role without grants sees nothing.
+--   names that source (or '*') for current_user (the role a request runs as:
+--   rag serve does SET ROLE per request) or a role it is a member of (a person's
+--   login role granted a reader role). A role without grants sees nothing.
 -- * Every rag.* function is SECURITY INVOKER, and every view security_invoker, so
 --   a search or a read-back through them sees exactly what a SELECT would.
 -- * rag_reader may execute the read and search functions only; rag_writer every
 --   function, and reads and writes every row.
+
+-- ---------------------------------------------------------------------------
+-- _granted_to_me: whether the role a statement runs as is, or is a member of, reader
+CREATE OR REPLACE FUNCTION rag._granted_to_me(
+    reader name
+)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- By oid: a role dropped since its grant is no member of anything (by name it would be an error).
+    SELECT coalesce(pg_has_role(current_user, (SELECT r.oid FROM pg_roles r WHERE r.rolname = reader),
+                                'USAGE'), false)
+$$;
+COMMENT ON FUNCTION rag._granted_to_me(name) IS
+    'Whether current_user is reader or a member of it (a login role of a person granted a reader role).';
 
 -- ---------------------------------------------------------------------------
 -- _granted_tables: the tables whose rows belong to a source, with the policy's test
@@ -25,9 +43,9 @@ IMMUTABLE
 SET search_path = pg_catalog, rag, public
 AS $$
     VALUES
-        ('sources', 'EXISTS (SELECT 1 FROM rag.source_grants g WHERE g.role_name = current_user '
-                    'AND g.source_name IN (''*'', sources.name))'),
-        ('source_grants', 'role_name = current_user'),
+        ('sources', 'EXISTS (SELECT 1 FROM rag.source_grants g WHERE g.source_name IN (''*'', sources.name) '
+                    'AND rag._granted_to_me(g.role_name))'),
+        ('source_grants', 'rag._granted_to_me(role_name)'),
         ('files', 'source_id IN (SELECT s.id FROM rag.sources s)'),
         ('chunks', 'source_id IN (SELECT s.id FROM rag.sources s)'),
         ('passages', 'source_id IN (SELECT s.id FROM rag.sources s)'),

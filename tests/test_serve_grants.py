@@ -8,6 +8,7 @@ import psycopg
 import pytest
 from fakes import HashEmbedder
 from psycopg import sql
+from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 
 from rag import db, sqlapi
@@ -79,6 +80,26 @@ def test_the_functions_return_no_row_of_another_source(reader: tuple) -> None:
         sqlapi.read_file_range(conn, "beta", "beta.py", None, None, None, 0)
     with pytest.raises(psycopg.Error):
         sqlapi.read_file_range(conn, None, "beta.py", None, None, None, 0)
+
+
+def test_a_login_role_in_the_reader_role_connects_and_sees_alpha_only(reader, rag_db: db.DatabaseTarget) -> None:
+    """A person's own login, granted the reader role, connecting straight to the database."""
+    owner, _ = reader
+    login = "rag_test_person"
+    owner.execute("RESET ROLE")
+    owner.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(login)))
+    owner.execute(sql.SQL("CREATE ROLE {} LOGIN IN ROLE {}").format(sql.Identifier(login), sql.Identifier(READER)))
+    try:
+        url = make_conninfo(rag_db.url, user=login)
+        with psycopg.connect(url, autocommit=True, row_factory=dict_row) as person:
+            assert person.execute("SELECT current_user AS me").fetchone()["me"] == login
+            names = {r["source_name"] for r in person.execute("SELECT * FROM rag.search('secret handler')")}
+            assert names == {"alpha"}
+            assert [r["name"] for r in person.execute("SELECT name FROM rag.sources")] == ["alpha"]
+            assert {r["name"] for r in person.execute(SOURCE_ROWS["chunks"].encode())} == {"alpha"}
+    finally:
+        owner.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(login)))
+        owner.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(login)))
 
 
 def test_a_reader_writes_nothing_and_runs_no_bookkeeping(reader: tuple) -> None:
