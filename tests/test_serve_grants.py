@@ -111,3 +111,15 @@ def test_a_reader_writes_nothing_and_runs_no_bookkeeping(reader: tuple) -> None:
             conn.execute(statement.encode())
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("SELECT query FROM rag.query_embeddings")
+
+
+def test_rag_init_roles_makes_the_roles(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    from helpers import keyword_project, rag_process
+
+    config, _ = keyword_project(tmp_path)
+    done = rag_process("--config", str(config), "init", "--roles", database=rag_db)
+    assert done.returncode == 0, done.stderr
+    assert "roles:      rag_reader, rag_writer (" in done.stdout
+    with db.connect(rag_db) as conn:
+        assert sqlapi.roles_applied(conn)
+        assert sqlapi.create_roles(conn) == []  # again: nothing to make, the grants re-applied
