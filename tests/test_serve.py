@@ -3,6 +3,7 @@ client, against uvicorn on 127.0.0.1 over a real database with two sources (test
 A reader token granted alpha never gets a row of beta, by any door."""
 
 import json
+import re
 import time
 from typing import Any
 
@@ -57,7 +58,11 @@ def test_no_token_no_data_and_errors_are_one_line_json(serve_app) -> None:
     wrong = anonymous.get("/v1/sources", headers={"Authorization": "Bearer not-a-token-at-all"})
     assert (wrong.status_code, wrong.json()) == (401, {"error": "the token is not valid"})
     assert anonymous.get("/healthz").json()["status"] == "ok"
-    assert "/v1/search" in anonymous.get("/openapi.json").json()["paths"]
+    document = anonymous.get("/openapi.json").json()
+    routes = {r.path for r in served.app.routes if r.path not in ("/", "/static", "/openapi.json")}
+    assert set(document["paths"]) == routes  # every route described
+    refs = set(re.findall(r'"#/components/schemas/(\w+)"', json.dumps(document)))
+    assert refs and refs <= set(document["components"]["schemas"])
     assert anonymous.get("/").status_code == 200  # the page holds no data
     bad = served.client("all").post("/v1/search", json={"query": ""})
     assert bad.status_code == 400 and "\n" not in bad.json()["error"] and "query" in bad.json()["error"]
