@@ -94,6 +94,13 @@ def test_a_reader_of_alpha_never_sees_beta_through_the_api(serve_app) -> None:
     assert boss.get("/v1/read", params={"source": "beta", "path": "beta.py"}).json()["content"].startswith("def beta")
 
 
+def test_a_token_granted_a_source_not_indexed_yet_searches_the_others(serve_app) -> None:
+    served: Served = serve_app()
+    found = served.client("early").post("/v1/search", json={"query": "secret handler"})
+    assert found.status_code == 200, found.text
+    assert {r["sourceName"] for r in found.json()["results"]} == {"alpha"}
+
+
 def test_ask_streams_the_answer_then_citations_of_granted_sources_only(serve_app, fake_llm) -> None:
     served: Served = serve_app()
     fake_llm.reply = lambda messages: "The handler returns x [1]."

@@ -41,7 +41,7 @@ from rag.errors import RagError, first_line
 from rag.mcp_server import RagMCPServer, build_server
 from rag.serve import api
 from rag.serve.access import LOCAL, Principal, Tokens, loopback_host_header
-from rag.serve.sessions import ConnectionPool, RequestService
+from rag.serve.sessions import ConnectionPool, RequestService, SourceNames
 from rag.service import RagService, database_errors
 
 log = logging.getLogger("rag.serve")
@@ -121,7 +121,7 @@ class AccessMiddleware:
                         return
                 scope["rag.principal"] = principal
                 scope["rag.service"] = RequestService(self.server.service, self.server.pool, principal,
-                                                      deadline)
+                                                      deadline, self.server.source_names)
                 await self.app(scope, receive, logged_send)
         finally:
             ms = (time.monotonic() - started) * 1000
@@ -159,6 +159,7 @@ class Server:
                                               watch=settings.watch)
         service.interface = "mcp"
         self.runs = api.Runs(self._indexed)
+        self.source_names = SourceNames(service)
 
     def principal(self, scope: Scope) -> Principal | None:
         if not self.tokens:

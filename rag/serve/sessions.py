@@ -77,16 +77,38 @@ class ConnectionPool:
                 return
 
 
+class SourceNames:
+    """The names of the indexed sources, read again at most every ``ttl`` seconds."""
+
+    def __init__(self, service: RagService, ttl: float = 5.0) -> None:
+        self._service = service
+        self._ttl = ttl
+        self._lock = threading.Lock()
+        self._names: frozenset[str] = frozenset()
+        self._read_at = -ttl
+
+    def __call__(self) -> frozenset[str]:
+        with self._lock:
+            if time.monotonic() - self._read_at >= self._ttl:
+                from rag import sqlapi
+
+                rows = self._service.with_db(sqlapi.list_sources)
+                self._names, self._read_at = frozenset(r["name"] for r in rows), time.monotonic()
+            return self._names
+
+
 class RequestService(RagService):
     """One request's view of the server's ``base`` service (see the module docstring)."""
 
     def __init__(self, base: RagService, pool: ConnectionPool, principal: Principal,
-                 deadline: float | None = None) -> None:
+                 deadline: float | None = None, source_names: Callable[[], frozenset[str]] | None = None
+                 ) -> None:
         super().__init__(base.config_path, loaded=base.loaded, interface="mcp")
         self.base = base
         self.principal = principal
         self.deadline = deadline  # time.monotonic() by which the request must be answered
         self._pool = pool
+        self._source_names = source_names
         self._schema_checked = True  # the server checked it at start
         self._running: Conn | None = None  # the connection a statement of this request runs on
         self._cancelled = False
@@ -110,7 +132,7 @@ class RequestService(RagService):
 
     def without_deadline(self) -> RequestService:
         """The same token's service for work that outlives its request (an index run)."""
-        return RequestService(self.base, self._pool, self.principal)
+        return RequestService(self.base, self._pool, self.principal, None, self._source_names)
 
     def cancel(self) -> None:
         """Cancels the statement running for this request now, and any it would start."""
@@ -164,7 +186,11 @@ class RequestService(RagService):
         if granted is None or "*" in granted:
             return asked
         if asked is None:
-            return list(granted)
+            if self._source_names is None:
+                return list(granted)
+            existing = self._source_names()  # (a granted source may not be indexed yet)
+            visible = [s for s in granted if s in existing]
+            return None if set(visible) == existing else visible
         outside = [s for s in asked if s not in granted]
         if outside:
             raise AccessDenied(f"token {self.principal.name!r} may not read source "

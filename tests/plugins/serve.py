@@ -27,11 +27,13 @@ SECRETS = {
     "boss": "admin-secret-0123456789",
     "alice": "alice-secret-0123456789",  # reads alpha only
     "all": "reader-secret-0123456789",  # reads every source
+    "early": "early-secret-0123456789",  # reads alpha and gamma, which is not indexed yet
 }
 TOKENS = [
     {"name": "boss", "token": SECRETS["boss"], "scope": "admin"},
     {"name": "alice", "token": SECRETS["alice"], "scope": "read", "sources": ["alpha"]},
     {"name": "all", "token": SECRETS["all"], "scope": "read"},
+    {"name": "early", "token": SECRETS["early"], "scope": "read", "sources": ["alpha", "gamma"]},
 ]
 ALPHA_PY = "def alpha_secret_handler(x):\n    \"\"\"Shared words about the handler.\"\"\"\n    return x\n"
 BETA_PY = "def beta_secret_handler(x):\n    \"\"\"Shared words about the handler.\"\"\"\n    return x\n"
