@@ -10,7 +10,8 @@ markdown files, keyword-only) again and again with ``--force``.
 1. In-process: the same queries through ``rag search --batch`` (one process, sequential); each
    answer's latency is the time between two output lines (the first, which loads the model,
    is dropped).
-2. HTTP, one client: the same queries one after another (the server's own overhead).
+2. HTTP, one client: the same queries one after another (the server's own overhead; ``--admin``
+   runs them as the server's own database user, without row-level security, for comparison).
 3. HTTP, ``--clients`` (32) concurrent clients for ``--seconds`` (60): p50/p95, errors,
    throughput, the server's resident memory at start and end.
 4. ``--asks`` (200) ``/v1/ask`` streams against a fake OpenAI-compatible LLM (tests/plugins/llm.py,
@@ -92,6 +93,22 @@ def writer_loop(env: dict[str, str], stop: threading.Event, runs: list[float]) -
         subprocess.run([str(BIN / "rag"), "--config", str(config), "index", "--path", str(folder), "--name",
                         "writer", "--force"], env=env, capture_output=True, check=True)
         runs.append(time.perf_counter() - started)
+
+
+def drop_writer() -> None:
+    """The writer's source removed, so bench_mcp.py's corpus is found as it built it (and reused)."""
+    if not HOME.exists():
+        return
+    from rag import db, sqlapi
+    from rag.config import DatabaseConfig
+
+    os.environ["RAG_HOME"] = str(HOME)
+    try:
+        with db.connect(db.resolve_target(DatabaseConfig())) as conn:
+            if any(r["name"] == "writer" for r in sqlapi.list_sources(conn)):
+                sqlapi.remove_source(conn, "writer")
+    except Exception as exc:  # no schema yet: build_corpus installs it
+        print(f"(writer source not removed: {exc})", file=sys.stderr)
 
 
 def rss_mb(pid: int) -> float:
@@ -186,8 +203,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--asks", type=int, default=200)
     parser.add_argument("--queries", type=int, default=200, help="for the in-process and one-client runs")
+    parser.add_argument("--admin", action="store_true",
+                        help="an admin token (the server's own database user, no row-level security)")
     args = parser.parse_args()
     print(speed_line())
+    drop_writer()
     build_corpus(args.chunks)
     llm = FakeLLM().start()
     llm.reply = lambda messages: " ".join(["pages"] * 20)
@@ -197,7 +217,8 @@ def main() -> None:
     config.write_text("embeddings: {provider: local}\nserve: {watch: false, maxConcurrent: 8, perTokenConcurrent: 64}\n"
                       f"llm: {{provider: openai, baseUrl: '{llm.base_url}', model: fake-chat-1}}\n")
     env = dict(os.environ, RAG_HOME=str(HOME), HF_HUB_OFFLINE="1", RAG_LOG_LEVEL="WARNING",
-               RAG_SERVE_TOKENS=json.dumps([{"name": "bench", "token": TOKEN, "scope": "read",
+               RAG_SERVE_TOKENS=json.dumps([{"name": "bench", "token": TOKEN, "scope": "admin"} if args.admin else
+                                            {"name": "bench", "token": TOKEN, "scope": "read",
                                              "sources": ["app", "docs", "writer"]}]))
     texts = queries(args.queries)
     port = 18000 + os.getpid() % 1000
@@ -234,7 +255,7 @@ def main() -> None:
               f"(queueing: serve.maxConcurrent 8 on {os.cpu_count()} CPUs)")
         rss_searches = rss_mb(server.pid)
         stop.set()
-        outcome = asks(url, args.asks, args.clients, llm)
+        outcome = asks(url, args.asks, args.clients, llm) if args.asks else {}
         rss_end = rss_mb(server.pid)
         print(f"asks: {args.asks} SSE streams, {args.clients} at a time, every second one cancelled: {outcome}")
         print(f"writer: {len(writer_runs)} index runs of 300 files, median "
@@ -246,6 +267,9 @@ def main() -> None:
         server.terminate()
         server.wait(60)
         llm.stop()
+        if writer.is_alive():
+            writer.join(120)
+        drop_writer()
 
 
 if __name__ == "__main__":
