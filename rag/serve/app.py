@@ -35,11 +35,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+import rag.serve.api as api  # (the module: not through the package, which imports this one)
 from rag import __version__, sqlapi
 from rag.config import ServeConfig
 from rag.errors import RagError, first_line
 from rag.mcp_server import RagMCPServer, build_server
-from rag.serve import api
 from rag.serve.access import LOCAL, Principal, Tokens, loopback_host_header
 from rag.serve.sessions import ConnectionPool, RequestService, SourceNames
 from rag.service import RagService, database_errors
