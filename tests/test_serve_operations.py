@@ -76,18 +76,28 @@ def test_a_client_leaving_an_ask_stream_stops_the_llm_stream(serve_app, fake_llm
     assert fake_llm.streams == {"finished": 0, "abandoned": 1}
 
 
+def access_lines(caplog, count: int) -> list[str]:
+    """The access log's lines once there are ``count`` (a line is written after its response)."""
+    deadline = time.monotonic() + 10
+    while True:
+        lines = [r.getMessage() for r in caplog.records if r.name == "rag.serve.access"]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.02)
+
+
 def test_the_access_log_has_a_line_per_request_and_the_query_only_when_asked(serve_app, caplog) -> None:
     caplog.set_level(logging.INFO, logger="rag.serve.access")
     quiet: Served = serve_app()
     quiet.client("alice").post("/v1/search", json={"query": "private words"})
     quiet.client(None).get("/v1/sources")
-    lines = [r.getMessage() for r in caplog.records if r.name == "rag.serve.access"]
+    lines = access_lines(caplog, 2)
     assert re.fullmatch(r"alice POST /v1/search 200 \d+ms", lines[0]), lines
     assert re.fullmatch(r"- GET /v1/sources 401 \d+ms", lines[1]), lines
     caplog.clear()
     loud: Served = serve_app(log_queries=True)
     loud.client("alice").post("/v1/search", json={"query": "private words"})
-    (line,) = [r.getMessage() for r in caplog.records if r.name == "rag.serve.access"]
+    (line,) = access_lines(caplog, 1)
     assert re.fullmatch(r'alice POST /v1/search 200 \d+ms q="private words"', line), line
 
 
