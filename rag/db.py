@@ -176,11 +176,13 @@ def ensure_keyword_data(conn: Conn, *, vacuum: bool = False) -> None:
     read of a posting would also fetch its row (bm25 p95 at 100k chunks: 41 ms
     -> 0.9 s) until VACUUM; it runs here when the connection can run it.
     """
-    if not sqlapi.keyword_data_intact(conn):
+    if sqlapi.keyword_data_intact(conn):  # (the usual case, and all a reader role may check)
+        rebuilt = False
+    else:
         # Said first: the rebuild reads every chunk (minutes for 100k of them).
         log.warning("rebuilding the keyword index, which a database crash emptied; "
                     "this tokenizes every chunk again and can take minutes on a large index")
-    rebuilt = sqlapi.ensure_keyword_data(conn)
+        rebuilt = sqlapi.ensure_keyword_data(conn)
     if vacuum or rebuilt:
         vacuum_postings(conn)
 
@@ -304,7 +306,7 @@ def apply_migrations(target: DatabaseTarget, *, up_to: str | None = None) -> int
         backend.connection.close()
 
 
-def apply_sql_functions(conn: psycopg.Connection[Any]) -> None:
+def apply_sql_functions(conn: Conn) -> None:
     """Re-apply every ``sql/*.sql`` file in name order, in one transaction."""
     with conn.transaction():
         # pgvector in another schema: bodies are checked with the search path the files name, which
@@ -316,6 +318,9 @@ def apply_sql_functions(conn: psycopg.Connection[Any]) -> None:
                 conn.execute(path.read_bytes())  # (SQL read from a file, not a literal: bytes)
             except psycopg.Error as exc:
                 raise DatabaseError(f"{path.name}: {exc.diag.message_primary or exc}") from None
+        # Functions replaced or added since rag.create_roles() get its grants again (rag serve's readers).
+        if sqlapi.roles_applied(conn):
+            sqlapi.create_roles(conn)
 
 
 # What a query meets in a database where `rag init` has not run (no schema, no pgvector),

@@ -13,7 +13,8 @@ RagError                 anything the user can fix, shown without a traceback
 ├── IndexingError        a source cannot be indexed
 │   └── SourceBusyError           another run holds the source's lock (a watcher waits for it)
 ├── ChunkingError        a file cannot be chunked (recorded per file, never fatal)
-└── GraphError           a symbol names no definition or several, or a graph call's argument is bad
+├── GraphError           a symbol names no definition or several, or a graph call's argument is bad
+└── AccessDenied         a token of rag serve may not do this (its scope or its sources)
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ class ChunkingError(RagError):
 
 class GraphError(RagError):
     """A symbol that names no definition or several, or a bad argument."""
+
+
+class AccessDenied(RagError):
+    """What a token asked for is beyond its scope or its sources (HTTP 403)."""
 
 
 def first_line(exc: BaseException) -> str:

@@ -129,7 +129,7 @@ class RagMCPServer(MCPServer[RagService]):
             log.warning("not watching the indexed sources: %s", first_line(exc))
         watcher.run()
 
-    def _start_watching(self) -> None:
+    def start_watching(self) -> None:
         """The watch and its catch-up sync, once the first request is answered: a sync of a
         large source would otherwise compete with ``tools/list`` and the first search for the CPU."""
         closing, self._closing = self._closing, None
@@ -138,7 +138,7 @@ class RagMCPServer(MCPServer[RagService]):
 
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
-        self._start_watching()
+        self.start_watching()
         if self._preload:
             self._preload = False
             self.warm_up = threading.Timer(WARM_UP_DELAY, self.service.warm_up)
@@ -160,7 +160,7 @@ class RagMCPServer(MCPServer[RagService]):
                 f"Error executing tool {name}: invalid arguments: {describe_validation_error(cause)}"
             ) from cause
         finally:
-            self._start_watching()  # (a client that never lists the tools)
+            self.start_watching()  # (a client that never lists the tools)
 
 
 @contextmanager
@@ -185,7 +185,10 @@ def _listed(value: str | list[str] | None) -> list[str] | None:
 
 
 def _service(ctx: Ctx) -> RagService:
-    return ctx.request_context.lifespan_context
+    """The lifespan's service; over HTTP (rag serve), the one the request's token runs as."""
+    request = ctx.request_context.request
+    scoped = getattr(request, "scope", {}).get("rag.service") if request is not None else None
+    return cast(RagService, scoped) if scoped is not None else ctx.request_context.lifespan_context
 
 
 def build_server(service: RagService, *, preload: bool = True, log_level: str = "INFO",
@@ -363,7 +366,7 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
 
         with _tool_errors():
             service = _service(ctx)
-            spec = _source_to_index(service, source, path, name)
+            spec = source_to_index(service, source, path, name)
             summary = service.index(spec, force=force, reporter=ProgressReporter(progress))
             if server.watcher is not None:
                 server.watcher.add(spec)  # kept fresh from now on
@@ -421,7 +424,7 @@ def _add_ask(server: RagMCPServer) -> None:
             return _service(ctx).ask(AskRequest(request, rewrite=rewrite, filter=relevanceFilter)).output()
 
 
-def _source_to_index(service: RagService, source: str | None, path: str | None,
+def source_to_index(service: RagService, source: str | None, path: str | None,
                      name: str | None) -> SourceSpec:
     from rag.service import folder_source
 

@@ -310,6 +310,11 @@ class RagService:
                           postgres_version=report.postgres_version, pgvector_version=report.pgvector_version,
                           migrations_applied=report.migrations_applied, local_model=local_model)
 
+    def create_roles(self) -> list[str]:
+        """``rag init --roles``: the roles rag_reader and rag_writer, their privileges and the
+        row-level security of a shared server (``rag.create_roles()``); the roles made now."""
+        return self.with_db(sqlapi.create_roles, retry=False)
+
     def prepare_local_model(self) -> LocalModel | None:
         """Load the local embedding model, exported to ONNX once, so later commands start fast.
 

@@ -82,6 +82,26 @@ def remove_source(conn: Conn, name: str) -> int:
     return int(_value(conn, "SELECT rag.remove_source(%s)", (name,)))
 
 
+# -- access (sql/070_access.sql) ---------------------------------------------------
+
+
+def create_roles(conn: Conn) -> list[str]:
+    """Makes rag_reader and rag_writer when missing and (re)applies their privileges and
+    row-level security: the roles it made."""
+    return list(_value(conn, "SELECT rag.create_roles()"))
+
+
+def roles_applied(conn: Conn) -> bool:
+    """Whether ``rag.create_roles()`` has run in this database (its policies are there)."""
+    return bool(_value(conn, "SELECT EXISTS (SELECT 1 FROM pg_policies WHERE schemaname = 'rag' "
+                             "AND policyname = 'granted_sources')"))
+
+
+def grant_sources(conn: Conn, reader: str, sources: list[str] | None) -> int:
+    """Lets the role ``reader`` (made when missing) read these sources only (None: all)."""
+    return int(_value(conn, "SELECT rag.grant_sources(%s, %s)", (reader, sources)))
+
+
 # -- keywords (sql/015_keywords.sql, 016_bm25_stats.sql, 017_bulk_load.sql) ----------
 
 

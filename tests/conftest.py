@@ -30,7 +30,7 @@ from rag import db, embedded
 from rag.chunking import markdown
 from rag.chunking.lines import Lines
 
-pytest_plugins = ["plugins.mcp", "plugins.llm"]
+pytest_plugins = ["plugins.mcp", "plugins.llm", "plugins.serve"]
 
 TEMPLATE_DB = "rag_test_template"
 DATABASE_FIXTURES = {"template_db", "rag_db", "empty_db", "superuser_url"}

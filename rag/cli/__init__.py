@@ -8,7 +8,7 @@ run: ``rag mcp`` must answer its first request as fast as a bare MCP server.
 """
 
 # isort: off
-from rag.cli import admin, index, watch, sources, chunk, search, ask, read, evaluate, mcp, graph  # noqa: F401
+from rag.cli import admin, index, watch, sources, chunk, search, ask, read, evaluate, mcp, serve, graph  # noqa: F401
 # isort: on
 from rag.cli.root import app, main
 

@@ -16,12 +16,22 @@ app.add_typer(db_app, name="db")
 
 
 @app.command()
-def init(ctx: typer.Context) -> None:
+def init(
+    ctx: typer.Context,
+    roles: Annotated[bool, typer.Option(
+        "--roles", help="Also make the roles rag_reader / rag_writer and the row-level security that "
+                        "shows a reader only its granted sources (rag serve; needs CREATEROLE).")] = False,
+) -> None:
     """Create or upgrade the database schema and prepare the local model; safe to run again.
 
-    Example: rag init
+    Example: rag init --roles
     """
-    report = state(ctx).service.init()
+    service = state(ctx).service
+    report = service.init()
+    if roles:
+        made = service.create_roles()
+        typer.echo(f"roles:      rag_reader, rag_writer ({'made now' if made else 'already there'}; "
+                   "privileges and row-level security applied)")
     typer.echo(f"database:   {report.url} ({report.origin})")
     typer.echo(f"schema:     {report.schema_version} ({report.migrations_applied} migrations applied now)")
     typer.echo(f"PostgreSQL: {report.postgres_version}")

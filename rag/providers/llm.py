@@ -136,7 +136,8 @@ class ChatStream(Iterator[str]):
         return next(self._pieces)
 
     def close(self) -> None:
-        """Stops reading the answer (its connection closes)."""
+        """Stops reading: the response is closed, freeing the connection and the model's work
+        (a client of ``rag serve`` that went away)."""
         self._pieces.close()
         close = getattr(self._events, "close", None)
         if close is not None:
@@ -175,6 +176,7 @@ class ChatStream(Iterator[str]):
             self.cut = f"it passed {self._max_chars:,} characters"
         self._chars += len(text)
         return text
+
 
 
 class OpenAIChatModel:
@@ -276,7 +278,15 @@ class OpenAIChatModel:
 
     def _events(self, lines: Iterator[str], stop_at: float) -> Iterator[dict[str, Any]]:
         """The JSON events of a server-sent event stream, up to ``[DONE]``; ``{_LATE: True}``
-        last when ``stop_at`` passed first."""
+        last when ``stop_at`` passed first; closing them closes ``lines``."""
+        try:
+            yield from self._parsed(lines, stop_at)
+        finally:
+            close = getattr(lines, "close", None)
+            if close is not None:
+                close()
+
+    def _parsed(self, lines: Iterator[str], stop_at: float) -> Iterator[dict[str, Any]]:
         for line in lines:
             if self._clock() >= stop_at:
                 yield {_LATE: True}

@@ -76,6 +76,8 @@ class FakeLLM:
         self.reply: Callable[[Messages], str] = echo_last
         self.script: list[Scripted] = []
         self.requests: list[dict[str, Any]] = []  # request bodies, in arrival order
+        self.word_delay = 0.0  # seconds between two streamed words (a slow model)
+        self.streams = {"finished": 0, "abandoned": 0}  # streamed answers sent whole / left by the client
         self.authorizations: list[str | None] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -154,16 +156,23 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             self.send_header("Connection", "close")
             self.end_headers()
             self.close_connection = True
+            if isinstance(action, Malformed):
+                self._event(action.text)
+                return
             try:
-                if isinstance(action, Malformed):
-                    self._event(action.text)
-                elif isinstance(action, Endless):
+                if isinstance(action, Endless):
                     self._endless(action)
-                else:
-                    for event in _stream_events(body, fake.reply(body["messages"])):
-                        self._event(event)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client stopped reading
+                    return
+                for event in _stream_events(body, fake.reply(body["messages"])):
+                    self._event(event)
+                    if fake.word_delay:
+                        fake.hang(fake.word_delay)
+            except OSError:  # the client closed the connection (BrokenPipeError, ConnectionResetError)
+                with fake._lock:
+                    fake.streams["abandoned"] += 1
+                return
+            with fake._lock:
+                fake.streams["finished"] += 1
 
         def _endless(self, endless: Endless) -> None:
             event = json.dumps({"choices": [{"index": 0, "delta": {"content": endless.piece}}]})
