@@ -20,20 +20,18 @@ line(s) so that it reads on its own, while its ``startLine``/``endLine`` stay
 its own lines; ``contextLines`` are the line numbers of what was put in front.
 """
 
-import threading
-import typing
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-import tree_sitter_language_pack
-from tree_sitter import Node, Parser
+from tree_sitter import Node
 
-from rag.chunking.languages import CONTAINER_KINDS, Definition, find_definition, is_attachment
 from rag.chunking.lines import Lines
 from rag.chunking.model import Chunk, count_tokens
 from rag.chunking.sections import Section
 from rag.graph.extract import extract_graph
 from rag.graph.model import CodeGraph
+from rag.languages.definitions import find_definition
+from rag.languages.syntax import CONTAINER_KINDS, Definition, is_attachment, last_row, parse_tree
 
 # Pieces under max_tokens / 4 are "small": neighbours that are small merge
 # into one chunk; bigger definitions keep a chunk of their own.
@@ -46,8 +44,6 @@ _HEADER_FRACTION = 4
 _MAX_DEPTH = 40
 # When cutting an enormous line, prefer to cut after one of these.
 _CUT_AFTER = frozenset(" \t;,}){]>")
-
-_GRAMMARS = frozenset(typing.get_args(tree_sitter_language_pack.SupportedLanguage))
 
 
 def chunk_code(text: str, path: str, language: str, *, max_tokens: int, overlap: int) -> list[Chunk]:
@@ -91,38 +87,6 @@ def chunk_sections(
     pieces = _Chunker(source, language, max_tokens, overlap).sections(sections)
     base = {"path": path, "sourceType": "code", "language": language}
     return [_to_chunk(piece, source, base) for piece in pieces]
-
-
-# --- parsing --------------------------------------------------------------------
-
-_parsers = threading.local()  # tree-sitter parsers are not safe to share across threads
-
-
-def parse_tree(text: str, language: str) -> Node | None:
-    """The syntax tree's root, or None when there is no grammar for ``language``."""
-    if language not in _GRAMMARS:
-        return None
-    cache: dict[str, Parser] = _parsers.__dict__.setdefault("by_language", {})
-    parser = cache.get(language)
-    if parser is None:
-        try:
-            parser = tree_sitter_language_pack.get_parser(
-                typing.cast(tree_sitter_language_pack.SupportedLanguage, language)
-            )
-        except LookupError:
-            return None
-        cache[language] = parser
-    # Rows are counted at "\n" bytes, the same lines _Source splits at.
-    tree = parser.parse(text.encode("utf-8", "surrogatepass"))
-    return tree.root_node if tree is not None else None
-
-
-def _last_row(node: Node) -> int:
-    """The node's last line (some nodes, e.g. Rust's ``///``, end at column 0 of the next)."""
-    end = node.end_point
-    if end.column == 0 and end.row > node.start_point.row:
-        return end.row - 1
-    return end.row
 
 
 # --- the text, by line ----------------------------------------------------------
@@ -329,7 +293,7 @@ class _Chunker:
         for node in nodes:
             if node.start_byte == node.end_byte:
                 continue  # a MISSING node inserted by error recovery
-            first, last = node.start_point.row, _last_row(node)
+            first, last = node.start_point.row, last_row(node)
             if last_group is not None and (
                 first <= last_group.last
                 or (first == last_group.last + 1 and last_group.only_attachments)

@@ -30,7 +30,6 @@ from rag.chunking.code import chunk_code_with_graph, chunk_sections
 from rag.chunking.configs import config_sections
 from rag.chunking.dockerfile import dockerfile_stages
 from rag.chunking.html import chunk_html
-from rag.chunking.languages import detect_language
 from rag.chunking.lines import make_storable
 from rag.chunking.markdown import chunk_markdown
 from rag.chunking.model import Chunk
@@ -41,6 +40,7 @@ from rag.chunking.sql import sql_sections
 from rag.chunking.text import chunk_text
 from rag.errors import ChunkingError
 from rag.graph.model import CodeGraph
+from rag.languages.detection import detect_language
 
 _BINARY_SNIFF_BYTES = 8192
 
