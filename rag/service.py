@@ -630,7 +630,7 @@ class RagService:
         """What an index run of ``spec`` would read, changing nothing; a file the run would refuse
         as binary by its content is a file error here too. ``verbose``: every skipped path."""
         from rag import indexer
-        from rag.chunking.dispatcher import file_rejected_as_binary
+        from rag.dispatcher import file_rejected_as_binary
 
         if spec.type == "confluence":
             documents = self.confluence_documents(spec)
@@ -669,8 +669,8 @@ class RagService:
         """How many requests an index run would make the LLM for these files' contextual
         texts: their distinct (document, chunk) pairs the cache lacks (each file read and chunked)."""
         from rag import contextual
-        from rag.chunking.dispatcher import chunk_bytes
         from rag.chunking.model import content_hash
+        from rag.dispatcher import chunk_bytes
         from rag.sources.reading import read_regular_file
 
         settings = self.config.chunk_settings()

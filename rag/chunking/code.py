@@ -28,8 +28,6 @@ from tree_sitter import Node
 from rag.chunking.lines import Lines
 from rag.chunking.model import Chunk, count_tokens
 from rag.chunking.sections import Section
-from rag.graph.extract import extract_graph
-from rag.graph.model import CodeGraph
 from rag.languages.definitions import find_definition
 from rag.languages.syntax import CONTAINER_KINDS, Definition, is_attachment, last_row, parse_tree
 
@@ -48,28 +46,27 @@ _CUT_AFTER = frozenset(" \t;,}){]>")
 
 def chunk_code(text: str, path: str, language: str, *, max_tokens: int, overlap: int) -> list[Chunk]:
     """Chunks of the source ``text``, each within ``max_tokens`` except single long lines."""
-    return chunk_code_with_graph(text, path, language, max_tokens=max_tokens, overlap=overlap,
-                                 graph=False)[0]
-
-
-def chunk_code_with_graph(
-    text: str, path: str, language: str, *, max_tokens: int, overlap: int, graph: bool = True
-) -> tuple[list[Chunk], CodeGraph | None]:
-    """``chunk_code``'s chunks and, from the same syntax tree, the file's
-    definitions and references (None without a grammar): the chunker's one
-    call into the code graph (``rag.graph.extract``)."""
     if not text.strip():
-        return [], None
+        return []
+    return chunk_parsed(text, path, language, parse_tree(text, language), max_tokens=max_tokens,
+                        overlap=overlap)
+
+
+def chunk_parsed(
+    text: str, path: str, language: str, root: Node | None, *, max_tokens: int, overlap: int
+) -> list[Chunk]:
+    """``chunk_code`` of a file already parsed (``rag.languages.syntax.parse_tree``; None:
+    no grammar, blocks at blank lines), for a caller that reads the tree again
+    (``rag.dispatcher``: the code graph)."""
+    if not text.strip():
+        return []
     max_tokens = max(max_tokens, 1)
     overlap = min(max(overlap, 0), max_tokens // 2)
     source = _Source(text)
     chunker = _Chunker(source, language, max_tokens, overlap)
-    root = parse_tree(text, language)
     pieces = chunker.blocks() if root is None else chunker.top_level(root)
     base = {"path": path, "sourceType": "code", "language": language}
-    chunks = [_to_chunk(piece, source, base) for piece in pieces]
-    symbols = extract_graph(root, text, path, language) if graph and root is not None else None
-    return chunks, symbols
+    return [_to_chunk(piece, source, base) for piece in pieces]
 
 
 def chunk_sections(
