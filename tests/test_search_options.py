@@ -8,13 +8,13 @@ from typing import Any
 import yaml
 from fakes import HashEmbedder
 from helpers import rows
+from test_languages import index_mixed_project
 
 from rag import db, sqlapi
 from rag.config import RagConfig, SearchConfig
 from rag.providers import vector_literal
 from rag.providers.rerank_base import NoReranker
 from rag.search import Searcher, SearchRequest, search_options
-from test_languages import index_mixed_project
 
 ROOT = Path(__file__).resolve().parent.parent
 NOT_RANKING = {"finalTopK", "languages"}  # the search section's keys that are no rag.search option
