@@ -147,16 +147,17 @@ def chunk_bytes(
 
 
 def chunk_code_with_graph(
-    text: str, path: str, language: str, *, max_tokens: int, overlap: int
+    text: str, path: str, language: str, *, max_tokens: int, overlap: int, graph: bool = True
 ) -> tuple[list[Chunk], CodeGraph | None]:
     """``rag.chunking.code.chunk_code``'s chunks and, from the same syntax tree, the file's
-    definitions and references (None without a grammar): parsed once, read twice."""
+    definitions and references (None without a grammar, or not asked for: ``graph=False``,
+    which bench/bench_index.py sets to measure what the graph costs): parsed once, read twice."""
     if not text.strip():
         return [], None
     root = parse_tree(text, language)
     chunks = chunk_parsed(text, path, language, root, max_tokens=max_tokens, overlap=overlap)
-    graph = extract_graph(root, text, path, language) if root is not None else None
-    return chunks, graph
+    symbols = extract_graph(root, text, path, language) if graph and root is not None else None
+    return chunks, symbols
 
 
 def _encoding(data: bytes) -> str:
