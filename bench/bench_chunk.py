@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag.chunking.dispatcher import chunk_file
+from rag.dispatcher import chunk_file
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".bench"

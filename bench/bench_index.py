@@ -62,7 +62,7 @@ def corpus() -> Path:
 # resolve): what the graph costs a full index, measured by the bench only.
 WITHOUT_GRAPH = (
     sys.executable, "-c",
-    "import functools, rag.chunking.dispatcher as d; "
+    "import functools, rag.dispatcher as d; "
     "d.chunk_code_with_graph = functools.partial(d.chunk_code_with_graph, graph=False); "
     "import rag.cli; rag.cli.main()",
 )

@@ -24,7 +24,7 @@ EVAL = ROOT / ".bench" / "eval"
 
 def eval_texts(set_name: str, sample: int) -> tuple[list[str], list[str]]:
     """``sample`` queries and ``sample`` chunks (chunked as the index does) of one built set."""
-    from rag.chunking.dispatcher import chunk_file
+    from rag.dispatcher import chunk_file
 
     folder = EVAL / set_name
     if not (folder / "cases.jsonl").is_file():

@@ -42,9 +42,9 @@ from rag.sources.reading import read_regular_file
 from rag.sources.scan import ScannedFile, ScanResult, scan_paths, scan_source
 
 if TYPE_CHECKING:
-    from rag.chunking.dispatcher import FileChunks
     from rag.chunking.model import Chunk
     from rag.contextual import ContextWriter
+    from rag.dispatcher import FileChunks
 
 BATCH_FILES = 64  # files per replace_files transaction, at most
 # ... and JSON bytes per batch: a batch is one jsonb value, which PostgreSQL
@@ -112,7 +112,7 @@ class Folder:
     def chunk(self, data: bytes, file: ScannedFile, settings: ChunkSettings) -> "FileChunks":
         # Imported on first use: the chunkers (tree-sitter and its grammars)
         # add ~50 ms to a run, and one with nothing changed never needs them.
-        from rag.chunking.dispatcher import chunk_bytes
+        from rag.dispatcher import chunk_bytes
 
         return chunk_bytes(data, file.path, max_tokens=settings.max_tokens, overlap=settings.overlap)
 

@@ -658,7 +658,7 @@ class RagService:
         With ``indexing.context: llm`` it counts the LLM requests the run would make: a
         Confluence source's new and changed pages are fetched (not stored) to count them."""
         from rag import indexer
-        from rag.chunking.dispatcher import file_rejected_as_binary
+        from rag.dispatcher import file_rejected_as_binary
 
         writer = self.context_writer()
         if spec.type == "confluence":
@@ -925,7 +925,7 @@ def default_source_name(location: str) -> str:
 def known_languages(given: list[str]) -> list[str]:
     """The languages ``given`` names (``ts``, ``Python``, ``golang``, ``c++``), or an error listing
     the valid names: a filter no chunk can match would silently find nothing."""
-    from rag.chunking.languages import language_name, language_names
+    from rag.languages.detection import language_name, language_names
 
     names = [language_name(g) for g in given]
     unknown = [g for g, name in zip(given, names, strict=True) if name is None]

@@ -13,9 +13,9 @@ from psycopg.types.json import Jsonb
 from releases import RELEASED, ReleaseError, git, migrations_at, read_releases, sha256
 
 from rag import db
-from rag.chunking.dispatcher import chunk_bytes
 from rag.chunking.model import content_hash
 from rag.config import ChunkSettings, LoadedConfig, RagConfig, SourceSpec
+from rag.dispatcher import chunk_bytes
 from rag.errors import DatabaseError
 from rag.indexer import index_source
 from rag.service import RagService

@@ -9,7 +9,7 @@ import pytest
 from helpers import rag_process
 
 from rag import db
-from rag.chunking.dispatcher import chunk_bytes
+from rag.dispatcher import chunk_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow  # chunks the whole repository

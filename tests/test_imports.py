@@ -56,3 +56,23 @@ def test_no_rag_module_imports_itself_through_others() -> None:
     cycles = [" -> ".join(cycle) for name in sorted(graph) if (cycle := _cycle_from(name, graph))]
 
     assert cycles == []
+
+
+def _imports_between(graph: dict[str, set[str]], importer: str, imported: str) -> list[str]:
+    """``a -> b`` for each module of package ``importer`` importing a module of package ``imported``."""
+    def inside(name: str, package: str) -> bool:
+        return name == package or name.startswith(package + ".")
+
+    return sorted(f"{name} -> {other}" for name, others in graph.items() if inside(name, importer)
+                  for other in others if inside(other, imported))
+
+
+def test_chunking_and_graph_do_not_import_each_other() -> None:
+    """What both need of a language is in rag.languages; rag.dispatcher calls both (#50)."""
+    graph = _imports_of_rag_modules()
+
+    assert _imports_between(graph, "rag.chunking", "rag.graph") == []
+    assert _imports_between(graph, "rag.graph", "rag.chunking") == []
+    assert _imports_between(graph, "rag.languages", "rag.chunking") == []
+    assert "rag.graph.extract" in graph["rag.dispatcher"], "the test sees a real tie"
+    assert "rag.languages.definitions" in graph["rag.graph.definitions"]

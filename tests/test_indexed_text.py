@@ -10,8 +10,8 @@ from fakes import HashEmbedder
 from helpers import rows
 
 from rag import db
-from rag.chunking.dispatcher import chunk_bytes
 from rag.config import ChunkSettings, SourceSpec
+from rag.dispatcher import chunk_bytes
 from rag.indexer import index_source
 from rag.providers import NoneEmbedder
 

@@ -14,8 +14,8 @@ paths and versions that keyword search must match exactly, not stems.
 
 from tree_sitter import Node
 
-from rag.chunking.code import parse_tree
 from rag.chunking.sections import Section, joined, start_with_comments
+from rag.languages.syntax import parse_tree
 
 _TOML_TABLES = frozenset({"table", "table_array_element"})
 

@@ -35,8 +35,8 @@ def chunk(
 
     Example: rag chunk rag/db.py README.md --json
     """
-    from rag.chunking.dispatcher import chunk_file
     from rag.chunking.passages import chunk_passages
+    from rag.dispatcher import chunk_file
 
     settings = state(ctx).service.config.chunk_settings()
     limit = max_tokens or settings.max_tokens

@@ -1,5 +1,5 @@
 """The definitions of a parsed file: a walk of its syntax tree asking
-``rag.chunking.languages`` what each node defines (the names chunks carry), with
+``rag.languages.definitions`` what each node defines (the names chunks carry), with
 fqns by nesting, each definition's enclosing one, and its signature line."""
 
 import re
@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from rag.chunking.languages import CONTAINER_KINDS, find_definition, may_define
+from rag.languages.definitions import find_definition, may_define
+from rag.languages.syntax import CONTAINER_KINDS, last_row
 
 # Deeper nesting of definitions than this is not followed.
 _MAX_DEPTH = 40
@@ -87,7 +88,7 @@ def walk_definitions(root: Node, language: str) -> list[Found]:
             name_node = definition.node.child_by_field_name("name") or definition.node
             name_point = name_node.start_point
             found.append(Found(
-                fqn, kind, node.start_byte, node.end_byte, -1, node.start_point.row, _last_row(node),
+                fqn, kind, node.start_byte, node.end_byte, -1, node.start_point.row, last_row(node),
                 name_point.row, name_node.start_byte - name_point.column, definition.body is None,
             ))
             # Members of classes and modules; what a function defines inside is
@@ -118,12 +119,6 @@ def _with_parents(found: list[Found]) -> list[Found]:
         d.parent = open_defs[-1] if open_defs else -1
         open_defs.append(index)
     return found
-
-
-def _last_row(node: Node) -> int:
-    end = node.end_point
-    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
-
 
 
 def signature_lines(definitions: list[Found], text: str) -> list[str]:

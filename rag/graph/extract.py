@@ -1,44 +1,31 @@
 """Definitions and references of a source file, from the syntax tree the code
-chunker parsed: ``extract_graph``, the one entry point (``rag.chunking.code``
-calls it).
+chunker parsed: ``extract_graph``, the one entry point (``rag.dispatcher``
+calls it with the tree it chunked).
 
 A file gets the symbols it defines (fqn as chunks name them, kind, lines,
 signature line; ``definitions``), the module stems an import of it may name,
-and, for the languages in ``LANGUAGES`` (Python, JavaScript/JSX,
-TypeScript/TSX, Go, Java, Rust, C, C++, Ruby), what its code refers to
-(``references``, with each family's imports in its own module). Containment
-is the fqn nesting of the symbols. Other languages get definitions only.
+and, for the languages in ``rag.languages.references.LANGUAGES`` (Python,
+JavaScript/JSX, TypeScript/TSX, Go, Java, Rust, C, C++, Ruby), what its code
+refers to (``references``, with each family's imports read in its folder,
+``rag/languages/<lang>/references.py``). Containment is the fqn nesting of
+the symbols. Other languages get definitions only.
 Partial trees (syntax errors) give whatever was found.
 """
 
 import gc
 import posixpath
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from tree_sitter import Node
 
-from rag.graph import c_family, go, java, javascript, python, ruby, rust
 from rag.graph.definitions import signature_lines, walk_definitions
 from rag.graph.model import CodeGraph, Symbol
 from rag.graph.references import Language, References
+from rag.languages.references import LANGUAGES
 
 # More references than this in one file (generated code) are dropped beyond it.
 MAX_REFS_PER_FILE = 20_000
-
-# The languages whose references are read, by the chunker's language name.
-LANGUAGES: Mapping[str, Language] = {
-    "python": python.PYTHON,
-    "javascript": javascript.JAVASCRIPT,
-    "typescript": javascript.TYPESCRIPT,
-    "tsx": javascript.TYPESCRIPT,
-    "go": go.GO,
-    "java": java.JAVA,
-    "rust": rust.RUST,
-    "c": c_family.C,
-    "cpp": c_family.CPP,
-    "ruby": ruby.RUBY,
-}
 
 
 def extract_graph(root: Node, text: str, path: str, language: str) -> CodeGraph:

@@ -1,5 +1,5 @@
 """What a file's code refers to, for every language alike: the walk over the
-matches of its tree-sitter queries (``queries/*.scm``) that makes ``Reference``s.
+matches of its tree-sitter queries (``rag/languages/<lang>/*.scm``) that makes ``Reference``s.
 
 Owns ``Language`` (what one language family contributes: its queries, the
 names meaning the current object, its builtins, how it reads imports) and
@@ -8,8 +8,8 @@ receiver whose type is known from a parameter annotation or a constructor
 assignment (a module-level variable's declared type, ``v: T`` or ``cast(T, ...)``,
 also in the modules that import it: an import of T bound as v), through a
 module alias, through a path such as ``Type::f`` or ``ns::f``, constructor
-calls) and bases. Imports are read by each language's module (``python.py``,
-``javascript.py``, ...) through the helpers here:
+calls) and bases. Imports are read by each language's module (``rag/languages/python/references.py``,
+``rag/languages/javascript/references.py``, ...) through the helpers here:
 ``import_ref`` and the ``imports`` map they fill. Capture names the queries
 use: ``@import`` (handed whole to the language's ``read_import``),
 ``@call.name``/``@call.recv``/``@call.path``, ``@new``, ``@inherits``,
@@ -35,9 +35,9 @@ from operator import attrgetter
 import tree_sitter_language_pack
 from tree_sitter import Node, Query, QueryCursor
 
-from rag.chunking.languages import CONTAINER_KINDS
 from rag.graph.definitions import LOCALS, Found
 from rag.graph.model import Reference
+from rag.languages.syntax import CONTAINER_KINDS
 
 # Kinds whose members a self/this call or an implicit member call looks in.
 _CLASS_KINDS = frozenset({"CLASS", "INTERFACE", "STRUCT", "TRAIT", "IMPL", "ENUM"})
@@ -46,10 +46,10 @@ _CLASS_KINDS = frozenset({"CLASS", "INTERFACE", "STRUCT", "TRAIT", "IMPL", "ENUM
 Captures = dict[str, list[Node]]
 
 
-def query_text(*names: str) -> str:
-    """The queries of ``queries/<name>.scm``, one after the other (a family's
-    shared patterns, then a language's own)."""
-    folder = resources.files("rag.graph") / "queries"
+def query_text(package: str, *names: str) -> str:
+    """The queries of ``<name>.scm`` in a language's folder (``package``), one after
+    the other (a family's shared patterns, then a language's own)."""
+    folder = resources.files(package)
     return "".join((folder / f"{name}.scm").read_text(encoding="utf-8") for name in names)
 
 

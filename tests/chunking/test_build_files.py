@@ -4,8 +4,8 @@ whatever their file is called."""
 import pytest
 from fixtures.docs.invariants import assert_chunk_invariants
 
-from rag.chunking.dispatcher import FileChunks, chunk_bytes
 from rag.chunking.dockerfile import dockerfile_stages
+from rag.dispatcher import FileChunks, chunk_bytes
 
 MAKEFILE = """\
 PYTHON ?= python3

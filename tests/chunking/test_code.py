@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from rag.chunking.code import chunk_code
-from rag.chunking.languages import detect_language
 from rag.chunking.model import Chunk, count_tokens
+from rag.languages.detection import detect_language
 
 FIXTURES = Path(__file__).parent / "fixtures" / "code"
 # Small enough that classes split into methods and long functions into windows.

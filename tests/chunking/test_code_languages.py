@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.chunking.languages import detect_language
+from rag.languages.detection import detect_language
 
 
 @pytest.mark.parametrize(

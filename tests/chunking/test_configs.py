@@ -7,7 +7,7 @@ import pytest
 from fixtures.docs.invariants import assert_chunk_invariants
 
 from rag.chunking.configs import config_sections
-from rag.chunking.dispatcher import FileChunks, chunk_bytes, chunk_file
+from rag.dispatcher import FileChunks, chunk_bytes, chunk_file
 
 REPO = Path(__file__).parents[2]
 

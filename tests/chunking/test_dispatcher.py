@@ -10,8 +10,8 @@ from fixtures.docs.invariants import assert_chunk_invariants
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag.chunking import dispatcher
-from rag.chunking.dispatcher import FileChunks, chunk_bytes, chunk_file
+from rag import dispatcher
+from rag.dispatcher import FileChunks, chunk_bytes, chunk_file
 
 DOCS = Path(__file__).parent / "fixtures" / "docs"
 STRUCTURED = Path(__file__).parent / "fixtures" / "structured"

@@ -9,9 +9,9 @@ from docx import Document
 from docx.document import Document as WordDocument
 from fixtures.docs.invariants import assert_chunk_invariants
 
-from rag.chunking.dispatcher import chunk_bytes
 from rag.chunking.docx import chunk_docx
 from rag.chunking.model import Chunk
+from rag.dispatcher import chunk_bytes
 
 # These tests look at the sections the parser finds; merging them: test_section_merging.py
 pytestmark = pytest.mark.usefixtures("sections_unmerged")

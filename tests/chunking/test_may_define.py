@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from tree_sitter import Node
 
-from rag.chunking.code import parse_tree
-from rag.chunking.languages import detect_language, find_definition, may_define
+from rag.languages.definitions import find_definition, may_define
+from rag.languages.detection import detect_language
+from rag.languages.syntax import parse_tree
 
 _TESTS = Path(__file__).resolve().parents[1]
 _SOURCES = sorted(

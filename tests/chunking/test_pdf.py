@@ -8,8 +8,8 @@ import pytest
 from fixtures.docs.invariants import assert_chunk_invariants
 from pypdf import PdfReader, PdfWriter
 
-from rag.chunking.dispatcher import chunk_bytes
 from rag.chunking.pdf import PAGE_SEPARATOR, chunk_pdf
+from rag.dispatcher import chunk_bytes
 
 
 def make_pdf(pages: list[list[str]]) -> bytes:

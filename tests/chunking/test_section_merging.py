@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag.chunking import markdown
-from rag.chunking.dispatcher import chunk_bytes
 from rag.chunking.markdown import chunk_markdown
 from rag.chunking.model import Chunk
+from rag.dispatcher import chunk_bytes
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from test_configs import JSON, TOML, YAML
 from test_sql import SCHEMA
 
-from rag.chunking.dispatcher import chunk_bytes
 from rag.chunking.model import count_tokens
+from rag.dispatcher import chunk_bytes
 
 DOCKERFILE = "# build\nFROM python:3.12 AS build\nRUN pip install . \\\n  && echo ok\nFROM build\nCMD run\n"
 SAMPLES = {"db/schema.sql": SCHEMA, "app.yaml": YAML, "pyproject.toml": TOML, "package.json": JSON,

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from fixtures.docs.invariants import assert_chunk_invariants
 
-from rag.chunking.dispatcher import chunk_bytes, chunk_file
 from rag.chunking.model import Chunk
 from rag.chunking.sql import sql_sections
+from rag.dispatcher import chunk_bytes, chunk_file
 
 REPO = Path(__file__).parents[2]
 

@@ -9,8 +9,7 @@ import pytest
 from graphdb import Graph
 
 from rag import db
-from rag.chunking.code import chunk_code_with_graph
-from rag.chunking.dispatcher import chunk_bytes
+from rag.dispatcher import chunk_bytes, chunk_code_with_graph
 from rag.graph import extract
 from rag.graph.extract import MAX_REFS_PER_FILE
 from rag.graph.model import CodeGraph

@@ -42,7 +42,7 @@ def reference():
 
 def sample_texts() -> list[str]:
     """Texts of the kinds `make eval` embeds: its queries, code and Markdown of this repository."""
-    from rag.chunking.dispatcher import chunk_file
+    from rag.dispatcher import chunk_file
 
     queries = [json.loads(line)["query"] for line in (ROOT / "eval/local_rag.jsonl").read_text().splitlines()
                if line.startswith("{")]

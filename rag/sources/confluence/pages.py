@@ -34,7 +34,7 @@ from rag.sources.confluence.storage import Links, storage_to_markdown
 from rag.sources.scan import ScannedFile, ScanResult
 
 if TYPE_CHECKING:
-    from rag.chunking.dispatcher import FileChunks
+    from rag.dispatcher import FileChunks
 
 BREADCRUMB_SEPARATOR = " › "
 ATTACHMENT_EXTENSIONS = (".pdf", ".docx")
@@ -182,9 +182,9 @@ class ConfluenceDocuments:
         return Links(self.client.base_url, page.space, page.id, self._page_urls)
 
     def chunk(self, data: bytes, file: ScannedFile, settings: ChunkSettings) -> FileChunks:
-        from rag.chunking.dispatcher import FileChunks, chunk_bytes
         from rag.chunking.markdown import chunk_markdown
         from rag.chunking.model import Chunk
+        from rag.dispatcher import FileChunks, chunk_bytes
 
         listed = self._listed[file.path]
         body = self._bodies.pop(file.path, None)

@@ -2,7 +2,7 @@
 path's last part. A method's receiver is typed by its parameter, so ``s.f()`` is
 ``Server.f``; a file is imported as its folder (its package)."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from rag.graph.model import Reference
 from rag.graph.references import Captures, Language, References, query_text
@@ -24,5 +24,9 @@ def read_import(refs: References, captures: Captures) -> Iterable[Reference]:
     return ()
 
 
-GO = Language(query_text("go"), self_names=frozenset(), implicit_members=False, read_import=read_import,
+GO = Language(query_text("rag.languages.go", "go"),
+              self_names=frozenset(), implicit_members=False, read_import=read_import,
               builtins=_BUILTINS, package_is_folder=True)
+
+
+LANGUAGES: Mapping[str, Language] = {"go": GO}

@@ -4,7 +4,7 @@ builtins, and ``this``."""
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from tree_sitter import Node
 
@@ -84,9 +84,14 @@ def _module_stem(path: str, spec: str) -> str:
     return re.sub(r"^[@~]/", "", re.sub(r"\.(m|c)?[jt]sx?$", "", spec))
 
 
-JAVASCRIPT = Language(query_text("ecmascript", "javascript"), self_names=frozenset({"this"}),
+JAVASCRIPT = Language(query_text("rag.languages.javascript", "ecmascript", "javascript"),
+                      self_names=frozenset({"this"}),
                       implicit_members=False, read_import=read_import, builtins=_BUILTINS,
                       index_module="index")
-TYPESCRIPT = Language(query_text("ecmascript", "typescript"), self_names=frozenset({"this"}),
+TYPESCRIPT = Language(query_text("rag.languages.javascript", "ecmascript", "typescript"),
+                      self_names=frozenset({"this"}),
                       implicit_members=False, read_import=read_import, builtins=_BUILTINS,
                       index_module="index")
+
+
+LANGUAGES: Mapping[str, Language] = {"javascript": JAVASCRIPT, "typescript": TYPESCRIPT, "tsx": TYPESCRIPT}

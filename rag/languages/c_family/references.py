@@ -5,7 +5,7 @@ C++'s ``using namespace ns;``, ``using ns::f;`` and ``namespace g = ns;`` add
 the fqns a bare name or a path may mean (file-wide, wherever they are)."""
 
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from tree_sitter import Node
 
@@ -67,7 +67,12 @@ def _namespace_alias(refs: References, node: Node) -> None:
         refs.namespace_aliases[refs.text(alias)] = refs.unaliased(target)
 
 
-C = Language(query_text("c"), self_names=frozenset(), implicit_members=False, read_import=read_import,
+C = Language(query_text("rag.languages.c_family", "c"),
+             self_names=frozenset(), implicit_members=False, read_import=read_import,
              builtins=_BUILTINS)
-CPP = Language(query_text("c", "cpp"), self_names=frozenset({"this"}), implicit_members=True,
+CPP = Language(query_text("rag.languages.c_family", "c", "cpp"),
+               self_names=frozenset({"this"}), implicit_members=True,
                read_import=read_import, builtins=_BUILTINS)
+
+
+LANGUAGES: Mapping[str, Language] = {"c": C, "cpp": CPP}

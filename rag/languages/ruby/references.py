@@ -2,6 +2,8 @@
 ``X.new`` as a construction of X, and builtins. ``require`` binds no name, so
 Ruby has no import reader; ``include``/``extend``/``prepend`` are in ruby.scm."""
 
+from collections.abc import Mapping
+
 from rag.graph.references import Language, query_text
 
 _BUILTINS = frozenset({
@@ -10,5 +12,9 @@ _BUILTINS = frozenset({
     "proc", "loop", "format", "sprintf", "block_given?", "module_function", "define_method",
 })
 
-RUBY = Language(query_text("ruby"), self_names=frozenset({"self"}), implicit_members=True,
+RUBY = Language(query_text("rag.languages.ruby", "ruby"),
+                self_names=frozenset({"self"}), implicit_members=True,
                 builtins=_BUILTINS, constructor="new")
+
+
+LANGUAGES: Mapping[str, Language] = {"ruby": RUBY}

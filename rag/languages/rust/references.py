@@ -2,7 +2,7 @@
 modules (``util::parse()``), ``self``/``Self`` (methods are in the impl named
 after the type; ``Self::f()`` is the impl's), and ``mod.rs`` as a folder's module."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from tree_sitter import Node
 
@@ -39,5 +39,9 @@ def _use(refs: References, node: Node | None, prefix: list[str]) -> Iterator[Ref
         yield refs.import_ref(node, parts[-1], "/".join(parts[:-1]), alias)
 
 
-RUST = Language(query_text("rust"), self_names=frozenset({"self", "Self"}), implicit_members=False,
+RUST = Language(query_text("rag.languages.rust", "rust"),
+                self_names=frozenset({"self", "Self"}), implicit_members=False,
                 read_import=read_import, paths="module", index_module="mod")
+
+
+LANGUAGES: Mapping[str, Language] = {"rust": RUST}

@@ -1,6 +1,7 @@
-"""The chunking entry point the indexer calls: which chunker a file goes to,
-and turning whatever is wrong with a file's content into a result, never an
-exception.
+"""What the indexer stores of a file: which chunker (``rag.chunking``) a file goes to, for
+code the code graph (``rag.graph``) from the same syntax tree, and whatever is wrong with a
+file's content turned into a result, never an exception. The one module that calls both
+the chunkers and the graph (they do not import each other).
 
 Documents go by extension: .md/.mdx/.markdown → markdown, .rst → reST,
 .adoc/.asciidoc → AsciiDoc, .html/.htm → HTML, .ipynb → notebook, .pdf →
@@ -26,11 +27,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from rag.chunking.asciidoc import chunk_asciidoc
-from rag.chunking.code import chunk_code_with_graph, chunk_sections
+from rag.chunking.code import chunk_parsed, chunk_sections
 from rag.chunking.configs import config_sections
 from rag.chunking.dockerfile import dockerfile_stages
 from rag.chunking.html import chunk_html
-from rag.chunking.languages import detect_language
 from rag.chunking.markdown import chunk_markdown
 from rag.chunking.model import Chunk
 from rag.chunking.notebook import chunk_notebook
@@ -39,7 +39,10 @@ from rag.chunking.sections import Section
 from rag.chunking.sql import sql_sections
 from rag.chunking.text import chunk_text
 from rag.errors import ChunkingError
+from rag.graph.extract import extract_graph
 from rag.graph.model import CodeGraph
+from rag.languages.detection import detect_language
+from rag.languages.syntax import parse_tree
 from rag.storable import make_storable
 
 _BINARY_SNIFF_BYTES = 8192
@@ -141,6 +144,20 @@ def chunk_bytes(
     except ChunkingError as error:  # a notebook that is not JSON, …
         return FileChunks(text, [], warnings, error=str(error))
     return FileChunks(text, chunks, warnings, graph=graph)
+
+
+def chunk_code_with_graph(
+    text: str, path: str, language: str, *, max_tokens: int, overlap: int, graph: bool = True
+) -> tuple[list[Chunk], CodeGraph | None]:
+    """``rag.chunking.code.chunk_code``'s chunks and, from the same syntax tree, the file's
+    definitions and references (None without a grammar, or not asked for: ``graph=False``,
+    which bench/bench_index.py sets to measure what the graph costs): parsed once, read twice."""
+    if not text.strip():
+        return [], None
+    root = parse_tree(text, language)
+    chunks = chunk_parsed(text, path, language, root, max_tokens=max_tokens, overlap=overlap)
+    symbols = extract_graph(root, text, path, language) if graph and root is not None else None
+    return chunks, symbols
 
 
 def _encoding(data: bytes) -> str:

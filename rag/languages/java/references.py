@@ -1,7 +1,7 @@
 """Java's references: ``import a.b.Cart;`` and ``import static a.b.Util.go;``,
 ``this``, and unqualified calls of the class's own (or inherited) members."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from rag.graph.model import Reference
 from rag.graph.references import Captures, Language, References, query_text
@@ -26,5 +26,9 @@ def read_import(refs: References, captures: Captures) -> Iterator[Reference]:
                     targets=((stem, fqn),), imported=True)
 
 
-JAVA = Language(query_text("java"), self_names=frozenset({"this"}), implicit_members=True,
+JAVA = Language(query_text("rag.languages.java", "java"),
+                self_names=frozenset({"this"}), implicit_members=True,
                 read_import=read_import)
+
+
+LANGUAGES: Mapping[str, Language] = {"java": JAVA}

@@ -2,7 +2,7 @@
 import X as Y``, ``from m import *``), builtins, and ``self``/``cls``."""
 
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from rag.graph.model import Reference
 from rag.graph.references import Captures, Language, References, query_text
@@ -58,5 +58,9 @@ def _module_stem(path: str, module: str) -> str:
     return "/" + "/".join([p for p in folder.split("/") if p] + parts)
 
 
-PYTHON = Language(query_text("python"), self_names=frozenset({"self", "cls"}), implicit_members=False,
+PYTHON = Language(query_text("rag.languages.python", "python"),
+                  self_names=frozenset({"self", "cls"}), implicit_members=False,
                   read_import=read_import, builtins=_BUILTINS, index_module="__init__")
+
+
+LANGUAGES: Mapping[str, Language] = {"python": PYTHON}
