@@ -406,16 +406,17 @@ def _load_yaml(text: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        _expanded_size(node, set(), {})
+        _expanded_size(node, set(), {}, set())
         return loader.construct_document(node)
     finally:
         loader.dispose()
 
 
-def _expanded_size(node: yaml.Node, open_nodes: set[int], sizes: dict[int, int]) -> int:
+def _expanded_size(node: yaml.Node, open_nodes: set[int], sizes: dict[int, int], aliased: set[int]) -> int:
     """How many values ``node`` stands for once its aliases are expanded (each shared node counted
-    at every use, computed once)."""
+    at every use, computed once; ``aliased``: the nodes met again, through an alias)."""
     if id(node) in sizes:
+        aliased.add(id(node))
         return sizes[id(node)]
     if id(node) in open_nodes:
         raise yaml.composer.ComposerError(None, None, "an alias refers to a node that holds it",
@@ -427,10 +428,11 @@ def _expanded_size(node: yaml.Node, open_nodes: set[int], sizes: dict[int, int])
         children = [part for pair in node.value for part in pair]
     else:
         children = []
-    size = 1 + sum(_expanded_size(child, open_nodes, sizes) for child in children)
+    size = 1 + sum(_expanded_size(child, open_nodes, sizes, aliased) for child in children)
     open_nodes.discard(id(node))
     if size > MAX_YAML_VALUES:
-        raise yaml.composer.ComposerError(None, None, f"aliases expand to more than {MAX_YAML_VALUES:,} "
+        what = "aliases expand to" if aliased else "the file holds"
+        raise yaml.composer.ComposerError(None, None, f"{what} more than {MAX_YAML_VALUES:,} "
                                           "values; a config needs far fewer", node.start_mark)
     sizes[id(node)] = size
     return size

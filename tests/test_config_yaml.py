@@ -21,6 +21,9 @@ LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     ("search: {finalTopK: 5, perFile: 2, finalTopK: 6}\n",
      "invalid YAML at line 1, column 36: duplicate key 'finalTopK' (first at line 1)"),
     ("a: " + "[" * 5000 + "]" * 5000 + "\n", "invalid YAML: nested too deeply"),
+    # #56: a huge mapping with no alias in it was blamed on aliases
+    ("".join(f"k{i}: {i}\n" for i in range(20_000)),
+     "invalid YAML at line 1, column 1: the file holds more than 10,000 values; a config needs far fewer"),
 ])
 def test_pathological_yaml_is_one_line(tmp_path: Path, text: str, message: str) -> None:
     cfg = tmp_path / "bad.yaml"

@@ -83,7 +83,11 @@ def test_minified_code_is_recognised_by_its_line_length_whatever_its_name(tmp_pa
     (tmp_path / "site.css").write_text("".join(f".c{i}{{color:red;margin:{i}px}}" for i in range(3000)))
     (tmp_path / "plain.js").write_text(code)
     (tmp_path / "tiny.js").write_text("var a=1;" * 100)  # one line, too small to matter
-    (tmp_path / "data.json").write_text(json.dumps({f"k{i}": i for i in range(5000)}))  # (the configs chunker's)
+    # #56: every kind but prose: a one-line .ts bundle, a one-line JSON dump (once ~2,000 chunks)
+    (tmp_path / "bundle.ts").write_text(code.replace("function", "export function").replace("\n", ""))
+    (tmp_path / "data.json").write_text(json.dumps({f"k{i}": i for i in range(5000)}))
+    (tmp_path / "pretty.json").write_text(json.dumps({f"k{i}": i for i in range(5000)}, indent=1))
+    (tmp_path / "notes.md").write_text(("One paragraph written as one long line. " * 40 + "\n\n") * 40)
     scanned = scan_source(tmp_path)
-    assert scanned.skipped == {"minified": ["app.js", "site.css"]}
-    assert sorted(f.path for f in scanned.files) == ["data.json", "plain.js", "tiny.js"]
+    assert scanned.skipped == {"minified": ["app.js", "bundle.ts", "data.json", "site.css"]}
+    assert sorted(f.path for f in scanned.files) == ["notes.md", "plain.js", "pretty.json", "tiny.js"]

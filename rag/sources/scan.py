@@ -135,8 +135,11 @@ SNIFF_BYTES = 8192
 # Minified (bundled) code is one or a few enormous lines, whatever its name:
 # chunked, a 900 KB line became 1,695 chunks nobody searches. Judged by the
 # mean line length of its first SNIFF_BYTES (written code: 20-60), in files
-# large enough to matter, of the kinds that get minified.
-MINIFIABLE_EXTENSIONS = frozenset({"js", "mjs", "cjs", "css"})
+# large enough to matter, of every kind (a one-line .ts bundle or 1 MB .json too)
+# but prose and the formats read as their own (a paragraph may be one long line).
+NEVER_MINIFIED_EXTENSIONS = frozenset(
+    {"md", "markdown", "mdx", "rst", "txt", "adoc", "asciidoc", "org", "tex", "bib", "ipynb", "pdf",
+     "docx", "csv", "tsv", "po", "pot"})
 MINIFIED_MIN_BYTES = 32_768
 MINIFIED_MEAN_LINE = 500
 # Bytes that occur in text: printable ASCII, common whitespace/controls, and
@@ -381,8 +384,8 @@ class _Scan:
             return "binary"
         if size > self.max_file_size:
             return "too large"
-        if extension in MINIFIABLE_EXTENSIONS and size >= MINIFIED_MIN_BYTES:
-            return _sniff_minified(entry.path)
+        if size >= MINIFIED_MIN_BYTES and extension not in NEVER_MINIFIED_EXTENSIONS:
+            return _sniff_minified(entry.path, known_text=extension in TEXT_EXTENSIONS)
         if extension in TEXT_EXTENSIONS:
             return None if os.access(entry.path, os.R_OK) else "unreadable"
         return _sniff(entry.path)
@@ -410,12 +413,15 @@ def _sniff(path: str) -> str | None:
     return "binary" if looks_binary(sample) else None
 
 
-def _sniff_minified(path: str) -> str | None:
-    """Return "minified" or "unreadable" judged from the first bytes' line length, None for code."""
+def _sniff_minified(path: str, *, known_text: bool) -> str | None:
+    """Return "minified", "unreadable" (or, unless ``known_text``, "binary") judged from the
+    first bytes (the line length for "minified"), None for code."""
     try:
         sample = read_head(path, SNIFF_BYTES)
     except OSError:
         return "unreadable"
+    if not known_text and looks_binary(sample):
+        return "binary"
     return "minified" if len(sample) / (sample.count(b"\n") + 1) > MINIFIED_MEAN_LINE else None
 
 

@@ -69,7 +69,7 @@ def test_status_counts_the_graph(harness: Harness, shop: Graph) -> None:
     assert graph == {"source": "python", "symbols": expected["symbols"], "refs": expected["refs"],
                      "resolved": expected["resolved"], "ambiguous": expected["ambiguous"],
                      "unresolved": expected["unresolved"], "pending": 0, "dynamic": expected["dynamic"],
-                     "modules": 0}
+                     "modules": 0, "awaitingRebuild": 0}
     assert graph["unresolved"] > 0 and graph["ambiguous"] > 0 and graph["resolved"] > 0
     assert graph["resolved"] + graph["ambiguous"] + graph["unresolved"] == graph["refs"]
 

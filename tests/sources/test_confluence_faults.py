@@ -230,3 +230,23 @@ def test_a_listing_beyond_its_announced_total_ends(site: FakeConfluence) -> None
     finally:
         api.close()
     assert len(listing_requests(site)) <= 110
+
+
+def test_a_redirect_to_another_host_carries_no_credentials(site: FakeConfluence, stranger: Stranger) -> None:
+    """(Cloud sends attachment downloads to a media host: redirects are followed, bare.)"""
+    original = site.answer
+
+    def redirect(method: str, target: str, headers: dict[str, str]) -> Answer:
+        if "/download/" in target:
+            return 302, {"Location": f"http://127.0.0.1:{stranger.port}/media/file.pdf"}, b""
+        return original(method, target, headers)
+
+    site.answer = redirect  # type: ignore[method-assign]
+    api = ConfluenceClient(site.base_url, site.flavor, environ=site.environ())
+    try:
+        page = next(p for p in api.pages(("ENG",), None) if p.id == "102")
+        [pdf, _] = api.attachments(page)
+        api.download(page, pdf.download)
+    finally:
+        api.close()
+    assert stranger.authorizations == [None]
