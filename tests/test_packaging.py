@@ -24,6 +24,8 @@ from rag import db
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE_PACKAGES = Path(next(p for p in sys.path if p.endswith("site-packages")))
+# (a PYTHONPATH naming a checkout would make pip take its egg-info for an installed local-rag)
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 def data_files_rag_reads() -> set[str]:
@@ -49,7 +51,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     # --no-build-isolation: the test venv's setuptools, offline
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(out), str(ROOT)], check=True, capture_output=True, timeout=300)
+                    "--wheel-dir", str(out), str(ROOT)], check=True, capture_output=True, timeout=300,
+                   env=CLEAN_ENV)
     (built,) = out.glob("local_rag-*.whl")
     return built
 
@@ -70,7 +73,7 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     venv.EnvBuilder(with_pip=False).create(home)
     python = home / "bin" / "python"
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                    str(wheel)], check=True, capture_output=True, timeout=300)
+                    str(wheel)], check=True, capture_output=True, timeout=300, env=CLEAN_ENV)
     (site,) = (home / "lib").glob("python3*/site-packages")
     (site / "test-dependencies.pth").write_text(f"{SITE_PACKAGES}\n")
     yield home / "bin"
@@ -95,9 +98,7 @@ def test_an_installed_wheel_runs_outside_the_checkout(installed: Path, empty_db:
     (project / "README.md").write_text("# Project\n\n## Tokens\n\nTokens are refreshed by refresh_token.\n")
     elsewhere.mkdir()
     (tmp_path / "keyword.yaml").write_text("embeddings: {provider: none}\n")
-    env = dict(os.environ, RAG_DATABASE_URL=empty_db.url, RAG_HOME=str(tmp_path / "rag-home"),
-               HF_HUB_OFFLINE="1")
-    env.pop("PYTHONPATH", None)
+    env = dict(CLEAN_ENV, RAG_DATABASE_URL=empty_db.url, RAG_HOME=str(tmp_path / "rag-home"), HF_HUB_OFFLINE="1")
 
     located = subprocess.run([str(installed / "python"), "-c", "import rag; print(rag.__file__)"],
                              capture_output=True, text=True, cwd=elsewhere, env=env, check=True)

@@ -93,7 +93,7 @@ def status(
         typer.echo(f"config:       source {change.source} differs from its index "
                    f"({'; '.join(change.changes)}); {change.apply}")
     for g in out.graph:
-        if not (g.symbols or g.refs):
+        if not (g.symbols or g.refs or g.awaiting_rebuild):
             continue  # (documents only: no code graph to speak of)
         typer.echo(f"code graph {g.source}: {g.symbols:,} definitions, {g.refs:,} references "
                    f"({g.resolved:,} resolved, {g.ambiguous:,} ambiguous, {g.unresolved:,} unresolved"
