@@ -422,7 +422,9 @@ VOLATILE
 SET search_path = pg_catalog, rag, public
 AS $$
 BEGIN
-    PERFORM rag.ensure_graph_data();  -- (marks the code files when the crash was not noticed yet)
+    IF has_table_privilege('rag.files', 'UPDATE') THEN  -- (a reader role of rag serve only reads)
+        PERFORM rag.ensure_graph_data();  -- (marks the code files when the crash was not noticed yet)
+    END IF;
     RETURN QUERY
         SELECT s.name, count(*)
         FROM rag.files f JOIN rag.sources s ON s.id = f.source_id

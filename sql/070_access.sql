@@ -73,7 +73,7 @@ IMMUTABLE
 SET search_path = pg_catalog, rag, public
 AS $$
     SELECT ARRAY['search', '_hybrid_search', '_search_notice', 'vector_search', '_fused_candidates',
-                 '_file_lifts', '_nearest_files', 'remember_query_embedding']
+                 '_file_lifts', '_nearest_files', 'remember_query_embedding', 'graph_awaiting_rebuild']
 $$;
 COMMENT ON FUNCTION rag._reader_functions() IS
     'The VOLATILE rag.* functions rag_reader may execute (searches); every STABLE or IMMUTABLE one is granted too.';
