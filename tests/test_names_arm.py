@@ -84,8 +84,10 @@ def test_hybrid_search_adds_the_names_arm_by_rank(rag_db: db.DatabaseTarget, tmp
     vector = "[" + ",".join(map(str, embedder.embed_query(query))) + "]"
 
     def scores(weight: float, embedding: str | None = vector) -> dict[int, float]:
+        # (without a vector, keywords alone: the query's vector the first calls kept is not used)
         found = rows(rag_db, "SELECT chunk_id, score FROM rag.search(%s, %s::vector, 10, options => "
-                             "jsonb_build_object('graphWeight', 0, 'namesWeight', %s::float8))", query, embedding, weight)
+                             "jsonb_build_object('graphWeight', 0, 'namesWeight', %s::float8, 'vectorWeight', %s))",
+                     query, embedding, weight, 0.5 if embedding else 0)
         return {r["chunk_id"]: r["score"] for r in found}
 
     # Every chunk is a candidate of this small corpus: the names arm ranks them all.
