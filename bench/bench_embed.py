@@ -12,7 +12,9 @@ from different runs.
 ``--cosine N``: also the cosine between fp32 and int8 vectors of N texts (all of them if
 fewer), its mean, minimum and 1st percentile.
 ``--variants a,b``: which variants (default: every one: fp32, int8 (the recipe of
-``rag.providers.precision``), int8-per-tensor, fp32 1 thread, int8 1 thread); ``--batch N``: texts per batch.
+``rag.providers.precision``), int8-per-tensor, fp32/int8 1 thread, fp32/int8 no spinning (intra-op
+threads sleep instead of spinning while they wait), fp32/int8 2 batches at once (one-thread
+session, a batch per core)); ``--batch N``: texts per batch.
 """
 
 import argparse
@@ -84,10 +86,14 @@ def main() -> None:
 
     variants: dict[str, Callable[[list[str]], np.ndarray]] = {}
     cores = batch_threads()
-    for name, threads in [("fp32", cores), ("int8", cores), ("int8-per-tensor", cores),
-                          ("fp32 1 thread", 1), ("int8 1 thread", 1)]:
+    for name, threads, parallel, spinning in [
+        ("fp32", cores, 1, True), ("int8", cores, 1, True), ("int8-per-tensor", cores, 1, True),
+        ("fp32 1 thread", 1, 1, True), ("int8 1 thread", 1, 1, True),
+        ("fp32 no spinning", cores, 1, False), ("int8 no spinning", cores, 1, False),
+        (f"fp32 {cores} batches at once", 1, cores, True), (f"int8 {cores} batches at once", 1, cores, True),
+    ]:
         file = files[name.split()[0]]
-        variants[name] = encoder(runtime, file, threads, args.batch)
+        variants[name] = encoder(runtime, file, threads, args.batch, parallel=parallel, spinning=spinning)
     chosen = [v.strip() for v in args.variants.split(",") if v.strip()] or list(variants)
     for name in chosen:
         variants[name](sample[:8])  # load and warm up
@@ -127,21 +133,29 @@ def quantize_per_tensor(source: Path, target: Path) -> None:
                      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
 
 
-def encoder(runtime: object, file: Path, threads: int, batch: int) -> Callable[[list[str]], "object"]:
-    """Texts → normalized vectors (length-sorted batches) with ``file`` on ``threads`` threads."""
+def encoder(runtime: object, file: Path, threads: int, batch: int, *, parallel: int = 1,
+            spinning: bool = True) -> Callable[[list[str]], "object"]:
+    """Texts → normalized vectors (length-sorted batches) with ``file`` on ``threads`` intra-op threads,
+    ``parallel`` batches at once (threads calling one session), spin-waiting between ops or not."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import numpy as np
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    if not spinning:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = onnxruntime.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
     tokenizer = runtime._onnx.tokenizer  # type: ignore[attr-defined]
+    pool = ThreadPoolExecutor(max_workers=parallel)
 
     def encode(texts: list[str]) -> np.ndarray:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), batch):
+
+        def one(start: int) -> None:
             positions = order[start : start + batch]
             encodings = tokenizer.encode_batch([texts[i].strip() for i in positions])
             ids = np.array([e.ids for e in encodings], dtype=np.int64)
@@ -151,6 +165,8 @@ def encoder(runtime: object, file: Path, threads: int, batch: int) -> Callable[[
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             out[positions] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+        list(pool.map(one, range(0, len(order), batch)))
         return out
 
     return encode

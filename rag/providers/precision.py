@@ -9,9 +9,9 @@ bends the vectors too far (cosine 0.93 to fp32 on this repository's chunks, agai
 0.993 per channel). On a CPU with VNNI (AVX-512 or AVX) those products run about
 twice as fast; on one without, an int8 MiniLM was measured 20% slower. So ``auto``
 does not guess from the CPU's flags: it times both files on the same synthetic batch
-(``measure``), interleaved, once per CPU, ONNX Runtime version and recipe, and keeps
-the answer under ``$RAG_HOME/models/precision/``. int8 is taken only when it needs at
-most ``AUTO_MARGIN`` of fp32's time.
+(``measure``: interleaved, the fastest of five runs each), once per CPU, ONNX Runtime
+version and recipe, and keeps the answer under ``$RAG_HOME/models/precision/``. int8 is
+taken only when it needs at most ``AUTO_MARGIN`` of fp32's time.
 
 int8 vectors are not fp32's: an int8 model has its own model id (``~int8``), so its
 vectors never mix with fp32 ones (switching re-embeds; the other vectors stay aside).
@@ -21,7 +21,6 @@ import contextlib
 import hashlib
 import logging
 import platform
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -38,7 +37,7 @@ PRECISIONS = ("auto", "fp32", "int8")
 INT8_RECIPE = "1"  # bump when ``quantize`` changes: stored int8 files and decisions are redone
 AUTO_MARGIN = 0.8  # auto takes int8 only if it needs at most this share of fp32's time
 # The check's batch: as many texts as a default batch, of a typical chunk's length in tokens.
-CHECK_BATCH, CHECK_TOKENS, CHECK_ROUNDS = 32, 128, 3
+CHECK_BATCH, CHECK_TOKENS, CHECK_ROUNDS = 32, 128, 5
 
 
 def quantize(fp32: Path | bytes) -> bytes:
@@ -110,7 +109,9 @@ def choose(model: str, fp32: Callable[[], "onnxruntime.InferenceSession"],
 
 def measure(fp32: "onnxruntime.InferenceSession", int8: "onnxruntime.InferenceSession",
             vocabulary: int) -> tuple[float, float]:
-    """Median seconds of one synthetic batch on each session, timed in turn (fp32, int8, int8, fp32, …)."""
+    """The fastest of ``CHECK_ROUNDS`` timings of one synthetic batch on each session, timed in turn
+    (fp32, int8, int8, fp32, …): other processes only ever add time, so the minimum is the
+    least disturbed figure (a median of three moved by 20% between runs on a busy machine)."""
     import numpy as np
 
     shape = (CHECK_BATCH, CHECK_TOKENS)
@@ -125,5 +126,5 @@ def measure(fp32: "onnxruntime.InferenceSession", int8: "onnxruntime.InferenceSe
             started = time.perf_counter()
             sessions[name].run(None, feed)
             seconds[name].append(time.perf_counter() - started)
-    return statistics.median(seconds["fp32"]), statistics.median(seconds["int8"])
+    return min(seconds["fp32"]), min(seconds["int8"])
 
