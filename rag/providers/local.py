@@ -25,6 +25,9 @@ then the Hugging Face cache, and the hub on first use unless HF_HUB_OFFLINE is s
 import hashlib
 import logging
 import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, cast
 
@@ -62,6 +65,11 @@ class _Runtime(Protocol):
 
     @property
     def dimensions(self) -> int: ...
+
+    @property
+    def batches_at_once(self) -> int:
+        """Document batches to encode at once, each on threads of its own (1: one after the other)."""
+        ...
 
     def encode(self, texts: list[str], *, query: bool) -> list[list[float]]: ...
 
@@ -154,15 +162,24 @@ class LocalEmbedder:
     ) -> list[list[float]]:
         # Batching texts of similar length wastes less work on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        size = self._batch_size
+        batches = [order[start : start + size] for start in range(0, len(order), size)]
+        runtime = self._runtime()
+
+        def encode(positions: list[int]) -> list[list[float]]:
+            return runtime.encode([self._document_prefix + texts[i] for i in positions], query=False)
+
         vectors: list[list[float]] = [[] for _ in texts]
-        for start in range(0, len(order), self._batch_size):
-            positions = order[start : start + self._batch_size]
-            batch = [self._document_prefix + texts[i] for i in positions]
-            encoded = self._runtime().encode(batch, query=False)
-            for position, vector in zip(positions, encoded, strict=True):
-                vectors[position] = vector
-            if progress is not None:
-                progress(len(positions))
+        with ExitStack() as stack:
+            encoded_batches: Iterator[list[list[float]]] = map(encode, batches)
+            if runtime.batches_at_once > 1 and len(batches) > 1:
+                pool = stack.enter_context(ThreadPoolExecutor(runtime.batches_at_once, "rag-embed"))
+                encoded_batches = pool.map(encode, batches)
+            for positions, encoded in zip(batches, encoded_batches, strict=True):
+                for position, vector in zip(positions, encoded, strict=True):
+                    vectors[position] = vector
+                if progress is not None:
+                    progress(len(positions))
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
@@ -253,6 +270,10 @@ class _SentenceTransformers:
     @property
     def dimensions(self) -> int:
         return int(self._model.get_embedding_dimension() or 0)
+
+    @property
+    def batches_at_once(self) -> int:
+        return 1  # (torch's own threads share each batch)
 
     def encode(self, texts: list[str], *, query: bool) -> list[list[float]]:
         if not query:

@@ -10,10 +10,13 @@ Precision (``rag.providers.precision``): the embedder runs the exported fp32 fil
 int8 quantization kept beside it; ``auto`` is resolved, measured if it was never measured
 on this CPU, on first use. The cross-encoder runs in fp32.
 
-Threads: document batches run on a session with one intra-op thread per core this
-process may use; a single query runs on its own one-thread session, so it neither
-waits for nor fights an index run's batch (the second session is created on the
-first query and shares nothing mutable with the first).
+Threads: the embedder runs every call on one one-thread session, and document batches
+as many at once as this process may use cores (``batches_at_once``, threads of
+``LocalEmbedder.embed_documents`` calling the same session). On two cores that was as fast
+as one batch on two intra-op threads when the machine was quiet and faster when it was
+shared (intra-op threads wait for each other at every operator; a batch per core never
+does); a single query neither waits for nor fights an index run's batch. The
+cross-encoder scores its batches one after the other on one intra-op thread per core.
 """
 
 import logging
@@ -70,7 +73,7 @@ class _OnnxModel:
         """The precision the model runs in ("auto" resolved: measured now if never before on this CPU)."""
         with self._lock:
             if self._precision == "auto":
-                threads = batch_threads()
+                threads = 1  # (the embedder's sessions: a batch per core, see above)
                 self._precision = choose(
                     self._name,
                     lambda: self._session("fp32", threads),
@@ -86,9 +89,10 @@ class _OnnxModel:
             file = self._file(self.precision)
             return file if isinstance(file, Path) else None
 
-    def prepare(self) -> Path | None:
-        """``exported()``, then load the batch session, so the first call finds everything ready."""
-        self.session(batch_threads())
+    def prepare(self, threads: int) -> Path | None:
+        """``exported()``, then load the session on ``threads`` threads, so the first call finds
+        everything ready."""
+        self.session(threads)
         return self.exported()
 
     def session(self, threads: int) -> "onnxruntime.InferenceSession":
@@ -202,11 +206,15 @@ class OnnxEmbedding:
     def precision(self) -> Precision:
         return self._onnx.precision
 
+    @property
+    def batches_at_once(self) -> int:
+        return batch_threads()
+
     def exported(self) -> Path | None:
         return self._onnx.exported()
 
     def prepare(self) -> Path | None:
-        return self._onnx.prepare()
+        return self._onnx.prepare(1)
 
     def encode(self, texts: list[str], *, query: bool) -> list[list[float]]:
         import numpy as np
@@ -217,8 +225,7 @@ class OnnxEmbedding:
         if self.model.transformer.lower_case:
             inputs = [text.lower() for text in inputs]
         encodings = self._onnx.tokenizer.encode_batch(inputs)
-        threads = 1 if query else batch_threads()
-        hidden = self._onnx.run(encodings, threads)
+        hidden = self._onnx.run(encodings, 1)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)[:, :, None]
         pooled = self._pool(hidden, mask)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -251,7 +258,7 @@ class OnnxCrossEncoder:
         return self._onnx.exported()
 
     def prepare(self) -> Path | None:
-        return self._onnx.prepare()
+        return self._onnx.prepare(batch_threads())
 
     def score(self, query: str, documents: list[str]) -> list[float]:
         import numpy as np
