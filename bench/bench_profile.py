@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bench_index import TimedEmbedder
 from machine import speed_line
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,25 +99,6 @@ def patched(watch: Stopwatch) -> Iterator[None]:
             setattr(owner, name, original)
 
 
-class TimedModel:
-    """The embedder, its document seconds counted as the phase "embed (model)"."""
-
-    def __init__(self, model: Any, watch: Stopwatch) -> None:
-        self.model = model
-        self.embed_documents = watch.wrap("embed (model)", model.embed_documents)
-
-    @property
-    def model_id(self) -> str:
-        return str(self.model.model_id)
-
-    @property
-    def dimensions(self) -> int:
-        return int(self.model.dimensions)
-
-    def embed_query(self, text: str) -> list[float]:
-        return list(self.model.embed_query(text))
-
-
 def one_run(tree: Path, provider: str, precision: str) -> tuple[float, dict[str, float], Any]:
     """A first index of ``tree`` into an empty database: (wall seconds, seconds by phase, summary)."""
     from rag import db
@@ -132,12 +114,13 @@ def one_run(tree: Path, provider: str, precision: str) -> tuple[float, dict[str,
     if model.dimensions:
         model.embed_documents(["load and warm up the model before timing"])
     watch = Stopwatch()
-    embedder = TimedModel(model, watch)
+    embedder = TimedEmbedder(model)  # (its seconds: the phase "embed (model)")
     with db.connect(db.resolve_target(DatabaseConfig())) as conn, patched(watch):
         started = time.perf_counter()
-        summary = index_source(conn, SourceSpec("profiled", "local", str(tree)), tree, embedder,  # type: ignore[arg-type]
+        summary = index_source(conn, SourceSpec("profiled", "local", str(tree)), tree, embedder,
                                ChunkSettings())
         wall = time.perf_counter() - started
+    watch.seconds["embed (model)"] = embedder.seconds
     watch.seconds["chunk"] = watch.seconds.pop("chunk + graph extraction", 0.0) - watch.seconds["graph extraction"]
     return wall, dict(watch.seconds), summary
 
