@@ -34,10 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def repository_texts() -> list[str]:
     """Every distinct indexed text of this repository's chunks (what `rag index --path .` embeds)."""
-    from rag.chunking.dispatcher import chunk_bytes
-
     from rag.chunking.model import indexed_text
     from rag.config import ChunkSettings
+    from rag.dispatcher import chunk_bytes
     from rag.sources.scan import scan_source
 
     settings = ChunkSettings()

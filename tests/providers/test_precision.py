@@ -87,7 +87,7 @@ def test_the_config_key_reaches_the_embedder() -> None:
 
 @pytest.mark.slow
 def test_int8_vectors_stay_close_to_fp32_under_an_id_of_their_own() -> None:
-    from rag.chunking.dispatcher import chunk_file
+    from rag.dispatcher import chunk_file
 
     root = Path(__file__).resolve().parents[2]
     texts = ["where is the embedded database server started", "combine keyword and vector rankings"]
