@@ -9,6 +9,7 @@ so the checkout's editable install stays out of the way). No network is needed.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -49,9 +50,16 @@ def test_every_package_under_rag_is_listed_in_pyproject() -> None:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # From a copy of what the package is built of: setuptools would also ship what an earlier
+    # build left in the checkout's build/lib (a module moved since, say).
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for name in ("rag", "sql", "migrations"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     # --no-build-isolation: the test venv's setuptools, offline
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(out), str(ROOT)], check=True, capture_output=True, timeout=300,
+                    "--wheel-dir", str(out), str(source)], check=True, capture_output=True, timeout=300,
                    env=CLEAN_ENV)
     (built,) = out.glob("local_rag-*.whl")
     return built
