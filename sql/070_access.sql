@@ -179,9 +179,14 @@ BEGIN
         EXECUTE format('GRANT rag_reader TO %I', reader);
     END IF;
     -- The caller must be able to SET ROLE to it (a superuser always can).
+    -- (PostgreSQL 16 makes the creator of a role a member with ADMIN only, which cannot SET ROLE)
     IF NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = session_user)
-       AND NOT pg_has_role(session_user, reader, 'MEMBER') THEN
-        EXECUTE format('GRANT %I TO %I', reader, session_user);
+       AND NOT pg_has_role(session_user, reader,
+                           CASE WHEN current_setting('server_version_num')::integer >= 160000 THEN 'SET'
+                                ELSE 'MEMBER' END) THEN
+        EXECUTE format('GRANT %I TO %I', reader, session_user)
+            || CASE WHEN current_setting('server_version_num')::integer >= 160000 THEN ' WITH SET TRUE'
+                    ELSE '' END;
     END IF;
     DELETE FROM rag.source_grants g WHERE g.role_name = reader;
     INSERT INTO rag.source_grants (role_name, source_name)

