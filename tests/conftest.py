@@ -14,6 +14,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -170,7 +171,14 @@ def create_database(name: str, template: str | None = None) -> str:
 
 def drop_database(name: str) -> None:
     with psycopg.connect(backend().admin_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        for attempt in range(10):
+            try:
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+                return
+            except psycopg.errors.InsufficientPrivilege:  # (a role that is not a superuser, and an
+                if attempt == 9:                            # autovacuum worker in the database: it ends soon)
+                    raise
+                time.sleep(1)
 
 
 @pytest.fixture(scope="session")

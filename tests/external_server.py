@@ -78,6 +78,10 @@ def server(bin_dir: Path, folder: Path, *, settings: dict[str, str], vector: boo
 
         with psycopg.connect(url("postgres"), autocommit=True) as conn:
             conn.execute(f"CREATE ROLE {ROLE} LOGIN CREATEDB CREATEROLE PASSWORD '{password}'")
+            # DROP DATABASE ... WITH (FORCE) of a test database an autovacuum worker is in
+            for signal_role in ("pg_signal_backend", "pg_signal_autovacuum_worker"):
+                if conn.execute("SELECT to_regrole(%s)", (signal_role,)).fetchone() != (None,):
+                    conn.execute(f"GRANT {signal_role} TO {ROLE}")
         if vector:
             with psycopg.connect(url("postgres", "template1"), autocommit=True) as conn:
                 conn.execute("CREATE EXTENSION vector")
