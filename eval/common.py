@@ -7,12 +7,15 @@ format of ``rag/evaluation.py``.
 """
 
 import argparse
+import hashlib
+import io
 import json
 import random
 import shutil
 import subprocess
 import sys
 import tarfile
+import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,6 +62,48 @@ def fetch_npm(package: str, version: str) -> Path:
         with tarfile.open(archive) as tar:
             tar.extractall(tree, filter="data")
     return tree / "package"
+
+
+def fetch_pinned(url: str, sha256: str) -> Path:
+    """The file at ``url``, downloaded once into the downloads folder and checked against ``sha256``."""
+    downloads = EVAL_HOME / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    target = downloads / url.rsplit("/", 1)[-1]
+    if not target.exists():
+        with urllib.request.urlopen(url, timeout=120) as response:
+            data = response.read()
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise SystemExit(f"{url}: sha256 differs from the pinned {sha256}")
+        target.write_bytes(data)
+    return target
+
+
+def fetch_debian(url: str, sha256: str) -> Path:
+    """The unpacked tree of a pinned Debian download: a binary package (``.deb``, its data
+    archive) or a source package's ``.orig.tar.*``."""
+    archive = fetch_pinned(url, sha256)
+    tree = archive.parent / f"debian-{archive.name}"
+    if not tree.exists():
+        if archive.suffix == ".deb":
+            data = io.BytesIO(deb_member(archive.read_bytes(), "data.tar"))
+            with tarfile.open(fileobj=data) as tar:
+                tar.extractall(tree, filter="data")
+        else:
+            with tarfile.open(archive) as tar:
+                tar.extractall(tree, filter="data")
+    return tree
+
+
+def deb_member(archive: bytes, prefix: str) -> bytes:
+    """The first member of an ar archive (a .deb) whose name starts with ``prefix``."""
+    offset = 8  # "!<arch>\n"
+    while offset < len(archive):
+        header = archive[offset:offset + 60]
+        name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58].decode().strip())
+        if name.startswith(prefix):
+            return archive[offset + 60:offset + 60 + size]
+        offset += 60 + size + size % 2
+    raise SystemExit(f"no {prefix}* member in the package")
 
 
 def _archives(folder: Path, project: str, version: str) -> list[Path]:

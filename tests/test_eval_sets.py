@@ -2,8 +2,12 @@
 tiny inline fixtures: JSDoc stripping and spans (TypeScript, JavaScript), reST sections, man pages
 as Markdown, window BM25 (English and Russian), naive RRF and the margin over the best peer. Nothing is downloaded."""
 
+import hashlib
+import io
+import tarfile
 from pathlib import Path
 
+import common
 import pytest
 from build_rst_docs import file_cases, leaf_sections, plain, titles
 from build_ru_man import option_cases, page_case, sentences
@@ -264,3 +268,49 @@ def test_the_russian_bm25_peer_stems_both_languages_and_drops_stop_words() -> No
                Window("c.md", 1, 1, "Restoring backups")]
     assert bm25_rankings(windows, ["резервную копию", "как", "restored backup"], russian=True) == [[0], [], [2]]
     assert bm25_rankings(windows, ["резервную копию"]) == [[]]  # the English peer: exact words
+
+
+# --- pinned downloads -------------------------------------------------------------
+
+
+def _ar(members: dict[str, bytes]) -> bytes:
+    """An ar archive (the container of a .deb) holding ``members``."""
+    out = b"!<arch>\n"
+    for name, data in members.items():
+        out += f"{name + '/':<16}{0:<12}{0:<6}{0:<6}{'100644':<8}{len(data):<10}`\n".encode() + data
+        out += b"\n" if len(data) % 2 else b""
+    return out
+
+
+def _tar(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_fetch_debian_unpacks_a_deb_and_a_source_tarball_and_checks_the_sha256(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(common, "EVAL_HOME", tmp_path / "eval")
+    served = tmp_path / "served"
+    served.mkdir()
+    deb = served / "pkg-dev_1.0-1_all.deb"
+    deb.write_bytes(_ar({"debian-binary": b"2.0\n", "control.tar.gz": _tar({"control": b"x"}),
+                         "data.tar.gz": _tar({"usr/share/src/pkg/a.go": b"package a\n"})}))
+    orig = served / "pkg_1.0.orig.tar.gz"
+    orig.write_bytes(_tar({"pkg-1.0/src/A.java": b"class A {}\n"}))
+
+    def digest(path: Path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    tree = common.fetch_debian(deb.as_uri(), digest(deb))
+    assert (tree / "usr/share/src/pkg/a.go").read_text() == "package a\n"
+    assert (common.fetch_debian(orig.as_uri(), digest(orig)) / "pkg-1.0/src/A.java").exists()
+    other = served / "other_1.0.orig.tar.gz"
+    other.write_bytes(orig.read_bytes())
+    with pytest.raises(SystemExit, match="sha256 differs"):
+        common.fetch_debian(other.as_uri(), "0" * 64)
+    assert not (tmp_path / "eval" / "downloads" / other.name).exists()

@@ -1,7 +1,8 @@
 """Driver of the ``questions`` set: hand-written developer questions over whole public projects.
 
-For each project of ``manifest.json``: fetches its pinned sdist (pip download)
-or npm tarball (npm pack) into ``.bench/eval/downloads/`` and unpacks it;
+For each project of ``manifest.json``: fetches its pinned sdist (pip download),
+npm tarball (npm pack) or Debian package (binary ``-dev`` package or source
+tarball, by URL and sha256) into ``.bench/eval/downloads/`` and unpacks it;
 indexes the unpacked tree WHOLE (tests, docs, examples: what a user indexes)
 with the real CLI in ``RAG_HOME=.bench/home-eval-questions`` (local model, the
 repository's ``rag.config.yaml``, no reranker), the only source there, so BM25
@@ -45,7 +46,7 @@ sys.path.insert(0, str(ROOT / "eval"))  # the shared eval helpers
 
 import bm25s  # noqa: E402
 import scoring  # noqa: E402
-from common import fetch_npm, fetch_sdist  # noqa: E402
+from common import fetch_debian, fetch_npm, fetch_sdist  # noqa: E402
 from peers import (  # noqa: E402
     BM25_MODE,
     FUSION_DEPTH,
@@ -80,8 +81,11 @@ Results = dict[str, dict[str, scoring.Scores]]  # system -> "all" or a category 
 
 
 def fetch(project: dict[str, Any]) -> Path:
+    """The project's unpacked tree; a Debian package's tree is the folder ``root`` inside it."""
     if project["registry"] == "npm":
         return fetch_npm(project["package"], project["version"])
+    if project["registry"] == "debian":
+        return fetch_debian(project["url"], project["sha256"]) / project["root"]
     return fetch_sdist(project["package"], project["version"])
 
 
