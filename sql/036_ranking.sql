@@ -276,13 +276,34 @@ LANGUAGE sql
 IMMUTABLE
 PARALLEL SAFE
 -- A question of how to do something ("how do I ...", "what is the best way
--- to ...") or of what changed between releases: documents and release notes
--- at full weight (the docs and changelog priors).
+-- to ...", "как настроить ...", "можно ли ...") or of what changed between
+-- releases, in English or Russian: documents and release notes at full
+-- weight (the docs and changelog priors). A Russian "how" asks for a guide
+-- when an infinitive follows it ("как добавить", not "как устроен").
 RETURN lower(btrim(query)) ~ ('^(how (do|can|should|would|could) (i|we|you|one)|how to|where (do|can|should) (i|we)'
-                               '|(can|should) (i|we)|what(''s| is) the (best|right|recommended|correct) way|is there a way)\M')
-    OR lower(query) ~ '\m(changelog|releases?|released|upgrad(e|es|ed|ing)|migrat(e|es|ed|ing|ion)|deprecat(ed|ion)|history)\M';
+                               '|(can|should) (i|we)|what(''s| is) the (best|right|recommended|correct) way|is there a way'
+                               '|как (мне |нам |можно |лучше |правильно )?[[:alpha:]]*(ть|ти|чь)(ся)?'
+                               '|каким образом|можно ли|есть ли (способ|возможность)|где (мне |нам )?(настроить|задать|указать))\M')
+    OR lower(query) ~ ('\m(changelog|releases?|released|upgrad(e|es|ed|ing)|migrat(e|es|ed|ing|ion)|deprecat(ed|ion)|history'
+                       '|релиз[[:alpha:]]*|выпуск[[:alpha:]]*|обновлени[[:alpha:]]*|миграци[[:alpha:]]*|устаревш[[:alpha:]]*'
+                       '|устарел[[:alpha:]]*|истори[[:alpha:]]* изменений|список изменений)\M');
 COMMENT ON FUNCTION rag._asks_for_prose(text) IS
-    'Private: whether a search query asks how to do something (how do I, how can I, what is the best way ...) or what changed between releases: then documents and release notes keep their full weight (rag.ranking_priors docs, changelog).';
+    'Private: whether a search query asks how to do something (how do I, what is the best way, как настроить, можно ли ...) or what changed between releases, in English or Russian: then documents and release notes keep their full weight (rag.ranking_priors docs, changelog).';
+
+-- ---------------------------------------------------------------------------
+-- _asks_for_tests: a query about tests
+CREATE OR REPLACE FUNCTION rag._asks_for_tests(
+    query text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- English words whole; Russian by their stem, whatever the ending
+-- (тест, тесты, тестах, тестирование, фикстура).
+RETURN lower(query) ~ '\m(tests?|testing|specs?|fixtures?|тест[[:alpha:]]*|фикстур[[:alpha:]]*)\M';
+COMMENT ON FUNCTION rag._asks_for_tests(text) IS
+    'Private: whether a search query asks about tests (test, spec, fixture, тест, тестирование, фикстура ...): then test files keep their full weight (the tests prior).';
 
 -- ---------------------------------------------------------------------------
 -- _identifier_shaped: a query that is one identifier

@@ -41,7 +41,7 @@ AS $$
         rag._identifier_shaped(r.text),
         (SELECT coalesce(jsonb_agg(jsonb_build_object('module', n.module, 'fqn', n.fqn)), '[]')
          FROM rag._query_names(r.text) n),
-        r.terms && ARRAY['test', 'tests', 'testing', 'spec', 'specs', 'fixture', 'fixtures'],
+        rag._asks_for_tests(r.text),
         rag._asks_for_prose(r.text),
         rag._scripts(r.text)
     )::rag.parsed_query

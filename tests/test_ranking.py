@@ -222,10 +222,34 @@ def test_path_classes(rag_db: db.DatabaseTarget, path: str, content: str, expect
         ("how do url patterns map to handlers", False),
         ("restart the server when a source file changes", False),
         ("sign a cookie so the client cannot tamper with it", False),
+        ("Как настроить прокси для клиента", True),
+        ("как мне добавить свой тип поля", True),
+        ("можно ли передать контекст в поля", True),
+        ("что изменилось в релизе 3.0", True),
+        ("устаревшие параметры парсера", True),
+        ("как устроен роутер запросов", False),
+        ("подписать cookie, чтобы клиент не мог её подменить", False),
     ],
 )
 def test_queries_asking_for_prose(rag_db: db.DatabaseTarget, query: str, expected: bool) -> None:
     assert rows(rag_db, "SELECT rag._asks_for_prose(%s) AS p", query)[0]["p"] is expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("where are the tests for redirects", True),
+        ("pytest fixture for a temporary app", True),
+        ("Тесты для редиректов", True),
+        ("фикстура временного приложения", True),
+        ("как устроено тестирование", True),
+        ("retry the request when the connection drops", False),
+        ("latest contest results", False),
+        ("повторить запрос при обрыве соединения", False),
+    ],
+)
+def test_queries_asking_about_tests(rag_db: db.DatabaseTarget, query: str, expected: bool) -> None:
+    assert rows(rag_db, "SELECT (rag.parse_query(%s)).asks_for_tests AS t", query)[0]["t"] is expected
 
 
 def test_prose_and_release_notes_yield_to_code_unless_asked_for(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
