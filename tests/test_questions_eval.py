@@ -12,7 +12,7 @@ QUESTIONS = Path(__file__).resolve().parents[1] / "eval" / "questions"
 sys.path.insert(0, str(QUESTIONS))
 
 from peers import Window  # noqa: E402
-from run import by_category, words_per_file  # noqa: E402
+from run import by_category, by_language, words_per_file  # noqa: E402
 from scoring import (  # noqa: E402
     CATEGORIES,
     Question,
@@ -109,6 +109,16 @@ def test_words_per_file_ranks_by_summed_counts_of_distinct_words() -> None:
 
 LANGUAGE_SUFFIX = {"python": ".py", "javascript": ".js", "typescript": ".ts", "go": ".go", "rust": ".rs",
                    "java": ".java", "c": ".c"}
+def test_by_language_averages_each_languages_projects() -> None:
+    def results(ndcg: float) -> dict:
+        return {system: {"all": Scores(ndcg, ndcg, ndcg)} for system in ("ours", "bm25-1000/200")}
+
+    text = by_language({"a": results(0.5), "b": results(1.0), "c": results(0.2)}, {"a": "go", "b": "go", "c": "c"})
+    header, ours, bm25 = text.splitlines()[1:]
+    assert header.split() == ["system", "c", "go"]
+    assert ours.split() == ["ours", "0.200", "0.750"] and bm25.split()[0] == "bm25-1000/200"
+
+
 MANIFEST = json.loads((QUESTIONS / "manifest.json").read_text(encoding="utf-8"))
 
 

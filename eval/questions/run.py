@@ -255,6 +255,19 @@ def overall(per_project: dict[str, Results]) -> Results:
                      for group in ["all", *scoring.CATEGORIES]} for system in systems}
 
 
+def by_language(per_project: dict[str, Results], languages: dict[str, str]) -> str:
+    """Each system's nDCG@10 of all questions, averaged over the projects of each language."""
+    systems = [s for s in SYSTEMS if all(s in results for results in per_project.values())]
+    columns = sorted({languages[name] for name in per_project})
+    lines = ["by language: nDCG@10 of all questions, mean over the language's projects",
+             f"{'system':<16}" + "".join(f"{c:>12}" for c in columns)]
+    for system in systems:
+        cells = [scoring.mean([results[system]["all"] for name, results in per_project.items()
+                               if languages[name] == language]).ndcg for language in columns]
+        lines.append(f"{system:<16}" + "".join(f"{cell:>12.3f}" for cell in cells))
+    return "\n".join(lines)
+
+
 def main() -> None:
     manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
     names = [p["name"] for p in manifest["projects"]]
@@ -288,7 +301,8 @@ def main() -> None:
         if args.update_listing:
             project["files"] = sorted(indexed)
         print(text + "\n", flush=True)
-    print(table(f"overall: mean over {len(per_project)} projects", overall(per_project)))
+    print(table(f"overall: mean over {len(per_project)} projects", overall(per_project)) + "\n")
+    print(by_language(per_project, {p["name"]: p["language"] for p in manifest["projects"]}))
     print(violations_line(dict(violations), semantic) + "\n")
     print(f"worst {args.worst} questions for {OURS} (lowest nDCG@10):")
     print("\n".join(line for _, line in sorted(worst_all, key=lambda item: item[0])[:args.worst]))
