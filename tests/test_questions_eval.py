@@ -120,7 +120,9 @@ def test_question_files_validate(project: dict) -> None:
     files = set(project["files"])
     missing = sorted({t.path for q in questions for t in q.targets} - files)
     assert not missing, f"targets not among the project's indexed files: {missing}"
-    assert {"pypi": ".py", "npm": ".js"}[project["registry"]] in {Path(f).suffix for f in files}
+    # the project's own language is indexed (an npm package may be TypeScript)
+    assert {"python": ".py", "javascript": ".js", "typescript": ".ts"}[project["language"]] in {
+        Path(f).suffix for f in files}
 
 
 def test_every_question_file_is_in_the_manifest() -> None:
