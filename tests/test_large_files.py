@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from helpers import rows
 
-from rag import db, indexer
+from rag import db, indexer, storing
 from rag.config import ChunkSettings, SourceSpec
 from rag.providers import NoneEmbedder
 from rag.sources.scan import ScanResult, scan_source
@@ -29,16 +29,16 @@ def prose(lines: int) -> str:
 def test_a_file_too_large_to_store_is_one_per_file_error_and_batches_are_cut_by_size(
     rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexer, "MAX_FILE_JSON", 200_000)  # (PostgreSQL's jsonb takes 256 MB)
+    monkeypatch.setattr(storing, "MAX_FILE_JSON", 200_000)  # (PostgreSQL's jsonb takes 256 MB)
     monkeypatch.setattr(indexer, "BATCH_BYTES", 40_000)
     sent: list[tuple[int, int]] = []  # (files, JSON bytes) of each batch
-    real_store = indexer._store_batch
+    real_store = storing.store_batch
 
     def store(conn: Any, source_id: int, batch: list[bytes]) -> tuple[int, int]:
         sent.append((len(batch), sum(len(b) for b in batch)))
         return real_store(conn, source_id, batch)
 
-    monkeypatch.setattr(indexer, "_store_batch", store)
+    monkeypatch.setattr(storing, "store_batch", store)
     root = tmp_path / "p"
     root.mkdir()
     (root / "huge.txt").write_text(prose(2000))  # ~110 KB of text, twice that as text and chunks
