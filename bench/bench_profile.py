@@ -68,11 +68,12 @@ def patched(watch: Stopwatch) -> Iterator[None]:
     import rag.indexer as indexer
     import rag.sqlapi as sqlapi
     import rag.storing as storing
+    from rag.sources.folder import Folder
 
     targets: list[tuple[Any, str, str]] = [
-        (indexer.Folder, "scan", "scan"),
-        (indexer.Folder, "read", "read"),
-        (indexer.Folder, "chunk", "chunk + graph extraction"),
+        (Folder, "scan", "scan"),
+        (Folder, "read", "read"),
+        (Folder, "chunk", "chunk + graph extraction"),
         (code, "extract_graph", "graph extraction"),
         (indexer, "file_json", "JSON for replace_files"),
         (sqlapi, "replace_files", "store (writer threads)"),

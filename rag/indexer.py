@@ -1,9 +1,9 @@
 """One index run of one source: scan → ask SQL what changed → chunk → store → LLM context → embed the rest.
 
-A source is read through its ``Documents``: a folder's files (``Folder``, also a git clone's),
-or a remote source's documents (a Confluence selection's pages,
-``rag.sources.confluence.ConfluenceDocuments``), each listed with a path, a size and an mtime
-that change when the document does.
+A source is read through its ``Documents`` (``rag.sources.base``): a folder's files
+(``rag.sources.folder.Folder``, also a git clone's), or a remote source's documents (a
+Confluence selection's pages, ``rag.sources.confluence.pages.ConfluenceDocuments``), each listed
+with a path, a size and an mtime that change when the document does.
 
 The decisions (which files changed, which content hashes lack a vector) and the
 atomic replacement of a file's chunks are SQL functions (``sql/020_runs.sql``, ``022_storing.sql``);
@@ -17,26 +17,25 @@ import hashlib
 import time
 from collections.abc import Collection, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from rag import db, sqlapi
 from rag.config import ChunkSettings, SourceSpec
-from rag.errors import FileGoneError, FileUnreadableError, IndexingError, RagError, SourceBusyError
+from rag.errors import FileGoneError, FileUnreadableError, RagError, SourceBusyError
 from rag.providers import Embedder, vector_literal
 from rag.runs import PhaseDeadline, Reporter, RunSummary, SilentReporter
 from rag.secrets import mask_connection
+from rag.sources.base import Documents
+from rag.sources.folder import Folder
 from rag.sources.ignore import holds_secret
-from rag.sources.reading import read_regular_file
-from rag.sources.scan import ScannedFile, ScanResult, scan_paths, scan_source
+from rag.sources.scan import ScannedFile, ScanResult
 from rag.storing import Batched, Writers, file_json, meanwhile
 
 if TYPE_CHECKING:
     from rag.contextual import ContextWriter
-    from rag.dispatcher import FileChunks
 
 BATCH_FILES = 64  # files per replace_files transaction, at most
 # ... and JSON bytes per batch: a batch is one jsonb value, which PostgreSQL
@@ -47,75 +46,6 @@ EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
 # without their key and builds it at the end (rag.begin_bulk_load); for fewer
 # files the saving is under a second.
 BULK_MIN_FILES = 1000
-
-
-class Documents(Protocol):
-    """What an index run reads a source through."""
-
-    def scan(self, paths: list[str] | None) -> ScanResult:
-        """The documents (all, or only those at or under ``paths``) with path, size and mtime."""
-        ...
-
-    def prefetch(self, files: list[ScannedFile]) -> None:
-        """The documents the run will ``read``, in order: a remote source may start fetching them."""
-        ...
-
-    def read(self, file: ScannedFile) -> bytes:
-        """A document's bytes; FileUnreadableError when this one alone cannot be read."""
-        ...
-
-    def chunk(self, data: bytes, file: ScannedFile, settings: ChunkSettings) -> "FileChunks":
-        """The chunks of a document read."""
-        ...
-
-    def reread(self, file: ScannedFile, text: str, metadata: dict[str, Any]) -> bytes:
-        """A document from what the index stored of it (``text``, ``metadata``), for one that only
-        moved (``ScannedFile.place`` changed): to be chunked again without being fetched."""
-        ...
-
-
-@dataclass
-class Folder:
-    """A folder's files (a local source's, or a git clone's): scanned, read from disk, chunked
-    by their kind."""
-
-    root: Path
-    spec: SourceSpec
-    settings: ChunkSettings
-
-    def scan(self, paths: list[str] | None) -> ScanResult:
-        return scan(self.root, self.spec, self.settings, paths)
-
-    def prefetch(self, files: list[ScannedFile]) -> None:
-        pass  # a local read is fast enough in turn
-
-    def read(self, file: ScannedFile) -> bytes:
-        try:
-            return read_regular_file(file.abs_path, max_bytes=self.settings.max_file_size)
-        except OSError as exc:
-            raise FileUnreadableError(f"cannot read: {exc.strerror}") from None
-
-    def chunk(self, data: bytes, file: ScannedFile, settings: ChunkSettings) -> "FileChunks":
-        # Imported on first use: the chunkers (tree-sitter and its grammars)
-        # add ~50 ms to a run, and one with nothing changed never needs them.
-        from rag.dispatcher import chunk_bytes
-
-        return chunk_bytes(data, file.path, max_tokens=settings.max_tokens, overlap=settings.overlap)
-
-    def reread(self, file: ScannedFile, text: str, metadata: dict[str, Any]) -> bytes:
-        return text.encode("utf-8")  # (a file has no place to move from: never asked)
-
-
-def scan(root: Path, spec: SourceSpec, settings: ChunkSettings,
-         paths: Collection[str] | None = None) -> ScanResult:
-    """The source's files, or (``paths``) only those at or under these relative paths."""
-    if not root.is_dir():
-        raise IndexingError(f"source {spec.name!r}: {root} is not a directory; check the path")
-    rules: dict[str, Any] = {"include": list(spec.include) or None, "exclude": list(spec.exclude) or None,
-                             "max_file_size": settings.max_file_size}
-    if paths is not None:
-        return scan_paths(root, paths, **rules)
-    return scan_source(root, **rules)
 
 
 # Chunking allocates millions of short-lived objects (syntax nodes, chunks, code

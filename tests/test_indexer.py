@@ -119,16 +119,16 @@ def test_a_bad_file_is_recorded_and_does_not_stop_the_run(
 ) -> None:
     root = make_project(tmp_path / "p")
     (root / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
-    from rag import indexer
+    from rag.sources import folder
 
-    real_read = indexer.read_regular_file
+    real_read = folder.read_regular_file
 
     def read_bytes(path: Path, **limit: Any) -> bytes:
         if path.name == "mod3.py":
             raise PermissionError(13, "Permission denied")
         return real_read(path, **limit)
 
-    monkeypatch.setattr(indexer, "read_regular_file", read_bytes)
+    monkeypatch.setattr(folder, "read_regular_file", read_bytes)
     summary = run(rag_db, root)
     assert summary.status == "succeeded"
     errors = {e["path"]: e["error"] for e in summary.errors}

@@ -12,6 +12,7 @@ from helpers import rows
 from rag import db, indexer, storing
 from rag.config import ChunkSettings, SourceSpec
 from rag.providers import NoneEmbedder
+from rag.sources import folder
 from rag.sources.scan import ScanResult, scan_source
 
 SETTINGS = ChunkSettings(max_tokens=200, overlap=20, max_file_size=1_000_000)
@@ -63,14 +64,14 @@ def test_a_file_that_grew_past_the_limit_since_the_scan_is_refused_when_read(
     root.mkdir()
     (root / "notes.md").write_text("# Notes\n\nShort.\n")
     (root / "log.txt").write_text("small\n")
-    real_scan = indexer.scan
+    real_scan = folder.scan
 
     def scan_then_grow(*args: Any, **kwargs: Any) -> ScanResult:
         scanned = real_scan(*args, **kwargs)
         (root / "log.txt").write_text(prose(2000))  # ~110 KB, under a 10 KB limit
         return scanned
 
-    monkeypatch.setattr(indexer, "scan", scan_then_grow)
+    monkeypatch.setattr(folder, "scan", scan_then_grow)
     summary = index(rag_db, root, ChunkSettings(max_tokens=200, overlap=20, max_file_size=10_000))
     assert summary.errors == [{"path": "log.txt", "error":
                                "cannot read: grew past indexing.maxFileSize (10,000 bytes) since the scan"}]
