@@ -67,16 +67,18 @@ def patched(watch: Stopwatch) -> Iterator[None]:
     import rag.chunking.code as code
     import rag.indexer as indexer
     import rag.sqlapi as sqlapi
+    import rag.storing as storing
+    from rag.sources.folder import Folder
 
     targets: list[tuple[Any, str, str]] = [
-        (indexer.Folder, "scan", "scan"),
-        (indexer.Folder, "read", "read"),
-        (indexer.Folder, "chunk", "chunk + graph extraction"),
+        (Folder, "scan", "scan"),
+        (Folder, "read", "read"),
+        (Folder, "chunk", "chunk + graph extraction"),
         (code, "extract_graph", "graph extraction"),
-        (indexer, "_file_json", "JSON for replace_files"),
+        (indexer, "file_json", "JSON for replace_files"),
         (sqlapi, "replace_files", "store (writer threads)"),
-        (indexer._Writers, "totals", "main thread waits for store"),
-        (indexer._Writers, "submit", "main thread waits for store"),
+        (storing.Writers, "totals", "main thread waits for store"),
+        (storing.Writers, "submit", "main thread waits for store"),
         (sqlapi, "add_postings_key", "postings"),
         (sqlapi, "count_term_stats", "postings"),
         (sqlapi, "end_bulk_load", "postings"),

@@ -1,61 +1,46 @@
 """One index run of one source: scan → ask SQL what changed → chunk → store → LLM context → embed the rest.
 
-A source is read through its ``Documents``: a folder's files (``Folder``, also a git clone's),
-or a remote source's documents (a Confluence selection's pages,
-``rag.sources.confluence.ConfluenceDocuments``), each listed with a path, a size and an mtime
-that change when the document does.
+A source is read through its ``Documents`` (``rag.sources.base``): a folder's files
+(``rag.sources.folder.Folder``, also a git clone's), or a remote source's documents (a
+Confluence selection's pages, ``rag.sources.confluence.pages.ConfluenceDocuments``), each listed
+with a path, a size and an mtime that change when the document does.
 
 The decisions (which files changed, which content hashes lack a vector) and the
 atomic replacement of a file's chunks are SQL functions (``sql/020_runs.sql``, ``022_storing.sql``);
 this module moves data between them, the chunkers and the embedder. Files are
-stored in batches, each one transaction, so a run killed at any point leaves
+stored in batches (``rag.storing``), each one transaction, so a run killed at any point leaves
 every file fully old or fully new and the next run finishes the job.
 """
 
 import gc
 import hashlib
-import json
-import re
-import threading
 import time
-from collections.abc import Callable, Collection, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Collection, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-import orjson
 import psycopg
-from psycopg.conninfo import make_conninfo
-from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
 
 from rag import db, sqlapi
 from rag.config import ChunkSettings, SourceSpec
-from rag.errors import FileGoneError, FileUnreadableError, IndexingError, RagError, SourceBusyError
+from rag.errors import FileGoneError, FileUnreadableError, RagError, SourceBusyError
 from rag.providers import Embedder, vector_literal
 from rag.runs import PhaseDeadline, Reporter, RunSummary, SilentReporter
 from rag.secrets import mask_connection
+from rag.sources.base import Documents
+from rag.sources.folder import Folder
 from rag.sources.ignore import holds_secret
-from rag.sources.reading import read_regular_file
-from rag.sources.scan import ScannedFile, ScanResult, scan_paths, scan_source
+from rag.sources.scan import ScannedFile, ScanResult
+from rag.storing import Batched, Writers, file_json, meanwhile
 
 if TYPE_CHECKING:
-    from rag.chunking.model import Chunk
     from rag.contextual import ContextWriter
-    from rag.dispatcher import FileChunks
 
 BATCH_FILES = 64  # files per replace_files transaction, at most
 # ... and JSON bytes per batch: a batch is one jsonb value, which PostgreSQL
 # caps at 256 MB (binary; small chunks' numbers make it up to ~1.5x the text).
 BATCH_BYTES = 32 * 2**20
-# A file whose chunks alone are larger cannot be stored: a per-file error.
-MAX_FILE_JSON = 128 * 2**20
-WRITERS = 2  # replace_files transactions at once, each tokenizing on a core of its own
-DEADLOCK_RETRIES = 5
-
-Batched = bytes  # a file to store with its chunks and graph, as JSON (``_file_json``)
 EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
 # A first index of at least this many files into an empty corpus loads postings
 # without their key and builds it at the end (rag.begin_bulk_load); for fewer
@@ -63,84 +48,11 @@ EMBED_BATCH = 512  # chunk texts fetched, embedded and stored per round
 BULK_MIN_FILES = 1000
 
 
-class Documents(Protocol):
-    """What an index run reads a source through."""
-
-    def scan(self, paths: list[str] | None) -> ScanResult:
-        """The documents (all, or only those at or under ``paths``) with path, size and mtime."""
-        ...
-
-    def prefetch(self, files: list[ScannedFile]) -> None:
-        """The documents the run will ``read``, in order: a remote source may start fetching them."""
-        ...
-
-    def read(self, file: ScannedFile) -> bytes:
-        """A document's bytes; FileUnreadableError when this one alone cannot be read."""
-        ...
-
-    def chunk(self, data: bytes, file: ScannedFile, settings: ChunkSettings) -> "FileChunks":
-        """The chunks of a document read."""
-        ...
-
-    def reread(self, file: ScannedFile, text: str, metadata: dict[str, Any]) -> bytes:
-        """A document from what the index stored of it (``text``, ``metadata``), for one that only
-        moved (``ScannedFile.place`` changed): to be chunked again without being fetched."""
-        ...
-
-
-@dataclass
-class Folder:
-    """A folder's files (a local source's, or a git clone's): scanned, read from disk, chunked
-    by their kind."""
-
-    root: Path
-    spec: SourceSpec
-    settings: ChunkSettings
-
-    def scan(self, paths: list[str] | None) -> ScanResult:
-        return scan(self.root, self.spec, self.settings, paths)
-
-    def prefetch(self, files: list[ScannedFile]) -> None:
-        pass  # a local read is fast enough in turn
-
-    def read(self, file: ScannedFile) -> bytes:
-        try:
-            return read_regular_file(file.abs_path, max_bytes=self.settings.max_file_size)
-        except OSError as exc:
-            raise FileUnreadableError(f"cannot read: {exc.strerror}") from None
-
-    def chunk(self, data: bytes, file: ScannedFile, settings: ChunkSettings) -> "FileChunks":
-        # Imported on first use: the chunkers (tree-sitter and its grammars)
-        # add ~50 ms to a run, and one with nothing changed never needs them.
-        from rag.dispatcher import chunk_bytes
-
-        return chunk_bytes(data, file.path, max_tokens=settings.max_tokens, overlap=settings.overlap)
-
-    def reread(self, file: ScannedFile, text: str, metadata: dict[str, Any]) -> bytes:
-        return text.encode("utf-8")  # (a file has no place to move from: never asked)
-
-
-def scan(root: Path, spec: SourceSpec, settings: ChunkSettings,
-         paths: Collection[str] | None = None) -> ScanResult:
-    """The source's files, or (``paths``) only those at or under these relative paths."""
-    if not root.is_dir():
-        raise IndexingError(f"source {spec.name!r}: {root} is not a directory; check the path")
-    rules: dict[str, Any] = {"include": list(spec.include) or None, "exclude": list(spec.exclude) or None,
-                             "max_file_size": settings.max_file_size}
-    if paths is not None:
-        return scan_paths(root, paths, **rules)
-    return scan_source(root, **rules)
-
-
 # Chunking allocates millions of short-lived objects (syntax nodes, chunks, code
 # graph rows): with Python's default (a collection every 700 allocations) the
 # cyclic collector took about a quarter of chunking Django (median of 3,
 # interleaved: 10.0 -> 6.9 s without the graph, 17.2 -> 13.2 s with it).
 _GC_THRESHOLD = 50_000
-# NUL as JSON writes it (after an even run of backslashes, which are escaped backslashes):
-# PostgreSQL's jsonb refuses it, so a NUL anywhere in a file's record (a page title, a body,
-# a field) is stored as U+FFFD, one character for one.
-_JSON_NUL = re.compile(rb"(?<!\\)((?:\\\\)*)\\u0000")
 
 
 @contextmanager
@@ -256,7 +168,7 @@ def _run(
             with conn.transaction():  # (the terms counted before the key shows)
                 keyed = sqlapi.add_postings_key(conn)
                 if aside:
-                    resolving.enter_context(_meanwhile(conn, lambda own: sqlapi.resolve_refs(own, source_id)))
+                    resolving.enter_context(meanwhile(conn, lambda own: sqlapi.resolve_refs(own, source_id)))
                 if keyed:
                     sqlapi.count_term_stats(conn)
             sqlapi.end_bulk_load(conn)  # (releases the load's lock)
@@ -297,7 +209,7 @@ def _store_changed(
     batch: list[Batched] = []
     batch_bytes = chunk_count = files_chunked = 0
     deadline = PhaseDeadline("storing files", settings.phase_timeout)
-    with _Writers(conn) as writer:
+    with Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
             deadline.check()
             if action == "moved":  # (its text is stored: only its place changed)
@@ -326,7 +238,7 @@ def _store_changed(
             if chunked.error:
                 summary.errors.append({"path": scanned_file.path, "error": chunked.error})
             summary.warnings.extend({"path": scanned_file.path, "warning": w} for w in chunked.warnings)
-            stored = _file_json(scanned_file, sha, chunked, summary)
+            stored = file_json(scanned_file, sha, chunked, summary.errors)
             if batch and batch_bytes + len(stored) > BATCH_BYTES:
                 writer.submit(source_id, batch)
                 batch, batch_bytes = [], 0
@@ -342,45 +254,6 @@ def _store_changed(
         report.chunked(chunk_count, files_chunked)
         summary.chunks_added, summary.chunks_removed = writer.totals()
     return touched, withheld
-
-
-def _file_json(scanned_file: ScannedFile, sha: str, fc: "FileChunks", summary: RunSummary) -> bytes:
-    """A file for ``rag.replace_files`` as JSON, encoded once here so that batches are cut by
-    size; a file too large to store is stored as its error, without content or chunks."""
-    record = {
-        "path": scanned_file.path, "size": scanned_file.size, "mtimeNs": scanned_file.mtime_ns,
-        "sha256": sha,
-        "sourceType": fc.chunks[0].metadata.get("sourceType") if fc.chunks else None,
-        "language": fc.chunks[0].metadata.get("language") if fc.chunks else None,
-        "content": fc.text, "error": fc.error, "metadata": fc.metadata,
-        "graph": fc.graph.payload() if fc.graph is not None else None,
-        "chunks": [_chunk_json(c) for c in fc.chunks],
-    }
-    encoded = _json(record)
-    if len(encoded) <= MAX_FILE_JSON:
-        return encoded
-    size = len(encoded) / 2**20
-    error = (f"too large to store: its text and {len(fc.chunks):,} chunks make {size:,.0f} MB of JSON, "
-             f"over the {MAX_FILE_JSON // 2**20} MB a file may take; "
-             "lower indexing.maxFileSize or exclude it")
-    summary.errors.append({"path": scanned_file.path, "error": error})
-    record.update(sourceType=None, language=None, content="", error=error, graph=None, chunks=[])
-    return _json(record)
-
-
-def _json(value: Any) -> bytes:
-    """JSON for ``rag.replace_files``: orjson encodes Django's 111 MB of batches in 0.17 s
-    instead of json's 0.71 s; what it refuses (a lone surrogate, a non-string key) goes
-    through json as before."""
-    try:
-        encoded = orjson.dumps(value)
-    except orjson.JSONEncodeError:
-        encoded = json.dumps(value).encode()
-    return _JSON_NUL.sub(rb"\1\\ufffd", encoded) if b"\\u0000" in encoded else encoded
-
-
-def _joined(batch: list[Batched]) -> bytes:
-    return b"[" + b",".join(batch) + b"]"
 
 
 def planned(scanned_file: ScannedFile) -> dict[str, Any]:
@@ -420,124 +293,6 @@ def _read(
         summary.errors.append({"path": scanned_file.path, "error": str(exc)})
         return None
     return data, hashlib.sha256(data).hexdigest()
-
-
-class _Writers:
-    """Stores batches on WRITERS threads with a connection each.
-
-    Storing is PostgreSQL's work (tokenizing and inserting postings): while
-    its backends do it on their cores, the calling thread reads and chunks the
-    next files. At most IN_FLIGHT batches wait, so a slow database holds back
-    the chunking instead of letting a whole source pile up in memory; the first
-    failed batch stops the run at the next submit.
-    """
-
-    IN_FLIGHT = 2 * WRITERS
-
-    def __init__(self, conn: db.Conn):
-        self._conninfo = _conninfo(conn)
-        self._local = threading.local()
-        self._opened: list[db.Conn] = []
-        self._opened_lock = threading.Lock()
-        self._slots = threading.BoundedSemaphore(self.IN_FLIGHT)
-        self._futures: list[Future[tuple[int, int]]] = []
-        self._failure: BaseException | None = None
-        self._pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="rag-store")
-
-    def submit(self, source_id: int, batch: list[Batched]) -> None:
-        self._slots.acquire()
-        if self._failure is not None:
-            self._slots.release()
-            raise self._failure
-        future = self._pool.submit(self._store, source_id, batch)
-        future.add_done_callback(self._done)
-        self._futures.append(future)
-
-    def totals(self) -> tuple[int, int]:
-        """Waits for every batch: (chunks added, chunks removed) of those stored; raises the first failure."""
-        stored = [f.result() for f in self._futures if f.exception() is None]
-        if self._failure is not None:
-            raise self._failure
-        return sum(a for a, _ in stored), sum(r for _, r in stored)
-
-    def _done(self, future: Future[tuple[int, int]]) -> None:
-        # (a batch cancelled by an interrupted run is no failure: the interrupt is reported)
-        if not future.cancelled() and future.exception() is not None and self._failure is None:
-            self._failure = future.exception()
-        self._slots.release()
-
-    def _store(self, source_id: int, batch: list[Batched]) -> tuple[int, int]:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = psycopg.connect(self._conninfo, autocommit=True, row_factory=dict_row)
-            self._local.conn = conn
-            with self._opened_lock:
-                self._opened.append(conn)
-        return _store_batch(conn, source_id, batch)
-
-    def __enter__(self) -> "_Writers":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        for conn in self._opened:
-            conn.close()
-
-
-def _conninfo(conn: db.Conn) -> str:
-    """What opens another connection to the same database as ``conn``."""
-    password = {"password": conn.info.password} if conn.info.password else {}
-    return make_conninfo("", **conn.info.get_parameters(), **password)
-
-
-@contextmanager
-def _meanwhile(
-    conn: db.Conn, work: Callable[[db.Conn], object]
-) -> Iterator[None]:
-    """Runs ``work`` on a connection of its own while the block runs; at the end of
-    the block waits for it and raises its error (the block's own error wins)."""
-
-    conninfo = _conninfo(conn)  # (read here: a connection is not shared between threads)
-
-    def run() -> None:
-        with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row) as own:
-            work(own)
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-meanwhile") as pool:
-        done = pool.submit(run)
-        yield
-        done.result()
-
-
-def _store_batch(
-    conn: db.Conn,
-    source_id: int,
-    batch: list[Batched],
-) -> tuple[int, int]:
-    """Replace the batch's files and their chunks in one transaction: (added, removed) chunks.
-
-    Concurrent batches update the same term statistics; when PostgreSQL breaks
-    a deadlock between two of them, the aborted one (rolled back whole) is retried.
-    """
-    for attempt in range(DEADLOCK_RETRIES + 1):
-        try:
-            return sqlapi.replace_files(conn, source_id, Jsonb(batch, dumps=_joined))
-        except psycopg.errors.DeadlockDetected:
-            if attempt == DEADLOCK_RETRIES:
-                raise
-    raise AssertionError("unreachable")
-
-
-def _chunk_json(chunk: "Chunk") -> dict[str, Any]:
-    # Loaded with the chunkers, as chunk_bytes is: only files just chunked are stored.
-    from rag.chunking.passages import chunk_passages
-
-    row: dict[str, Any] = {"content": chunk.content, "context": chunk.context,
-                           "contentHash": chunk.content_hash, "metadata": chunk.metadata}
-    passages = chunk_passages(chunk)
-    if passages:
-        row["passages"] = [{"end": p.end, "hash": p.content_hash} for p in passages]
-    return row
 
 
 def _contextualize(

@@ -426,7 +426,7 @@ def _add_ask(server: RagMCPServer) -> None:
 
 def source_to_index(service: RagService, source: str | None, path: str | None,
                      name: str | None) -> SourceSpec:
-    from rag.service import folder_source
+    from rag.sources.folder import folder_source
 
     if bool(source) == bool(path):
         raise RagError("give source (a configured or already indexed source name) or path "

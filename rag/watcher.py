@@ -5,7 +5,9 @@ A ``Watcher`` watches the folders of some local sources, one thread each on ``wa
 relative paths that changed. Its ``run`` loop syncs each source with pending paths as one
 index run limited to them (``RagService.index(paths=...)``: scan those paths, ``rag.plan_files``
 with a scope, chunk, embed, ``rag.replace_files``), the same SQL bookkeeping as ``rag index``.
-It asks these of an ``IndexService``: the part of ``RagService`` it uses, not the service module.
+It asks these of an ``IndexService``: the part of ``RagService`` it uses, not the service module;
+what kind of source it watches it asks of the source's ``rag.sources.base.Source``, never of the
+kind's name.
 
 - Debounce: watchfiles hands over a batch once the folder was quiet for ``QUIET_MS``; a burst
   (a ``git checkout``) is one batch, and paths seen while a sync runs form the next one.
@@ -15,9 +17,10 @@ It asks these of an ``IndexService``: the part of ``RagService`` it uses, not th
   sources go on. The OS watch limit: said once, then a stat scan every ``STAT_SCAN_S``.
 - Another process indexing the source: the sync waits for its lock, silently. The database
   gone: said once, retried until it answers (each sync opens its own connection).
-- Git sources are fetched every ``git_poll_s`` seconds on a thread of their own and synced
-  whole when their branch moved; Confluence sources are synced whole every
-  ``confluence_poll_s`` seconds (a sync lists the pages' versions and fetches only changed ones).
+- A source without a folder on this machine is polled on a thread of its own every
+  ``Source.poll_interval`` seconds (``git_poll_s``, ``confluence_poll_s``; 0: not watched) and
+  synced whole when the poll says it changed (a git branch fetched and moved) or cannot tell
+  (a Confluence sync lists the pages' versions and fetches only changed ones).
 - ``stop()`` ends the threads within a ``QUIET_MS`` step; ``rag watch`` turns SIGINT/SIGTERM
   into KeyboardInterrupt, so a sync under way stops between per-file transactions.
 """
@@ -37,6 +40,7 @@ from rag import sqlapi
 from rag.config import SourceSpec
 from rag.errors import DatabaseError, RagError, SourceBusyError, first_line
 from rag.schemas import IndexOutput, WatchedSource, WatchEvent, WatchStatus
+from rag.sources.base import PollIntervals, Source
 from rag.sources.ignore import ALWAYS_SKIPPED_DIRS, GITIGNORE, RAGIGNORE, is_editor_artefact
 
 if TYPE_CHECKING:
@@ -60,20 +64,21 @@ State = Literal["starting", "watching", "missing", "stat-scan"]
 
 class IndexService(Protocol):
     """What a watcher needs of the application layer: index a source (or only the paths that
-    changed in it), fetch a git source's branch, and a connection of its own."""
+    changed in it), the source a spec defines (how it is watched), and a connection of its own."""
 
     def index(self, spec: SourceSpec, *, paths: Collection[str] | None = ...,
               fetch: bool = ...) -> IndexOutput: ...
 
-    def git_commit(self, spec: SourceSpec) -> str: ...
+    def source(self, spec: SourceSpec) -> Source: ...
 
     def new_connection(self) -> Conn: ...
 
 
 @dataclass
-class _Source:
+class _Watched:
     spec: SourceSpec
-    root: Path
+    source: Source
+    root: Path | None  # its folder, watched by events; None: polled
     state: State = "starting"
     pending: set[str] = field(default_factory=set)
     full: bool = True  # the next sync scans the whole source (first one: catch up)
@@ -89,10 +94,10 @@ class Watcher:
     def __init__(self, service: IndexService, specs: Iterable[SourceSpec], emit: Emit | None = None,
                  *, git_poll_s: float = 0, confluence_poll_s: float = 0) -> None:
         self.service = service
-        # Remote sources are polled this often, by type (0: not watched).
-        self._poll_s = {"git": git_poll_s, "confluence": confluence_poll_s}
+        # Sources without a folder are polled this often, by kind (0: not watched).
+        self._polls = PollIntervals(git=git_poll_s, confluence=confluence_poll_s)
         self._emit = emit or (lambda event: None)
-        self._sources: dict[str, _Source] = {}
+        self._sources: dict[str, _Watched] = {}
         self._lock = threading.Condition()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -113,20 +118,21 @@ class Watcher:
                 for s in self._sources.values()])
 
     def add(self, spec: SourceSpec) -> None:
-        """Watch one more source (its first sync catches up with the folder); a git source is
-        fetched every ``git_poll_s`` seconds instead, a Confluence one synced every
-        ``confluence_poll_s``, and neither is watched when its interval is 0."""
-        if spec.type in self._poll_s and not self._poll_s[spec.type]:
+        """Watch one more source (its first sync catches up with the folder); one without a
+        folder is polled every ``poll_interval`` seconds instead, and not watched when that is 0."""
+        source = self.service.source(spec)
+        folder = source.folder()
+        if folder is None and not source.poll_interval(self._polls):
             return
         with self._lock:
             if spec.name in self._sources:
                 return
-            source = _Source(spec, Path(spec.location))
-            self._sources[spec.name] = source
+            watched = _Watched(spec, source, folder)
+            self._sources[spec.name] = watched
             self._lock.notify_all()
             started = self._started  # else start() watches it with the others
         if started:
-            self._start_thread(source)
+            self._start_thread(watched)
 
     # -- lifetime --------------------------------------------------------------
 
@@ -164,8 +170,8 @@ class Watcher:
             self._presence.close()
             self.join()
 
-    def _start_thread(self, source: _Source) -> None:
-        work = {"git": self._poll_git, "confluence": self._poll_confluence}.get(source.spec.type, self._watch)
+    def _start_thread(self, source: _Watched) -> None:
+        work = self._watch if source.root is not None else self._poll
         thread = threading.Thread(target=work, args=(source,), name=f"rag-watch-{source.spec.name}",
                                   daemon=True)
         self._threads.append(thread)
@@ -173,15 +179,16 @@ class Watcher:
 
     # -- collecting changes (one thread per source) ------------------------------
 
-    def _watch(self, source: _Source) -> None:
+    def _watch(self, source: _Watched) -> None:
         # RustNotify is watchfiles' engine under ``watch()``: used directly, the catch-up sync
         # starts once the watch is in place, so no event falls between the two.
         from watchfiles._rust_notify import RustNotify
 
-        root = str(source.root)
+        assert source.root is not None
+        folder, root = source.root, str(source.root)
         while not self._stop.is_set():
-            if not source.root.is_dir():
-                self._set_state(source, "missing", f"folder {source.root} is gone (deleted or renamed); "
+            if not folder.is_dir():
+                self._set_state(source, "missing", f"folder {folder} is gone (deleted or renamed); "
                                 "watching for it to come back")
                 self._stop.wait(MISSING_CHECK_S)
                 continue
@@ -195,50 +202,45 @@ class Watcher:
                     while not self._stop.is_set():
                         changes = notify.watch(MAX_BATCH_MS, QUIET_MS, 1_000, self._stop)
                         if isinstance(changes, set):
-                            self._add_paths(source, (path for _, path in changes))
-                        if changes == "stop" or not source.root.is_dir():
+                            self._add_paths(source, folder, (path for _, path in changes))
+                        if changes == "stop" or not folder.is_dir():
                             break
             except Exception as exc:
                 if WATCH_LIMIT_MESSAGE in str(exc):
                     self._set_state(source, "stat-scan", f"{WATCH_LIMIT_MESSAGE} (raise "
                                     "fs.inotify.max_user_watches); scanning the folder every "
                                     f"{STAT_SCAN_S:.0f} s instead")
-                elif source.root.is_dir():
+                elif folder.is_dir():
                     self._event(source, WatchEvent(
                         source=source.spec.name, event="error",
                         message=f"watching stopped: {first_line(exc)}; restarting"))
                     self._stop.wait(MISSING_CHECK_S)
             self._mark_full(source)  # events between two watches are unknown: sync it whole
 
-    def _poll_git(self, source: _Source) -> None:
-        """A git source: fetch its branch every ``git_poll_s``; a new commit syncs it whole
-        (the sync scans the clone; only files whose size or mtime changed are read)."""
-        commit = None
+    def _poll(self, watched: _Watched) -> None:
+        """A source without a folder: polled every ``poll_interval`` seconds; a poll that finds it
+        changed (a git branch fetched and moved) or cannot tell (a Confluence listing is its own
+        check) syncs it whole (a sync reads only the documents whose size or mtime changed)."""
+        interval = watched.source.poll_interval(self._polls)
+        version: str | None = None
         while not self._stop.is_set():
             try:
-                now = self.service.git_commit(source.spec)
+                now = watched.source.poll()
             except RagError as exc:
-                self._event(source, WatchEvent(source=source.spec.name, event="error",
-                                               message=f"{first_line(exc)}; trying again later"))
+                self._event(watched, WatchEvent(source=watched.spec.name, event="error",
+                                                message=f"{first_line(exc)}; trying again later"))
             else:
-                self._set_state(source, "watching")  # syncs start once the clone is there
-                if now != commit:
-                    commit = now
-                    self._mark_full(source)
-            self._stop.wait(self._poll_s["git"])
+                self._set_state(watched, "watching")  # syncs start once the poll succeeded (a clone is there)
+                if now is None or now != version:
+                    version = now
+                    self._mark_full(watched)
+            self._stop.wait(interval)
 
-    def _poll_confluence(self, source: _Source) -> None:
-        """A Confluence source: a whole sync every ``confluence_poll_s`` (its listing is the check)."""
-        self._set_state(source, "watching")
-        while not self._stop.is_set():
-            self._mark_full(source)
-            self._stop.wait(self._poll_s["confluence"])
-
-    def _add_paths(self, source: _Source, paths: Iterable[str]) -> None:
+    def _add_paths(self, source: _Watched, folder: Path, paths: Iterable[str]) -> None:
         relative = set()
         for path in paths:
             try:
-                rel = Path(path).relative_to(source.root).as_posix()
+                rel = Path(path).relative_to(folder).as_posix()
             except ValueError:
                 continue
             if rel == "." or not _relevant(rel):
@@ -252,12 +254,12 @@ class Watcher:
                 source.pending |= relative
                 self._lock.notify_all()
 
-    def _mark_full(self, source: _Source) -> None:
+    def _mark_full(self, source: _Watched) -> None:
         with self._lock:
             source.full = True
             self._lock.notify_all()
 
-    def _set_state(self, source: _Source, state: State, message: str | None = None) -> None:
+    def _set_state(self, source: _Watched, state: State, message: str | None = None) -> None:
         if source.state == state:
             return
         was = source.state
@@ -273,7 +275,7 @@ class Watcher:
 
     # -- syncing (the thread of ``run``) -------------------------------------------
 
-    def _next_due(self) -> _Source | None:
+    def _next_due(self) -> _Watched | None:
         with self._lock:
             while not self._stop.is_set():
                 now = time.monotonic()
@@ -288,7 +290,7 @@ class Watcher:
                     return None  # a quiet moment: run() checks the presence connection
         return None
 
-    def _sync(self, source: _Source) -> None:
+    def _sync(self, source: _Watched) -> None:
         with self._lock:
             paths, full = source.pending, source.full or len(source.pending) > FULL_SYNC_ABOVE
             source.pending, source.full = set(), False
@@ -308,7 +310,7 @@ class Watcher:
             self._retry_later(source, paths, full)
             return
         except Exception as exc:  # one source's failure never stops the watcher
-            if source.spec.type == "local" and not source.root.is_dir():
+            if source.root is not None and not source.root.is_dir():
                 self._retry_later(source, paths, True)  # the watch thread says it is gone
                 return
             if not isinstance(exc, RagError):
@@ -334,13 +336,13 @@ class Watcher:
         else:
             source.last_event = event
 
-    def _retry_later(self, source: _Source, paths: set[str], full: bool, delay: float = RETRY_S) -> None:
+    def _retry_later(self, source: _Watched, paths: set[str], full: bool, delay: float = RETRY_S) -> None:
         with self._lock:
             source.pending |= paths
             source.full = source.full or full
             source.retry_at = time.monotonic() + delay
 
-    def _event(self, source: _Source, event: WatchEvent) -> None:
+    def _event(self, source: _Watched, event: WatchEvent) -> None:
         source.last_event = event
         try:
             self._emit(event)

@@ -20,8 +20,9 @@ from rag import db
 from rag.config import ChunkSettings, SourceSpec
 from rag.dispatcher import chunk_bytes
 from rag.errors import IndexingError
-from rag.indexer import _json, index_source
+from rag.indexer import index_source
 from rag.providers import NoneEmbedder
+from rag.storing import encode_json
 
 SETTINGS = ChunkSettings(max_tokens=200, overlap=20)
 
@@ -118,16 +119,16 @@ def test_a_bad_file_is_recorded_and_does_not_stop_the_run(
 ) -> None:
     root = make_project(tmp_path / "p")
     (root / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
-    from rag import indexer
+    from rag.sources import folder
 
-    real_read = indexer.read_regular_file
+    real_read = folder.read_regular_file
 
     def read_bytes(path: Path, **limit: Any) -> bytes:
         if path.name == "mod3.py":
             raise PermissionError(13, "Permission denied")
         return real_read(path, **limit)
 
-    monkeypatch.setattr(indexer, "read_regular_file", read_bytes)
+    monkeypatch.setattr(folder, "read_regular_file", read_bytes)
     summary = run(rag_db, root)
     assert summary.status == "succeeded"
     errors = {e["path"]: e["error"] for e in summary.errors}
@@ -159,17 +160,17 @@ KILLED_RUN = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from rag import db, indexer
+    from rag import db, indexer, storing
     from rag.config import ChunkSettings, SourceSpec
     from rag.providers import NoneEmbedder
 
     indexer.BATCH_FILES = 2
-    real_store = indexer._store_batch
+    real_store = storing.store_batch
     def slow_store(*args, **kwargs):
         stored = real_store(*args, **kwargs)
         time.sleep(0.05)
         return stored
-    indexer._store_batch = slow_store
+    storing.store_batch = slow_store
     root = Path(sys.argv[2])
     with db.connect(db.DatabaseTarget(sys.argv[1], "test")) as conn:
         indexer.index_source(conn, SourceSpec("proj", "local", str(root)), root, NoneEmbedder(),
@@ -302,10 +303,10 @@ def test_a_source_being_indexed_cannot_be_removed(rag_db: db.DatabaseTarget, tmp
 def test_a_failed_batch_stops_the_run_and_marks_it_failed(
     rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag import indexer
+    from rag import indexer, storing
 
     monkeypatch.setattr(indexer, "BATCH_FILES", 1)
-    real_store = indexer._store_batch
+    real_store = storing.store_batch
     stored: list[str] = []
 
     def failing_store(conn: Any, source_id: int, batch: Any) -> tuple[int, int]:
@@ -315,7 +316,7 @@ def test_a_failed_batch_stops_the_run_and_marks_it_failed(
         stored.append(path)
         return real_store(conn, source_id, batch)
 
-    monkeypatch.setattr(indexer, "_store_batch", failing_store)
+    monkeypatch.setattr(storing, "store_batch", failing_store)
     with pytest.raises(psycopg.errors.DiskFull):
         run(rag_db, make_project(tmp_path / "p", files=40), NoneEmbedder())
     assert len(stored) < 40, "chunking stopped soon after the failure"
@@ -524,16 +525,16 @@ def test_a_phase_that_outlives_its_deadline_fails_the_run_and_says_which(
 
 
 def test_what_runs_meanwhile_on_its_own_connection_fails_the_run(rag_db: db.DatabaseTarget) -> None:
-    from rag.indexer import _meanwhile
+    from rag.storing import meanwhile
 
     with (connect(rag_db) as conn, pytest.raises(psycopg.errors.DivisionByZero),
-          _meanwhile(conn, lambda own: own.execute("SELECT 1 / %s", (0,)))):
+          meanwhile(conn, lambda own: own.execute("SELECT 1 / %s", (0,)))):
         conn.execute("SELECT 1")  # the block goes on meanwhile
 
 
 def test_batches_go_as_the_same_json_whichever_encoder_takes_them() -> None:
     """orjson encodes batches; what it refuses (a non-string key, a lone surrogate) goes through json."""
     plain = {"path": "é/ü.py", "chunks": [{"content": "x = 1\n", "metadata": {"startLine": 1}}], "graph": None}
-    assert json.loads(_json(plain)) == plain
-    assert _json({1: "a"}) == json.dumps({1: "a"}).encode()
-    assert _json({"text": "\ud800"}) == json.dumps({"text": "\ud800"}).encode()
+    assert json.loads(encode_json(plain)) == plain
+    assert encode_json({1: "a"}) == json.dumps({1: "a"}).encode()
+    assert encode_json({"text": "\ud800"}) == json.dumps({"text": "\ud800"}).encode()

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from helpers import rows
 
-from rag import db, indexer
+from rag import db, indexer, storing
 from rag.config import ChunkSettings, SourceSpec
 from rag.providers import NoneEmbedder
+from rag.sources import folder
 from rag.sources.scan import ScanResult, scan_source
 
 SETTINGS = ChunkSettings(max_tokens=200, overlap=20, max_file_size=1_000_000)
@@ -29,16 +30,16 @@ def prose(lines: int) -> str:
 def test_a_file_too_large_to_store_is_one_per_file_error_and_batches_are_cut_by_size(
     rag_db: db.DatabaseTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexer, "MAX_FILE_JSON", 200_000)  # (PostgreSQL's jsonb takes 256 MB)
+    monkeypatch.setattr(storing, "MAX_FILE_JSON", 200_000)  # (PostgreSQL's jsonb takes 256 MB)
     monkeypatch.setattr(indexer, "BATCH_BYTES", 40_000)
     sent: list[tuple[int, int]] = []  # (files, JSON bytes) of each batch
-    real_store = indexer._store_batch
+    real_store = storing.store_batch
 
     def store(conn: Any, source_id: int, batch: list[bytes]) -> tuple[int, int]:
         sent.append((len(batch), sum(len(b) for b in batch)))
         return real_store(conn, source_id, batch)
 
-    monkeypatch.setattr(indexer, "_store_batch", store)
+    monkeypatch.setattr(storing, "store_batch", store)
     root = tmp_path / "p"
     root.mkdir()
     (root / "huge.txt").write_text(prose(2000))  # ~110 KB of text, twice that as text and chunks
@@ -63,14 +64,14 @@ def test_a_file_that_grew_past_the_limit_since_the_scan_is_refused_when_read(
     root.mkdir()
     (root / "notes.md").write_text("# Notes\n\nShort.\n")
     (root / "log.txt").write_text("small\n")
-    real_scan = indexer.scan
+    real_scan = folder.scan
 
     def scan_then_grow(*args: Any, **kwargs: Any) -> ScanResult:
         scanned = real_scan(*args, **kwargs)
         (root / "log.txt").write_text(prose(2000))  # ~110 KB, under a 10 KB limit
         return scanned
 
-    monkeypatch.setattr(indexer, "scan", scan_then_grow)
+    monkeypatch.setattr(folder, "scan", scan_then_grow)
     summary = index(rag_db, root, ChunkSettings(max_tokens=200, overlap=20, max_file_size=10_000))
     assert summary.errors == [{"path": "log.txt", "error":
                                "cannot read: grew past indexing.maxFileSize (10,000 bytes) since the scan"}]

@@ -81,13 +81,12 @@ def _contextual_texts(
 
 
 def _files_to_chunk(paths: list[Path], settings: ChunkSettings) -> Iterator[tuple[Path, str]]:
-    from rag import indexer
-    from rag.service import folder_source
+    from rag.sources.folder import folder_source, scan
 
     for given in paths:
         if given.is_dir():
             spec = folder_source(given.resolve(), given.name or "folder")
-            for scanned in indexer.scan(given, spec, settings).files:
+            for scanned in scan(given, spec, settings).files:
                 yield scanned.abs_path, str(given / scanned.path)
         elif given.is_file():
             yield given, str(given)

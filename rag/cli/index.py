@@ -93,7 +93,8 @@ def _sources_to_index(
     service: RagService, name: str | None, all_sources: bool, path: str | None, git: str | None,
     branch: str | None, source_name: str | None, include: tuple[str, ...], exclude: tuple[str, ...],
 ) -> list[SourceSpec]:
-    from rag.service import folder_source, git_source
+    from rag.sources.folder import folder_source
+    from rag.sources.repository import git_source
 
     chosen = [bool(name), all_sources, bool(path), bool(git)]
     if sum(chosen) > 1:
@@ -137,7 +138,7 @@ def _confluence_source(
     base_url: str | None, spaces: tuple[str, ...], cql: str | None, flavor: str | None,
     source_name: str | None, file_options: bool,
 ) -> SourceSpec:
-    from rag.service import confluence_source
+    from rag.sources.confluence.space import confluence_source
 
     if not base_url:
         raise RagError("--space, --cql and --flavor go with --confluence BASE_URL")

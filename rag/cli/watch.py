@@ -31,7 +31,7 @@ def watch(
     """
     import signal
 
-    from rag.service import folder_source
+    from rag.sources.folder import folder_source
     from rag.watcher import Watcher, describe
 
     service = state(ctx).service

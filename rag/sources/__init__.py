@@ -1,13 +1,8 @@
-"""Sources: choosing the files of a folder to index, and syncing git repositories.
+"""Sources: what local-rag indexes, each kind behind one ``Source`` (``base``), chosen by its
+name in one place (``registry``): a local folder (``folder``), a git repository (``repository``,
+a shallow clone kept up to date by ``git``), a Confluence selection (``confluence``).
 
-``scan_source`` walks a folder (``rag.sources.scan``) applying built-in
-exclusions, .gitignore/.ragignore files (``rag.sources.ignore``) and per-source
-include/exclude globs; ``sync_git_source`` (``rag.sources.git``) keeps a shallow
-clone of a repository up to date so it can be scanned like any folder.
+A folder's files are chosen by ``scan`` (built-in exclusions, .gitignore/.ragignore files read
+by ``ignore``, per-source include/exclude globs) and read by ``reading``. This package's own
+module imports none of them, so that knowing the kinds costs no import of what they use.
 """
-
-from rag.errors import SourceError
-from rag.sources.git import sync_git_source
-from rag.sources.scan import ScannedFile, ScanResult, scan_source
-
-__all__ = ["ScanResult", "ScannedFile", "SourceError", "scan_source", "sync_git_source"]

@@ -16,7 +16,7 @@ import pytest
 from fake_confluence import FakeConfluence, sample_site
 
 from rag.errors import SourceError
-from rag.sources.confluence import ConfluenceClient
+from rag.sources.confluence.client import ConfluenceClient
 
 Answer = tuple[int, dict[str, str], bytes]
 

@@ -169,7 +169,7 @@ def test_a_page_that_fails_is_an_error_of_the_run_not_its_end(
 def test_a_killed_run_leaves_every_page_old_or_new_and_the_next_finishes(
     site: FakeConfluence, service: RagService, rag_db: db.DatabaseTarget, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag.sources.confluence import ConfluenceClient
+    from rag.sources.confluence.client import ConfluenceClient
 
     service.index(wiki(site))
     for page_id in ("100", "101", "102", "103", "105"):

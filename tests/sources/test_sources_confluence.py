@@ -11,9 +11,8 @@ import pytest
 from fake_confluence import API_TOKEN, PAT, FakeConfluence, sample_site
 
 from rag.errors import FileUnreadableError, SourceError
-from rag.sources.confluence import ConfluenceClient, flavor_of, page_path
-from rag.sources.confluence.client import PageBody
-from rag.sources.confluence.pages import page_markdown
+from rag.sources.confluence.client import ConfluenceClient, PageBody, flavor_of
+from rag.sources.confluence.pages import page_markdown, page_path
 
 GOLDEN = Path(__file__).parent / "confluence_golden"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rag.sources import SourceError, sync_git_source
+from rag.errors import SourceError
 from rag.sources import git as git_module
-from rag.sources.git import first_error_line, mask_url
+from rag.sources.git import first_error_line, mask_url, sync_git_source
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

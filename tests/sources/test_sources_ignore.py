@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag.sources import scan_source
 from rag.sources.ignore import (
     is_builtin_skipped_dir,
     is_builtin_skipped_file,
     is_secret_file,
     rebase_pattern,
 )
+from rag.sources.scan import scan_source
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from rag.sources import ScanResult, SourceError, scan_source
-from rag.sources.scan import looks_binary
+from rag.errors import SourceError
+from rag.sources.scan import ScanResult, looks_binary, scan_source
 
 Tree = dict[str, str | bytes]
 

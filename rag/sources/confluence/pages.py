@@ -1,4 +1,4 @@
-"""A Confluence selection as an index run reads it (``rag.indexer.Documents``).
+"""A Confluence selection as an index run reads it (``rag.sources.base.Documents``).
 
 A page is a file whose path is ``SPACE/<page id>-<title>`` (the title made path-safe), whose
 size is its version number and whose mtime is its version's time: the listing alone tells
