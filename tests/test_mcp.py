@@ -43,6 +43,17 @@ def other_connection(target: db.DatabaseTarget) -> psycopg.Connection[dict[str, 
     return db.connect(target)
 
 
+def wait_until_gone(target: db.DatabaseTarget, pid: int) -> None:
+    """Until the server backend ``pid`` has exited: a closed client connection returns before its
+    backend releases its session locks."""
+    with other_connection(target) as conn:
+        for _ in range(200):
+            if not conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"backend {pid} still there after 10 s")
+
+
 # ---------------------------------------------------------------------------
 # tools/list
 
@@ -273,6 +284,7 @@ def test_status(harness: Harness, rag_db: db.DatabaseTarget) -> None:
 
 def test_status_sees_a_run_of_another_process(harness: Harness, rag_db: db.DatabaseTarget) -> None:
     with other_connection(rag_db) as conn:  # what an indexer elsewhere holds while it runs
+        pid = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]  # type: ignore[index]
         source_id = conn.execute("SELECT id FROM rag.sources WHERE name = 'proj'").fetchone()["id"]  # type: ignore[index]
         run_id = conn.execute("SELECT rag.begin_run(%s) AS id", (source_id,)).fetchone()["id"]  # type: ignore[index]
         indexing = harness.ok("status")["indexing"]
@@ -282,6 +294,7 @@ def test_status_sees_a_run_of_another_process(harness: Harness, rag_db: db.Datab
         assert "source 'proj' is being indexed by another process" in harness.error("index", {"source": "proj"})
         assert "source 'proj' is being indexed now" in harness.error("remove_source", {"name": "proj"})
         assert harness.ok("search", {"query": "combineLatest"})["results"]  # searching goes on meanwhile
+    wait_until_gone(rag_db, pid)
     # A run whose process died stays 'running' in index_runs but holds no lock: not active.
     assert harness.ok("status")["indexing"]["active"] is False
 
