@@ -14,15 +14,23 @@ from dataclasses import dataclass
 import tree_sitter_language_pack
 from tree_sitter import Node, Parser
 
+from rag.languages.c_family.attribute_macros import blank_attribute_macros
+from rag.languages.c_family.preprocessor import first_branches
+
 _GRAMMARS = frozenset(typing.get_args(tree_sitter_language_pack.SupportedLanguage))
 
 # --- parsing --------------------------------------------------------------------
 
 _parsers = threading.local()  # tree-sitter parsers are not safe to share across threads
 
+# Text the grammar misreads, made readable with the same lines and offsets.
+_PREPARE: Mapping[str, Callable[[str], str]] = dict.fromkeys(
+    ("c", "cpp", "objc", "cuda", "arduino"), lambda text: blank_attribute_macros(first_branches(text)))
+
 
 def parse_tree(text: str, language: str) -> Node | None:
-    """The syntax tree's root, or None when there is no grammar for ``language``."""
+    """The syntax tree's root, or None when there is no grammar for ``language``. Some languages'
+    text is first prepared for their grammar, keeping every line and offset (``_PREPARE``)."""
     if language not in _GRAMMARS:
         return None
     cache: dict[str, Parser] = _parsers.__dict__.setdefault("by_language", {})
@@ -35,6 +43,9 @@ def parse_tree(text: str, language: str) -> Node | None:
         except LookupError:
             return None
         cache[language] = parser
+    prepare = _PREPARE.get(language)
+    if prepare is not None:
+        text = prepare(text)
     # Rows are counted at "\n" bytes, the same lines the chunker splits at.
     tree = parser.parse(text.encode("utf-8", "surrogatepass"))
     return tree.root_node if tree is not None else None

@@ -156,6 +156,11 @@ def test_nested_java_classes_get_dotted_names_and_both_signatures() -> None:
          ("FUNCTION", "default")),
         ("cpp", "int Box::size() const {\n  return 1;\n}\n", ("METHOD", "Box.size")),
         ("c", "typedef struct {\n  int x;\n} point_t;\n", ("STRUCT", "point_t")),
+        # a conditional inside the body, an attribute macro before the type
+        ("c", "FORCE_INLINE int\nhash(const char *s)\n{\n#if defined(FAST)\n  if (s) {\n#else\n  if (!s) {\n#endif\n"
+              "    return 1;\n  }\n  return 0;\n}\n", ("FUNCTION", "hash")),
+        ("c", "API_EXPORT unsigned int sum(int a, int b)\n{\n#if 0\n  return 0;\n#else\n  return a + b;\n#endif\n}\n",
+         ("FUNCTION", "sum")),
         ("ruby", "class Admin::User < Base\n  def name; end\nend\n", ("CLASS", "Admin.User")),
         ("python", "@dataclass\nclass Point:\n    x: int\n", ("CLASS", "Point")),
         ("php", "<?php\nfunction greet($name) {\n  return $name;\n}\n", ("FUNCTION", "greet")),
