@@ -21,15 +21,13 @@ Usage: .venv/bin/python eval/build_ru_man.py [--max-queries N]
 """
 
 import gzip
-import hashlib
 import io
 import re
 import tarfile
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-from common import EVAL_HOME, builder_main, drop_repeated_queries, fresh_copy, write_cases, write_copy
+from common import builder_main, drop_repeated_queries, fetch_deb_data, fresh_copy, write_cases, write_copy
 from man_markdown import man_to_markdown
 
 from rag.chunking.markdown import markdown_sections
@@ -51,17 +49,8 @@ _ABBREVIATION = re.compile(r"(?:(?<!\w)\w|\b(?:см|напр|др|англ|ст�
 
 def fetch_pages() -> dict[str, str]:
     """The man(7) source of every page of SECTIONS, by its path in the copy (``man1/ls.1.md``)."""
-    downloads = EVAL_HOME / "downloads"
-    downloads.mkdir(parents=True, exist_ok=True)
-    deb = downloads / Path(DEB_URL).name
-    if not deb.exists():
-        with urllib.request.urlopen(DEB_URL, timeout=120) as response:
-            data = response.read()
-        if hashlib.sha256(data).hexdigest() != DEB_SHA256:
-            raise SystemExit(f"{DEB_URL}: sha256 differs from the pinned {DEB_SHA256}")
-        deb.write_bytes(data)
     pages = {}
-    with tarfile.open(fileobj=io.BytesIO(_ar_member(deb.read_bytes(), "data.tar"))) as tar:
+    with tarfile.open(fileobj=io.BytesIO(fetch_deb_data(DEB_URL, DEB_SHA256))) as tar:
         for member in tar.getmembers():
             parts = Path(member.name).parts
             if member.isfile() and len(parts) >= 2 and parts[-2] in SECTIONS and member.name.endswith(".gz"):
@@ -69,18 +58,6 @@ def fetch_pages() -> dict[str, str]:
                 if not source.lstrip().startswith(".so "):
                     pages[f"{parts[-2]}/{Path(parts[-1]).stem}.md"] = source
     return dict(sorted(pages.items()))
-
-
-def _ar_member(archive: bytes, prefix: str) -> bytes:
-    """The first member of an ar archive (a .deb) whose name starts with ``prefix``."""
-    offset = 8  # "!<arch>\n"
-    while offset < len(archive):
-        header = archive[offset:offset + 60]
-        name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58].decode().strip())
-        if name.startswith(prefix):
-            return archive[offset + 60:offset + 60 + size]
-        offset += 60 + size + size % 2
-    raise SystemExit(f"no {prefix}* member in the package")
 
 
 def sentences(text: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""What the evaluation-set builders share: where sets live, fetching a pinned sdist or npm tarball,
+"""What the evaluation-set builders share: where sets live, fetching a pinned sdist, npm tarball or Debian package,
 writing cases.
 
 A set lives in ``.bench/eval/<name>/`` (gitignored): ``copy/`` is the folder
@@ -7,12 +7,14 @@ format of ``rag/evaluation.py``.
 """
 
 import argparse
+import hashlib
 import json
 import random
 import shutil
 import subprocess
 import sys
 import tarfile
+import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,6 +61,32 @@ def fetch_npm(package: str, version: str) -> Path:
         with tarfile.open(archive) as tar:
             tar.extractall(tree, filter="data")
     return tree / "package"
+
+
+def fetch_deb_data(url: str, sha256: str) -> bytes:
+    """The data.tar member of a Debian package (fetched once from ``url``, pinned by ``sha256``)."""
+    downloads = EVAL_HOME / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    deb = downloads / Path(url).name
+    if not deb.exists():
+        with urllib.request.urlopen(url, timeout=120) as response:
+            data = response.read()
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise SystemExit(f"{url}: sha256 differs from the pinned {sha256}")
+        deb.write_bytes(data)
+    return _ar_member(deb.read_bytes(), "data.tar")
+
+
+def _ar_member(archive: bytes, prefix: str) -> bytes:
+    """The first member of an ar archive (a .deb) whose name starts with ``prefix``."""
+    offset = 8  # "!<arch>\n"
+    while offset < len(archive):
+        header = archive[offset:offset + 60]
+        name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58].decode().strip())
+        if name.startswith(prefix):
+            return archive[offset + 60:offset + 60 + size]
+        offset += 60 + size + size % 2
+    raise SystemExit(f"no {prefix}* member in the package")
 
 
 def _archives(folder: Path, project: str, version: str) -> list[Path]:
