@@ -53,7 +53,7 @@ def without_contents(page: str) -> str:
         items = [item for item in element if item.tag in ("li", "dt", "dd")]
         linked = items and all(" ".join(item.text_content().split()).strip(".0123456789 ")
                                == " ".join(" ".join(link.text_content().split()) for link in item.iter("a")).strip()
-                               or item.tag == "dd" and all(sub.tag in ("dl", "ul", "ol") for sub in item)
+                               or (item.tag == "dd" and all(sub.tag in ("dl", "ul", "ol") for sub in item))
                                for item in items)
         if (classes & {"toc", "contents", "toctree-wrapper"} or linked) and element.getparent() is not None:
             element.getparent().remove(element)

@@ -10,7 +10,16 @@ from build_ru_docs import without_contents
 from build_ru_man import option_cases, page_case, sentences
 from jsdoc import first_paragraph, strip_jsdoc
 from man_markdown import man_to_markdown
-from peers import BM25_MODE, RRF_MODE, SEED_MODE, Window, bm25_rankings, line_windows, rrf, score_window_rankings
+from peers import (
+    BM25_MODE,
+    RRF_MODE,
+    SEED_MODE,
+    Window,
+    bm25_rankings,
+    line_windows,
+    rrf,
+    score_window_rankings,
+)
 from run_eval import margin, summary
 from title_cases import file_cases as title_file_cases
 from title_cases import title_query, unique_queries
