@@ -49,9 +49,7 @@ DECLARE
         -- a share of tests' fused scores given to the module each is named after (rag._tested_lifts)
         'tested', 0.1,
         -- diversity: a file's chunks after its first per_file are multiplied by decay per extra chunk
-        'decay', 0.8,
-        -- a document's page as one answer: a share of the fused scores of its file's other candidates
-        'page', 0.0);
+        'decay', 0.8);
     unknown text;
     bad     text;
 BEGIN
@@ -478,11 +476,7 @@ BEGIN ATOMIC
     ),
     weighed AS (
         SELECT cl.id, cl.file_id, cl.path, cl.content_hash,
-               (cl.score + cl.strength * (SELECT coalesce(max(k.score), 1) FROM candidates k)
-                + CASE WHEN cl.document
-                       THEN (priors->>'page')::double precision
-                            * (sum(cl.score) OVER (PARTITION BY cl.file_id) - cl.score)
-                       ELSE 0 END)
+               (cl.score + cl.strength * (SELECT coalesce(max(k.score), 1) FROM candidates k))
                * CASE WHEN cl.class IS NULL THEN 1
                       WHEN cl.class IN ('test', 'fixture') AND (SELECT t.yes FROM full_tests t) THEN 1
                       WHEN cl.class = 'changelog' AND (SELECT pr.yes FROM prose pr) THEN 1
