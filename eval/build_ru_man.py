@@ -27,15 +27,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from common import (
-    builder_main,
-    deb_member,
-    drop_repeated_queries,
-    fetch_pinned,
-    fresh_copy,
-    write_cases,
-    write_copy,
-)
+from common import builder_main, drop_repeated_queries, fetch_deb_data, fresh_copy, write_cases, write_copy
 from man_markdown import man_to_markdown
 
 from rag.chunking.markdown import markdown_sections
@@ -57,9 +49,8 @@ _ABBREVIATION = re.compile(r"(?:(?<!\w)\w|\b(?:см|напр|др|англ|ст�
 
 def fetch_pages() -> dict[str, str]:
     """The man(7) source of every page of SECTIONS, by its path in the copy (``man1/ls.1.md``)."""
-    deb = fetch_pinned(DEB_URL, DEB_SHA256)
     pages = {}
-    with tarfile.open(fileobj=io.BytesIO(deb_member(deb.read_bytes(), "data.tar"))) as tar:
+    with tarfile.open(fileobj=io.BytesIO(fetch_deb_data(DEB_URL, DEB_SHA256))) as tar:
         for member in tar.getmembers():
             parts = Path(member.name).parts
             if member.isfile() and len(parts) >= 2 and parts[-2] in SECTIONS and member.name.endswith(".gz"):

@@ -1,4 +1,4 @@
-"""What the evaluation-set builders share: where sets live, fetching a pinned sdist or npm tarball,
+"""What the evaluation-set builders share: where sets live, fetching a pinned sdist, npm tarball or Debian package,
 writing cases.
 
 A set lives in ``.bench/eval/<name>/`` (gitignored): ``copy/`` is the folder
@@ -92,6 +92,11 @@ def fetch_debian(url: str, sha256: str) -> Path:
             with tarfile.open(archive) as tar:
                 tar.extractall(tree, filter="data")
     return tree
+
+
+def fetch_deb_data(url: str, sha256: str) -> bytes:
+    """The data.tar member of a Debian package (fetched once from ``url``, pinned by ``sha256``)."""
+    return deb_member(fetch_pinned(url, sha256).read_bytes(), "data.tar")
 
 
 def deb_member(archive: bytes, prefix: str) -> bytes:

@@ -27,7 +27,9 @@ from pathlib import Path
 import build_django_code
 import build_lodash_code
 import build_md_docs
+import build_md_titles
 import build_rst_docs
+import build_ru_docs
 import build_ru_man
 import build_rxjs_code
 import numpy as np
@@ -35,6 +37,7 @@ from common import ROOT, set_dir
 from peers import (
     BM25_MODE,
     FUSION_DEPTH,
+    LINES_MODE,
     RRF_MODE,
     SEED_MODE,
     bm25_rankings,
@@ -53,10 +56,11 @@ from rag.providers.rerankers import configured_reranker
 from rag.search import Searcher
 
 BUILDERS = {module.NAME: module.build for module in
-            (build_django_code, build_md_docs, build_rxjs_code, build_lodash_code, build_rst_docs, build_ru_man)}
+            (build_django_code, build_md_docs, build_rxjs_code, build_lodash_code, build_rst_docs, build_ru_man,
+             build_md_titles, build_ru_docs)}
 BUILDERS[build_ru_man.OPTIONS] = build_ru_man.build  # (one builder, two sets)
-RUSSIAN_SETS = {build_ru_man.PAGES, build_ru_man.OPTIONS}  # their BM25 peer stems Russian (peers.py)
-PEERS = (SEED_MODE, BM25_MODE, RRF_MODE)
+RUSSIAN_SETS = {build_ru_man.PAGES, build_ru_man.OPTIONS, build_ru_docs.NAME}  # their BM25 peer stems (peers.py)
+PEERS = (SEED_MODE, BM25_MODE, RRF_MODE, LINES_MODE)
 HOME = ROOT / ".bench" / "home-eval"
 RAG = str(Path(sys.executable).parent / "rag")
 
@@ -108,12 +112,17 @@ def index_alone(config: str | None, name: str, copy: Path) -> None:
 
 def peer_metrics(copy: Path, cases: list[EvalCase], embedder: CachedEmbedder,
                  russian: bool = False) -> dict[str, Metrics]:
-    """The peers over the copy's 1000/200 windows: dense (the seed design), BM25, and their naive RRF."""
+    """The peers over the copy's 1000/200 windows: dense (the seed design), BM25, and their naive RRF;
+    and a stemming BM25 over 40-line windows."""
     windows = folder_windows(copy)
     dense = dense_window_rankings(windows, cases, embedder, depth=FUSION_DEPTH)
     keyword = bm25_rankings(windows, [c.query for c in cases], russian=russian)
     rankings = {SEED_MODE: dense, BM25_MODE: keyword, RRF_MODE: rrf([dense, keyword])}
-    return {mode: score_window_rankings(copy, windows, cases, ranked) for mode, ranked in rankings.items()}
+    metrics = {mode: score_window_rankings(copy, windows, cases, ranked) for mode, ranked in rankings.items()}
+    lines = folder_windows(copy, lines=True)
+    metrics[LINES_MODE] = score_window_rankings(
+        copy, lines, cases, bm25_rankings(lines, [c.query for c in cases], russian=True))
+    return metrics
 
 
 def other_fusion(fusion: str) -> str:
@@ -168,7 +177,7 @@ def summary(results: dict[str, dict[str, Metrics]]) -> str:
     """One line per set: hybrid's MRR@10 and Recall@10, the best peer's MRR@10, the margin,
     hybrid's and the best peer's share of answers within 1,000 tokens of results, and the MRR@10
     and margin of hybrid with the other fusion."""
-    lines = [f"{'set':<14} {'hybrid MRR@10':>13} {'R@10':>6} {'best peer':>14} {'MRR@10':>7} {'margin':>7}"
+    lines = [f"{'set':<14} {'hybrid MRR@10':>13} {'R@10':>6} {'best peer':>16} {'MRR@10':>7} {'margin':>7}"
              f" {'R@1000tok':>9} {'peers':>6}   {'other fusion':>13} {'MRR@10':>7} {'margin':>7}"]
     for name, metrics in results.items():
         lead = margin(metrics)
@@ -179,7 +188,7 @@ def summary(results: dict[str, dict[str, Metrics]]) -> str:
             alternative = (f"   {other:>13} {metrics[other].mrr:>7.3f} {metrics[other].mrr - best:>+7.3f}"
                            if other else "")
             peers_within = max(metrics[mode].within_budget for mode in PEERS if mode in metrics)
-            lines.append(f"{name:<14} {hybrid.mrr:>13.3f} {hybrid.recall[10]:>6.3f} {lead[0]:>14} "
+            lines.append(f"{name:<14} {hybrid.mrr:>13.3f} {hybrid.recall[10]:>6.3f} {lead[0]:>16} "
                          f"{best:>7.3f} {lead[1]:>+7.3f} {hybrid.within_budget:>9.3f} {peers_within:>6.3f}"
                          f"{alternative}")
     return "\n".join(lines)
@@ -189,6 +198,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(BUILDERS), help="comma-separated: " + ", ".join(BUILDERS))
     parser.add_argument("--config", help="a rag config file (default: ./rag.config.yaml)")
+    parser.add_argument("--home", type=Path, default=HOME,
+                        help=f"RAG_HOME of the runs (default {HOME.relative_to(ROOT)}; another lets two runs go side by side)")
     parser.add_argument("--no-seed", action="store_true",
                         help="skip the peers over 1000/200 windows (seed design, BM25, naive RRF)")
     args = parser.parse_args()
@@ -199,7 +210,7 @@ def main() -> None:
     os.chdir(ROOT)  # ./rag.config.yaml is the default configuration
     for variable in [v for v in os.environ if v.startswith("RAG_")]:
         del os.environ[variable]
-    os.environ["RAG_HOME"] = str(HOME)  # subprocesses inherit it
+    os.environ["RAG_HOME"] = str(args.home.resolve())  # subprocesses inherit it
     rag(config, "init")
     results = {}
     for set_name in args.sets.split(","):

@@ -1,6 +1,6 @@
 """The evaluation-set builders' parsing and the peer baselines of ``make eval`` (eval/), on
 tiny inline fixtures: JSDoc stripping and spans (TypeScript, JavaScript), reST sections, man pages
-as Markdown, window BM25 (English and Russian), naive RRF and the margin over the best peer. Nothing is downloaded."""
+as Markdown, Markdown titles and HTML tables of contents, window BM25 (English and Russian, 40-line windows), naive RRF and the margin over the best peer. Nothing is downloaded."""
 
 import hashlib
 import io
@@ -10,11 +10,23 @@ from pathlib import Path
 import common
 import pytest
 from build_rst_docs import file_cases, leaf_sections, plain, titles
+from build_ru_docs import without_contents
 from build_ru_man import option_cases, page_case, sentences
 from jsdoc import first_paragraph, strip_jsdoc
 from man_markdown import man_to_markdown
-from peers import BM25_MODE, RRF_MODE, SEED_MODE, Window, bm25_rankings, rrf, score_window_rankings
+from peers import (
+    BM25_MODE,
+    RRF_MODE,
+    SEED_MODE,
+    Window,
+    bm25_rankings,
+    line_windows,
+    rrf,
+    score_window_rankings,
+)
 from run_eval import margin, summary
+from title_cases import file_cases as title_file_cases
+from title_cases import title_query, unique_queries
 
 from rag.evaluation import Answer, EvalCase, Metrics
 
@@ -314,3 +326,65 @@ def test_fetch_debian_unpacks_a_deb_and_a_source_tarball_and_checks_the_sha256(
     with pytest.raises(SystemExit, match="sha256 differs"):
         common.fetch_debian(other.as_uri(), "0" * 64)
     assert not (tmp_path / "eval" / "downloads" / other.name).exists()
+
+
+# --- Markdown titles (md-titles, ru-docs) ---------------------------------------
+
+MD = """# Руководство
+
+Вступление к руководству.
+
+## 2.1. Установка пакета :material-download:{: .icon}
+
+Установите пакет командой apt install, затем проверьте, что он работает: вызовите его с ключом
+--version и сравните номер версии с указанным на странице проекта, как описано ниже в тексте.
+
+## Short
+
+Too short a body.
+
+## Настройка
+
+### Переменные &amp; окружения
+
+Каждый параметр можно задать переменной окружения с префиксом RAG, например RAG_HOME задаёт
+каталог данных, а RAG_DATABASE_URL адрес сервера базы данных, если он не встроенный и свой.
+"""
+
+
+def test_title_cases_remove_headers_strip_numbering_and_point_at_bodies() -> None:
+    text, cases = title_file_cases(MD, "guide.md")
+    lines = text.split("\n")
+    assert [c["query"] for c in cases] == ["Установка пакета", "Переменные & окружения"]
+    assert "Установка пакета" not in text and "Переменные" not in text
+    assert "## Short" in text and "## Настройка" in text, "only the cases' headers are removed"
+    first, second = (c["relevant"][0] for c in cases)
+    assert lines[first["startLine"] - 1].startswith("Установите пакет")
+    assert lines[first["endLine"] - 1].startswith("--version")
+    assert lines[second["startLine"] - 1].startswith("Каждый параметр")
+    assert title_file_cases(MD, "about/releases/7.0.md")[1] == [], "release notes give no cases"
+    assert title_query("### 5.3. Описание элементов - Меню¶") == "Описание элементов - Меню"
+
+
+def test_unique_queries_drop_titles_found_in_the_copy() -> None:
+    cases = [{"query": "Install the Package"}, {"query": "Configure it"}]
+    texts = {"index.md": "- [Install  the **package**](install.md)", "other.md": "nothing"}
+    assert unique_queries(cases, texts) == [{"query": "Configure it"}]
+
+
+def test_tables_of_contents_leave_html_pages() -> None:
+    page = """<?xml version="1.0" encoding="utf-8"?><html><body>
+<div class="toc"><p>Содержание</p><a href="#a">1. Первая</a></div>
+<dl><dt>1. <a href="#a">Первая</a></dt><dd><dl><dt>1.1. <a href="#b">Вторая</a></dt></dl></dd></dl>
+<ul><li><a href="x.html">Ссылка</a> и текст после неё</li></ul>
+<h2 id="a">1. Первая</h2><p>Текст.</p></body></html>"""
+    kept = without_contents(page)
+    assert "Содержание" not in kept and kept.count("Первая") == 1 and "Вторая" not in kept
+    assert "и текст после неё" in kept, "a list of more than links stays"
+
+
+def test_line_windows_cut_every_forty_lines() -> None:
+    text = "\n".join(f"line {n}" for n in range(1, 91))
+    windows = line_windows(text, "a.md")
+    assert [(w.start_line, w.end_line) for w in windows] == [(1, 40), (41, 80), (81, 90)]
+    assert windows[1].text.split("\n")[0] == "line 41"
