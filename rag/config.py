@@ -116,7 +116,7 @@ class SearchConfig(_Section):
     vector_weight: float = Field(default=0.5, ge=0)
     graph_weight: float = Field(default=0.1, ge=0)
     names_weight: float = Field(default=0.4, ge=0)
-    files_weight: float = Field(default=0.3, ge=0)
+    files_weight: float = Field(default=0.4, ge=0)
     retrieve_top_k: int = Field(default=50, gt=0, le=1000)
     final_top_k: int = Field(default=10, gt=0, le=100)
     # The ranking step's factors over their defaults (rag.ranking_priors), e.g. {test: 0.5, example: 0.7}.

@@ -96,7 +96,7 @@ DECLARE
         'vectorWeight', 0.5,    -- the vector arm's (scaled by the share of the query the model reads)
         'graphWeight', 0.1,     -- lift of candidates the best candidates call (code graph); 0: off
         'namesWeight', 0.4,     -- the names arm: BM25 over code chunks' paths and fqns; 0: off
-        'filesWeight', 0.3,     -- the files arm: code files by their chunks' mean vector; 0: off
+        'filesWeight', 0.4,     -- the files arm: code files by their chunks' mean vector; 0: off
         'retrieveTopK', 50,     -- candidates per arm (at least top_k)
         'perFile', 3,           -- chunks of one file before the rest of it decays
         'priors', '{}'::jsonb,  -- the ranking step's factors over rag.ranking_priors()

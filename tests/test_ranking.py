@@ -408,7 +408,7 @@ def test_file_vectors_are_the_mean_of_their_chunks_and_follow_edits(rag_db: db.D
 
 
 def test_the_files_arm_lifts_each_near_modules_best_candidate(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
-    """The nth nearest module's best candidate gains files_weight (0.3) / (rrf_k + n); prose and
+    """The nth nearest module's best candidate gains files_weight (0.4) / (rrf_k + n); prose and
     tests gain nothing, and files_weight 0 turns the arm off."""
     embedder = index_tree(rag_db, tmp_path / "p", {**MODULES, **BESIDE}, max_tokens=12)
     query = "return x"
@@ -419,7 +419,7 @@ def test_the_files_arm_lifts_each_near_modules_best_candidate(rag_db: db.Databas
     expected = {chunk: r["score"] for chunk, r in plain.items()}
     for rank, path in enumerate(files_by_distance(rag_db, np.array(embedder.embed_query(query))), start=1):
         best = max((r for r in plain.values() if r["path"] == path), key=lambda r: (r["score"], -r["chunk_id"]))
-        expected[best["chunk_id"]] += 0.3 / (10 + rank)
+        expected[best["chunk_id"]] += 0.4 / (10 + rank)
     assert lifted == pytest.approx(expected)
     assert {r["chunk_id"]: r["score"] for r in search(rag_db, embedder, query, top_k=20, priors=priors,
                                                       filesWeight=0.0)} == pytest.approx(
@@ -462,4 +462,4 @@ def test_files_weight_is_checked_and_passed_from_config(rag_db: db.DatabaseTarge
             found = Searcher(conn, settings, shop, NoReranker()).search(SearchRequest("cart items", top_k=20))
             return sorted(h.score for h in found.hits)
 
-        assert scores(SearchConfig(files_weight=0)) != scores(SearchConfig()) == scores(SearchConfig(files_weight=0.3))
+        assert scores(SearchConfig(files_weight=0)) != scores(SearchConfig()) == scores(SearchConfig(files_weight=0.4))
