@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,15 +27,18 @@ def make_tree(root: Path, files: int = 3000) -> Path:
     return root
 
 
-def interrupt_when(proc: "subprocess.Popen[str]", marker: str, after: float) -> list[str]:
-    """The stderr lines up to ``marker``; SIGINT ``after`` seconds past it."""
+def interrupt_when(proc: "subprocess.Popen[str]", marker: str, until: Callable[[], bool]) -> list[str]:
+    """The stderr lines up to ``marker``; SIGINT once ``until`` holds after it."""
     assert proc.stderr is not None
     seen = []
     for line in proc.stderr:
         seen.append(line)
         if marker in line:
             break
-    time.sleep(after)
+    deadline = time.monotonic() + 60
+    while not until():
+        assert proc.poll() is None and time.monotonic() < deadline, "".join(seen)
+        time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     return seen
 
@@ -61,7 +65,8 @@ def test_ctrl_c_during_rag_index(tmp_path: Path, rag_db: db.DatabaseTarget) -> N
     proc = subprocess.Popen([RAG, "index", "--path", str(root), "--name", "big"], cwd=tmp_path, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "RAG_DATABASE_URL": rag_db.url})
-    seen = interrupt_when(proc, "Changed:", 0.5)
+    # Once its first files are stored, not after a fixed wait: under load a wait could outlast the run.
+    seen = interrupt_when(proc, "Changed:", lambda: bool(rows(rag_db, "SELECT 1 FROM rag.files LIMIT 1")))
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, "".join(seen) + err
     assert "Traceback" not in err and "CancelledError" not in err, err
