@@ -60,16 +60,6 @@ def main() -> None:
 
         typer_main()
         return
-    from rag.cli.failures import error_line, one_line
-    from rag.mcp_server import serve
+    from rag.mcp_server import main as serve
 
-    try:
-        serve(served[1] if served else None)
-    except KeyboardInterrupt:  # as typer's path says it: one line, the shell's code for SIGINT
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
-    except Exception as exc:
-        if (message := one_line(exc)) is None:
-            raise
-        print(error_line(message), file=sys.stderr)
-        sys.exit(1)
+    serve(served)
