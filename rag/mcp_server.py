@@ -532,7 +532,10 @@ def serve(config_path: str | None = None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m rag.mcp_server [--config PATH]``: the server without the CLI's imports."""
+    """``python -m rag.mcp_server [--config PATH]``: the server without typer (a plain ``rag mcp``
+    comes here too); a failure to start is one ``error: ...`` line and exit code 1, as in the CLI."""
+    from rag.cli.failures import error_line, one_line
+
     args = sys.argv[1:] if argv is None else argv
     config_path = None
     if args[:1] in (["--config"], ["-c"]) and len(args) == 2:
@@ -541,8 +544,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit("usage: python -m rag.mcp_server [--config PATH]")
     try:
         serve(config_path)
-    except RagError as exc:
-        sys.exit(f"error: {exc}")
+    except KeyboardInterrupt:  # before serving (serving ends quietly): the shell's code for SIGINT
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as exc:
+        if (message := one_line(exc)) is None:
+            raise
+        print(error_line(message), file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

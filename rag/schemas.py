@@ -14,7 +14,7 @@ SOURCE_TYPES: tuple[str, ...] = ("code", "markdown", "text", "pdf")
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
 
 class Scores(_Out):

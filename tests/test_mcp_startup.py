@@ -13,6 +13,7 @@ from helpers import RAG, rows
 from test_interrupts import list_tools, make_tree, watching_server
 
 from rag import db
+from rag.cli import plain_mcp
 
 pytestmark = pytest.mark.slow  # a `rag mcp` process
 
@@ -41,3 +42,46 @@ def test_a_keyword_only_search_process_imports_no_http_client(tmp_path: Path, ra
     done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "RAG_DATABASE_URL": rag_db.url})
     assert done.stderr.strip().splitlines()[-1] == "no httpx", done.stderr
+
+
+# What a first answer of `rag mcp` must not wait for: typer's app of every command (~50 ms of
+# CPU, #55), the database driver, the model's runtime, the chunkers, the watcher.
+HEAVY = ("typer", "httpx", "psycopg", "psycopg_pool", "numpy", "onnxruntime", "tokenizers", "pathspec",
+         "tree_sitter", "tree_sitter_language_pack", "rag.db", "rag.providers", "rag.indexer", "rag.search",
+         "rag.chunking", "rag.graph", "rag.watcher", "rag.terminal")
+
+
+@pytest.mark.parametrize("args", [["mcp"], ["mcp", "--config", "rag.config.yaml"],
+                                  ["-c", "rag.config.yaml", "mcp"]])
+def test_rag_mcp_answers_tools_list_without_the_heavy_modules(tmp_path: Path, args: list[str]) -> None:
+    """The `rag` script up to the first tools/list answer (stdio replaced by one list_tools)."""
+    (tmp_path / "rag.config.yaml").write_text("embeddings: {provider: local}\nmcp: {watch: false}\n")
+    probe = ("import runpy, sys\n"
+             f"sys.argv = ['rag', *{args!r}]\n"
+             "import rag.mcp_server\n"
+             "async def first_answer(server):\n"
+             "    print(len(await server.list_tools()), 'tools', file=sys.stderr)\n"
+             "rag.mcp_server.serve_stdio = first_answer\n"
+             f"try:\n    runpy.run_path({RAG!r}, run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             f"print(sorted(m for m in sys.modules if m in {HEAVY!r} or m.startswith('rag.providers.')),"
+             " file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "RAG_HOME": str(tmp_path / "home"), "RAG_MCP_PRELOAD": "0"})
+    lines = done.stderr.strip().splitlines()
+    assert lines[-2] == "8 tools", done.stderr
+    assert lines[-1] == "[]", done.stderr
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["mcp"], []),
+    (["mcp", "--config", "x.yaml"], ["--config", "x.yaml"]),
+    (["-c", "x.yaml", "mcp"], ["--config", "x.yaml"]),
+    (["mcp", "--help"], None),
+    (["--debug", "mcp"], None),
+    (["mcp", "--config=x.yaml"], None),
+    (["mcp", "-c", "--debug"], None),
+    (["mcp", "-c", "x.yaml", "--debug"], None),
+    (["search", "mcp"], None),
+])
+def test_only_a_plain_rag_mcp_skips_typer(args: list[str], expected: list[str] | None) -> None:
+    assert plain_mcp(args) == expected

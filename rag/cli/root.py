@@ -19,7 +19,7 @@ import typer
 from typer import _click  # typer carries its own click
 from typer.core import TyperGroup, TyperOption
 
-from rag.errors import RagError, UnexpectedDatabaseError, explained
+from rag.cli.failures import error_line, one_line
 
 # Commands import what they use when they run: `rag mcp` must answer its first
 # request as fast as a bare MCP server, without the indexer, psycopg or rich.
@@ -50,30 +50,11 @@ class FriendlyErrors(TyperGroup):
             raise typer.Exit(130) from None
         except Exception as exc:
             cli_state = ctx.obj if isinstance(ctx.obj, CliState) else None
-            message = _one_line(exc)
+            message = one_line(exc)
             if message is None or (cli_state is not None and cli_state.debug):
                 raise
-            from rag.secrets import mask_connection
-            from rag.terminal import printable
-
-            typer.echo(printable(f"error: {mask_connection(message)}"), err=True)
+            typer.echo(error_line(message), err=True)
             raise typer.Exit(1) from None
-
-
-def _one_line(exc: Exception) -> str | None:
-    """The message for an error we can explain, None for a bug (shown as a traceback)."""
-    if "psycopg" in sys.modules:  # not imported: no database error can have happened
-        import psycopg
-
-        if isinstance(exc, psycopg.Error):
-            from rag import db
-
-            exc = db.rag_error(exc)
-    if isinstance(exc, UnexpectedDatabaseError):
-        return f"{exc} (run with --debug for the details)"
-    if isinstance(exc, RagError):
-        return explained(exc, "cli")
-    return None
 
 
 @dataclass
