@@ -17,6 +17,12 @@ from rag import db
 pytestmark = pytest.mark.slow  # `rag` processes indexing a few thousand files
 
 
+def _interruptible() -> None:
+    """In the child before exec: SIGINT at its default, so Python installs its handler even when
+    the tests run as a background job (which starts with SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def make_tree(root: Path, files: int = 3000) -> Path:
     for i in range(files):
         folder = root / f"pkg{i // 100}"
@@ -64,7 +70,7 @@ def test_ctrl_c_during_rag_index(tmp_path: Path, rag_db: db.DatabaseTarget) -> N
     root = make_tree(tmp_path / "big")
     proc = subprocess.Popen([RAG, "index", "--path", str(root), "--name", "big"], cwd=tmp_path, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "RAG_DATABASE_URL": rag_db.url})
+                            env={**os.environ, "RAG_DATABASE_URL": rag_db.url}, preexec_fn=_interruptible)
     # Once its first files are stored, not after a fixed wait: under load a wait could outlast the run.
     seen = interrupt_when(proc, "Changed:", lambda: bool(rows(rag_db, "SELECT 1 FROM rag.files LIMIT 1")))
     _, err = proc.communicate(timeout=60)
@@ -86,7 +92,7 @@ def watching_server(root: Path, name: str, rag_db: db.DatabaseTarget) -> "subpro
                    f"sources:\n  - {{name: {name}, type: local, path: {root}}}\n")
     return subprocess.Popen([RAG, "mcp", "--config", str(cfg)], cwd=root.parent, text=True, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "RAG_DATABASE_URL": rag_db.url})
+                            env={**os.environ, "RAG_DATABASE_URL": rag_db.url}, preexec_fn=_interruptible)
 
 
 def test_ctrl_c_stops_the_mcp_server_mid_sync(tmp_path: Path, rag_db: db.DatabaseTarget) -> None:
