@@ -15,6 +15,13 @@ Storing runs on two threads while the main one reads and chunks, so the phases a
 up to more than the wall clock; "main thread waits for store" is the part of the storing
 the main thread waited for. Each phase's seconds are summed over its calls.
 
+A second table cuts the run at the model's first and last batch: before the model (scan
+to the first batch), the model's span, after it (HNSW index, file vectors, the run's end),
+each with its wall seconds and the CPU seconds of this process and of the database server
+(its backends, live and exited). What a segment's CPU cannot fill of the cores, (wall x
+cores - CPU) / cores, is the most that overlapping it with the model could save, on a quiet
+machine (a shared one adds waiting for a core to the wall).
+
 Usage: .venv/bin/python bench/bench_profile.py [--path TREE] [--precision fp32|int8|auto]
        [--provider local|none] [--runs N] (N first indexes, each into an empty database; medians)
 """
@@ -64,7 +71,7 @@ class Stopwatch:
 @contextmanager
 def patched(watch: Stopwatch) -> Iterator[None]:
     """The index run's phase functions wrapped by ``watch`` for the duration."""
-    import rag.chunking.code as code
+    import rag.dispatcher as dispatcher
     import rag.indexer as indexer
     import rag.sqlapi as sqlapi
     import rag.storing as storing
@@ -74,7 +81,7 @@ def patched(watch: Stopwatch) -> Iterator[None]:
         (Folder, "scan", "scan"),
         (Folder, "read", "read"),
         (Folder, "chunk", "chunk + graph extraction"),
-        (code, "extract_graph", "graph extraction"),
+        (dispatcher, "extract_graph", "graph extraction"),
         (indexer, "file_json", "JSON for replace_files"),
         (sqlapi, "replace_files", "store (writer threads)"),
         (storing.Writers, "totals", "main thread waits for store"),
@@ -101,8 +108,9 @@ def patched(watch: Stopwatch) -> Iterator[None]:
             setattr(owner, name, original)
 
 
-def one_run(tree: Path, provider: str, precision: str) -> tuple[float, dict[str, float], Any]:
-    """A first index of ``tree`` into an empty database: (wall seconds, seconds by phase, summary)."""
+def one_run(tree: Path, provider: str, precision: str) -> tuple[float, dict[str, float], Any, dict[str, Any]]:
+    """A first index of ``tree`` into an empty database: (wall seconds, seconds by phase, summary,
+    (wall, CPU here, CPU in the server) by segment)."""
     from rag import db
     from rag.config import ChunkSettings, DatabaseConfig, SourceSpec
     from rag.indexer import index_source
@@ -116,15 +124,73 @@ def one_run(tree: Path, provider: str, precision: str) -> tuple[float, dict[str,
     if model.dimensions:
         model.embed_documents(["load and warm up the model before timing"])
     watch = Stopwatch()
-    embedder = TimedEmbedder(model)  # (its seconds: the phase "embed (model)")
+    clock = CpuClock(HOME / "pgdata")
+    embedder = MarkedEmbedder(model, clock)  # (its seconds: the phase "embed (model)")
     with db.connect(db.resolve_target(DatabaseConfig())) as conn, patched(watch):
         started = time.perf_counter()
+        started_at = (started, *clock.seconds())
         summary = index_source(conn, SourceSpec("profiled", "local", str(tree)), tree, embedder,
                                ChunkSettings())
         wall = time.perf_counter() - started
     watch.seconds["embed (model)"] = embedder.seconds
     watch.seconds["chunk"] = watch.seconds.pop("chunk + graph extraction", 0.0) - watch.seconds["graph extraction"]
-    return wall, dict(watch.seconds), summary
+    timeline = [*embedder.marks, (time.perf_counter(), *clock.seconds())]
+    return wall, dict(watch.seconds), summary, segments([started_at, *timeline])
+
+
+class CpuClock:
+    """CPU seconds so far of this process (every thread) and of the database server in ``pgdata``
+    (the postmaster, its live children, and the exited ones it reaped)."""
+
+    def __init__(self, pgdata: Path) -> None:
+        self._server = int((pgdata / "postmaster.pid").read_text().split()[0])
+        self._tick = os.sysconf("SC_CLK_TCK")
+
+    def seconds(self) -> tuple[float, float]:
+        return time.process_time(), self._server_seconds()
+
+    def _server_seconds(self) -> float:
+        ticks = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # (exited meanwhile)
+            pid, parent = int(stat.parent.name), int(fields[1])
+            if pid == self._server:
+                ticks += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+            elif parent == self._server:
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / self._tick
+
+
+class MarkedEmbedder(TimedEmbedder):
+    """A TimedEmbedder noting (wall, CPU seconds) when the model's first batch starts and its last ends."""
+
+    def __init__(self, model: Any, clock: CpuClock) -> None:
+        super().__init__(model)
+        self.clock = clock
+        self.marks: list[tuple[float, float, float]] = []
+
+    def embed_documents(self, texts: list[str], progress: Any = None) -> list[list[float]]:
+        if not self.marks:
+            self.marks.append((time.perf_counter(), *self.clock.seconds()))
+        try:
+            return super().embed_documents(texts, progress)
+        finally:
+            del self.marks[1:]
+            self.marks.append((time.perf_counter(), *self.clock.seconds()))
+
+
+SEGMENTS = ("before the model", "the model's span", "after the model")
+
+
+def segments(marks: list[tuple[float, float, float]]) -> dict[str, tuple[float, float, float]]:
+    """(wall, CPU of this process, CPU of the server) of each segment between consecutive marks."""
+    if len(marks) < 4:  # (nothing embedded: one segment)
+        marks = [marks[0], marks[-1], marks[-1], marks[-1]]
+    return {name: (end[0] - start[0], end[1] - start[1], end[2] - start[2])
+            for name, start, end in zip(SEGMENTS, marks[:-1], marks[1:], strict=True)}
 
 
 PHASES = ("scan", "read", "chunk", "graph extraction", "JSON for replace_files", "store (writer threads)",
@@ -145,10 +211,13 @@ def main() -> None:
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs")
     walls: list[float] = []
     phases: dict[str, list[float]] = defaultdict(list)
+    spans: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     summary = None
     for _ in range(args.runs):
-        wall, seconds, summary = one_run(tree, args.provider, args.precision)
+        wall, seconds, summary, cut = one_run(tree, args.provider, args.precision)
         walls.append(wall)
+        for name, figures in cut.items():
+            spans[name].append(figures)
         for phase in PHASES:
             phases[phase].append(seconds.get(phase, 0.0))
         print(f"run: {wall:.1f} s; load average {os.getloadavg()[0]:.2f}")
@@ -166,6 +235,15 @@ def main() -> None:
     if summary.embedded:
         model = statistics.median(phases["embed (model)"])
         print(f"model alone: {summary.embedded / model:.1f} texts/s; whole run: {summary.embedded / wall:.1f} texts/s")
+    cores = len(os.sched_getaffinity(0))
+    print(f"| {'segment (medians)':<20} | {'wall s':>7} | {'CPU rag s':>9} | {'CPU postgres s':>14} | "
+          f"{'cores idle s':>12} |")
+    print(f"|{'-' * 22}|{'-' * 9}|{'-' * 11}|{'-' * 16}|{'-' * 14}|")
+    for name in SEGMENTS:
+        runs = spans[name]
+        seg_wall, here, server = (statistics.median(f[i] for f in runs) for i in range(3))
+        idle = statistics.median(max(0.0, f[0] - (f[1] + f[2]) / cores) for f in runs)
+        print(f"| {name:<20} | {seg_wall:>7.1f} | {here:>9.1f} | {server:>14.1f} | {idle:>12.1f} |")
     subprocess.run([RAG, "db", "stop"], env={**os.environ, "RAG_HOME": str(HOME)}, capture_output=True)
     print(speed_line())
 
