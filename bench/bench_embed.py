@@ -9,12 +9,13 @@ figures are medians of the rounds with their spread (min–max) and the ratio to
 A shared 2-core machine drifts by 20% from minute to minute: compare ratios, not seconds
 from different runs.
 
-``--cosine N``: also the cosine between fp32 and int8 vectors of N texts (all of them if
-fewer), its mean, minimum and 1st percentile.
+``--cosine N``: also the cosine between fp32 and each int8 recipe's vectors of N texts (all of
+them if fewer), its mean, minimum and 1st percentile.
 ``--variants a,b``: which variants (default: every one: fp32, int8 (the recipe of
-``rag.providers.precision``), int8-per-tensor, fp32/int8 1 thread, fp32/int8 no spinning (intra-op
-threads sleep instead of spinning while they wait), fp32/int8 2 batches at once (one-thread
-session, a batch per core)); ``--batch N``: texts per batch.
+``rag.providers.precision``), the mixed int8 recipes of ``RECIPES`` (which products stay fp32),
+int8-per-tensor, fp32/int8 1 thread, fp32/int8 no spinning (intra-op threads sleep instead of
+spinning while they wait), each recipe 2 batches at once (one-thread session, a batch per core,
+as an index run embeds)); ``--batch N``: texts per batch.
 """
 
 import argparse
@@ -30,6 +31,16 @@ from pathlib import Path
 from machine import speed_line
 
 ROOT = Path(__file__).resolve().parents[1]
+_LAYERS = r"encoder\.layer\.[0-2]\."
+# Mixed-precision int8 recipes tried in session 29 (decision 032), each named by the weights
+# whose matrix products stay fp32 (``quantize_keeping``); "int8" is the recipe precision: int8 runs.
+RECIPES: dict[str, str | None] = {
+    "int8": None,
+    "int8-ffn-out": r"encoder\.layer\.\d+\.output\.dense\.weight\.T",
+    "int8-ffn-out-0-2": _LAYERS + r"output\.dense\.weight\.T",
+    "int8-ffn-0-2": _LAYERS + r"(intermediate|output)\.dense\.weight\.T",
+    "int8-ffn-0-2+out": _LAYERS + r"intermediate\.dense\.weight\.T|encoder\.layer\.\d+\.output\.dense\.weight\.T",
+}
 
 
 def repository_texts() -> list[str]:
@@ -80,8 +91,13 @@ def main() -> None:
     fp32_file = runtime.exported()
     assert fp32_file is not None
     work = Path(tempfile.mkdtemp(prefix="bench-embed-"))
-    files = {"fp32": fp32_file, "int8": work / "int8.onnx", "int8-per-tensor": work / "int8pt.onnx"}
-    files["int8"].write_bytes(quantize(fp32_file))  # the recipe precision: int8 runs
+    files = {"fp32": fp32_file, "int8-per-tensor": work / "int8pt.onnx"}
+    for recipe, fp32_weights in RECIPES.items():
+        files[recipe] = work / f"{recipe}.onnx"
+        if fp32_weights is None:
+            files[recipe].write_bytes(quantize(fp32_file))
+        else:
+            quantize_keeping(fp32_file, files[recipe], fp32_weights)
     quantize_per_tensor(fp32_file, files["int8-per-tensor"])
 
     variants: dict[str, Callable[[list[str]], np.ndarray]] = {}
@@ -90,7 +106,7 @@ def main() -> None:
         ("fp32", cores, 1, True), ("int8", cores, 1, True), ("int8-per-tensor", cores, 1, True),
         ("fp32 1 thread", 1, 1, True), ("int8 1 thread", 1, 1, True),
         ("fp32 no spinning", cores, 1, False), ("int8 no spinning", cores, 1, False),
-        (f"fp32 {cores} batches at once", 1, cores, True), (f"int8 {cores} batches at once", 1, cores, True),
+        *((f"{recipe} {cores} batches at once", 1, cores, True) for recipe in ("fp32", *RECIPES)),
     ]:
         file = files[name.split()[0]]
         variants[name] = encoder(runtime, file, threads, args.batch, parallel=parallel, spinning=spinning)
@@ -117,8 +133,9 @@ def main() -> None:
     if args.cosine:
         texts = random.Random(1).sample(every, min(args.cosine, len(every)))
         reference = variants["fp32"](texts)
-        for name in ("int8", "int8-per-tensor"):
-            cosines = np.sum(reference * variants[name](texts), axis=1)
+        for name in (*RECIPES, "int8-per-tensor"):
+            encode = variants.get(name) or variants[f"{name} {cores} batches at once"]
+            cosines = np.sum(reference * encode(texts), axis=1)
             print(f"cosine fp32 vs {name} on {len(texts)} texts: mean {cosines.mean():.5f}, "
                   f"1st percentile {np.percentile(cosines, 1):.5f}, min {cosines.min():.5f}")
     print(speed_line())
@@ -130,6 +147,27 @@ def quantize_per_tensor(source: Path, target: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=False,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+
+
+def quantize_keeping(source: Path, target: Path, fp32_weights: str) -> None:
+    """The int8 recipe with the matrix products of the weights ``fp32_weights`` matches kept fp32."""
+    import re
+
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model = onnx.load(str(source))
+    kept = re.compile(fp32_weights)
+    excluded = []
+    for index, node in enumerate(model.graph.node):
+        if not node.name:  # (the exporter names outputs, not nodes; nodes are excluded by name)
+            node.name = f"{node.op_type}.{index}"
+        if node.op_type == "MatMul" and any(kept.fullmatch(name) for name in node.input):
+            excluded.append(node.name)
+    named = target.with_suffix(".named.onnx")
+    onnx.save(model, str(named))
+    quantize_dynamic(named, target, weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=excluded,
                      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
 
 

@@ -35,6 +35,7 @@ log = logging.getLogger("rag.providers")
 Precision = Literal["fp32", "int8"]
 PRECISIONS = ("auto", "fp32", "int8")
 INT8_RECIPE = "1"  # bump when ``quantize`` changes: stored int8 files and decisions are redone
+# (and give its vectors a model id of their own: LocalEmbedder.model_id says "~int8" for recipe 1)
 AUTO_MARGIN = 0.8  # auto takes int8 only if it needs at most this share of fp32's time
 # The check's batch: as many texts as a default batch, of a typical chunk's length in tokens.
 CHECK_BATCH, CHECK_TOKENS, CHECK_ROUNDS = 32, 128, 5
