@@ -64,7 +64,7 @@ class Stopwatch:
 @contextmanager
 def patched(watch: Stopwatch) -> Iterator[None]:
     """The index run's phase functions wrapped by ``watch`` for the duration."""
-    import rag.chunking.code as code
+    import rag.dispatcher as dispatcher
     import rag.indexer as indexer
     import rag.sqlapi as sqlapi
     import rag.storing as storing
@@ -74,7 +74,7 @@ def patched(watch: Stopwatch) -> Iterator[None]:
         (Folder, "scan", "scan"),
         (Folder, "read", "read"),
         (Folder, "chunk", "chunk + graph extraction"),
-        (code, "extract_graph", "graph extraction"),
+        (dispatcher, "extract_graph", "graph extraction"),
         (indexer, "file_json", "JSON for replace_files"),
         (sqlapi, "replace_files", "store (writer threads)"),
         (storing.Writers, "totals", "main thread waits for store"),
