@@ -17,6 +17,8 @@
 --   score = (fused + definition strength x best fused) x path-class prior
 --           x docs prior (prose without a class, unless the query asks for prose)
 --           x decay ^ (chunks of its file ranked above it + 1 - per_file, if positive)
+--             or, for a query asking how parts fit together (rag._asks_how_built), if less:
+--             spread ^ (chunks of its file ranked above it)
 
 -- ---------------------------------------------------------------------------
 -- ranking_priors: every factor of the ranking step, defaults and overrides
@@ -49,7 +51,10 @@ DECLARE
         -- a share of tests' fused scores given to the module each is named after (rag._tested_lifts)
         'tested', 0.1,
         -- diversity: a file's chunks after its first per_file are multiplied by decay per extra chunk
-        'decay', 0.8);
+        'decay', 0.8,
+        -- and when the query asks how parts fit together or which files do something
+        -- (rag._asks_how_built), its chunks after its first by spread per extra chunk (1: off)
+        'spread', 0.3);
     unknown text;
     bad     text;
 BEGIN
@@ -78,7 +83,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.ranking_priors(jsonb) IS
-    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score), the tested share (of tests'' fused scores given to the module each is named after) and the per-file decay; an unknown key or a negative value is an error.';
+    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score), the tested share (of tests'' fused scores given to the module each is named after), the per-file decay, and the spread (a decay from a file''s second chunk on, for a query asking how parts fit together); an unknown key or a negative value is an error.';
 
 -- ---------------------------------------------------------------------------
 -- path_class: what a file is by its path
@@ -289,6 +294,32 @@ RETURN lower(btrim(query)) ~ ('^(how (do|can|should|would|could) (i|we|you|one)|
                        '|устарел[[:alpha:]]*|истори[[:alpha:]]* изменений|список изменений)\M');
 COMMENT ON FUNCTION rag._asks_for_prose(text) IS
     'Private: whether a search query asks how to do something (how do I, what is the best way, как настроить, можно ли ...) or what changed between releases, in English or Russian: then documents and release notes keep their full weight (rag.ranking_priors docs, changelog).';
+
+-- ---------------------------------------------------------------------------
+-- _asks_how_built: a query whose answer is several files
+CREATE OR REPLACE FUNCTION rag._asks_how_built(
+    query text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- How something is built or works ("how does X find ...", "how are X merged",
+-- "where are X defined", "which files ...", "in which order ...", "как устроен
+-- ...", "где определены ...", "какие модули ..."), in English or Russian: its
+-- answer is a set of files, so a second chunk of one file covers nothing new
+-- (the spread prior). "How do I ..." asks how to use it (rag._asks_for_prose).
+RETURN lower(btrim(query)) ~ ('^(how (is|are|does|do|did|was|were|can|could|should|would|will)\s(?!(i|we|you|one)\M)'
+                               '|in (what|which) order\M|where (is|are|does|do)\s(?!(i|we|you|one)\M)'
+                               '|(which|what) (files?|modules?|packages?|classes|components|parts|layers)\M'
+                               '|what is the (public api|structure|architecture|design|entry point)\M'
+                               '|what (does|do) (the|this|its) (package|module|library|crate)s? '
+                               '|как (устроен|работа[ею]т|реализован|организован|связан|взаимодейству)[[:alpha:]]*'
+                               '|где (определ|объявл|обрабатыва|реализ|хран)[[:alpha:]]*|в каком порядке'
+                               '|(какие|какой|из каких) (файл|модул|класс|функци|компонент|част)[[:alpha:]]*)')
+    OR lower(query) ~ '\m(and|but|и|а) (how (is|are|does|do)\s(?!(i|we|you|one)\M)|как (устроен|работа[ею]т|реализован))';
+COMMENT ON FUNCTION rag._asks_how_built(text) IS
+    'Private: whether a search query asks how something is built or works, where it is defined or which files do it (how does, how are, where are, which modules, как устроен, где определены, какие файлы ...), in English or Russian: its answer is a set of files (rag.ranking_priors spread).';
 
 -- ---------------------------------------------------------------------------
 -- _asks_for_tests: a query about tests
@@ -507,16 +538,25 @@ BEGIN ATOMIC
                       THEN (priors->>'docs')::double precision ELSE 1 END AS score
         FROM classed cl
     ),
-    spread AS (
-        SELECT w.id, w.score
-               * power((priors->>'decay')::double precision,
-                       greatest(0, row_number() OVER (PARTITION BY w.file_id ORDER BY w.score DESC, w.id) - per_file))
-                   AS score,
+    built AS MATERIALIZED (  -- the answer is a set of files: the spread prior from a file's second chunk
+        SELECT rag._asks_how_built((q).text) AS yes
+    ),
+    placed AS (
+        SELECT w.id, w.score,
+               row_number() OVER (PARTITION BY w.file_id ORDER BY w.score DESC, w.id) AS nth,
                -- one folder indexed under two names: its text at its path is one answer
                row_number() OVER (PARTITION BY w.path, w.content_hash ORDER BY w.score DESC, w.id) AS copy
         FROM weighed w
+    ),
+    spread AS (
+        SELECT p.id, p.copy,
+               p.score * least(power((priors->>'decay')::double precision, greatest(0, p.nth - per_file)),
+                               CASE WHEN (SELECT b.yes FROM built b)
+                                    THEN power((priors->>'spread')::double precision, p.nth - 1) ELSE 1 END)
+                   AS score
+        FROM placed p
     )
     SELECT s.id, s.score FROM spread s WHERE s.copy = 1 ORDER BY s.score DESC, s.id LIMIT top_k;
 END;
 COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], rag.parsed_query, jsonb, boolean, integer, bigint[], text[], text[], text, integer) IS
-    'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), prose demoted unless the query asks how to do something or what changed, and a decay per chunk of a file beyond per_file; the same text at the same path (one folder in two sources) once; the top_k with their final scores.';
+    'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), prose demoted unless the query asks how to do something or what changed, and a decay per chunk of a file beyond per_file (the spread from its second chunk when the query asks how parts fit together); the same text at the same path (one folder in two sources) once; the top_k with their final scores.';

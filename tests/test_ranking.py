@@ -122,6 +122,55 @@ def test_one_file_does_not_fill_the_top_k(rag_db: db.DatabaseTarget, shop: HashE
     assert cart_chunks(search(rag_db, shop, "add item append", perFile=2, priors={"decay": 0})) == 2
 
 
+def test_a_query_asking_how_parts_fit_spreads_over_files(rag_db: db.DatabaseTarget, shop: HashEmbedder) -> None:
+    """A question of how something is built wants a set of files: from a file's second chunk on, each is
+    worth spread (0.3) of the one before, where a plain query keeps three chunks of a file whole."""
+    def files_in_top(found: list[dict[str, Any]], k: int) -> int:
+        return len({r["path"] for r in found[:k]})
+
+    plain, built = "add item append ShoppingCart", "how does ShoppingCart add item append"
+    assert files_in_top(search(rag_db, shop, plain), 3) == 1, "a plain query: one file fills the top 3"
+    assert files_in_top(search(rag_db, shop, built), 3) >= 2, "how it is built: two files in the top 3"
+    free = search(rag_db, shop, built, perFile=100, priors={"spread": 1})
+    spread = {r["chunk_id"]: r["score"] for r in search(rag_db, shop, built, top_k=20)}
+    in_cart = [r for r in free if r["path"] == "shop/cart.py"]
+    assert [spread[r["chunk_id"]] for r in in_cart if r["chunk_id"] in spread] == pytest.approx(
+        [r["score"] * 0.3 ** i for i, r in enumerate(in_cart) if r["chunk_id"] in spread])
+    # spread 1 is off: the plain decay (perFile 3, decay 0.8) again
+    off = {r["chunk_id"]: r["score"] for r in search(rag_db, shop, built, top_k=20, priors={"spread": 1})}
+    assert [off[r["chunk_id"]] for r in in_cart if r["chunk_id"] in off] == pytest.approx(
+        [r["score"] * 0.8 ** max(0, i - 2) for i, r in enumerate(in_cart) if r["chunk_id"] in off])
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("how does Execute find the subcommand to run", True),
+        ("How are a parent's persistent flags merged into a subcommand's flags?", True),
+        ("where are the private keys of a logger defined", True),
+        ("which modules parse the request body", True),
+        ("in which order do the pre-run and post-run hooks execute", True),
+        ("what is the public API the package exposes", True),
+        ("how can a handler veto a change before it is applied", True),
+        ("what does the package export at its entry point", True),
+        ("which options does stringify accept, and how are bad ones rejected", True),
+        ("как устроен роутер запросов", True),
+        ("где определены внутренние ключи логгера", True),
+        ("какие модули разбирают тело запроса", True),
+        ("how do I write my own field type", False),
+        ("where do I put the settings file", False),
+        ("Check fields, names, and conditions of indexes.", False),
+        ("Returns the number of matches of the pattern", False),
+        ("restart the server when a source file changes", False),
+        ("how to register a custom field", False),
+        ("как настроить прокси для клиента", False),
+        ("перезапустить сервер при изменении файла", False),
+    ],
+)
+def test_queries_asking_how_parts_fit(rag_db: db.DatabaseTarget, query: str, expected: bool) -> None:
+    assert rows(rag_db, "SELECT rag._asks_how_built(%s) AS b", query)[0]["b"] is expected
+
+
 PRICING = "".join(f"def rule_{n}(order):\n    return order.total * {n}\n\n\n" for n in range(4))
 PRICING_TESTS = "from shop.pricing import rule_1\n\n\ndef test_discount_coupon():\n" \
                 "    # A discount coupon lowers the price.\n    assert rule_1(discount_coupon()) < 10\n"
