@@ -110,6 +110,10 @@ class RrfConfig(_Section):
 class Bm25Config(_Section):
     k1: float = Field(default=1.2, ge=0)
     b: float = Field(default=0.75, ge=0, le=1)
+    # A document chunk's BM25 counts the words of this many chunks each side, weighted
+    # neighbour_share per chunk of distance (rag._bm25_neighbours); 0: its own words alone.
+    neighbours: int = Field(default=2, ge=0, le=10)
+    neighbour_share: float = Field(default=0.15, ge=0, le=1)
 
 
 class SearchConfig(_Section):
