@@ -31,7 +31,8 @@ def test_the_sql_defaults_are_the_configuration_defaults(rag_db: db.DatabaseTarg
 
 def test_python_sends_only_what_a_configuration_sets() -> None:
     assert search_options(RagConfig().search) == {}
-    set_some = RagConfig.model_validate({"search": {"namesWeight": 0.2, "bm25": {"b": 0.5}, "finalTopK": 5}})
+    set_some = RagConfig.model_validate({"search": {"namesWeight": 0.2, "bm25": {"b": 0.5}, "finalTopK": 5,
+                                                   "languages": ["english"], "lemmas": False}})
     assert search_options(set_some.search) == {"namesWeight": 0.2, "bm25": {"b": 0.5}}
 
 
