@@ -144,8 +144,9 @@ def apply(conn: Conn, setting: bool | str, languages: list[str]) -> None:
     enabled = wanted(setting, languages)
     if sqlapi.keyword_lemmas(conn) == enabled:
         return
-    log.warning("search.lemmas is now %s: posting the keywords of every indexed chunk again "
-                "(once; minutes on a large index)", "on" if enabled else "off")
+    if sqlapi.has_chunks(conn):  # (said first: the re-posting takes a while)
+        log.warning("search.lemmas is now %s: posting the keywords of every indexed chunk again "
+                    "(once; minutes on a large index)", "on" if enabled else "off")
     with conn.transaction():
         if enabled:
             _add(conn, sqlapi.stored_unlemmatized_words(conn), None)

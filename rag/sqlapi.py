@@ -125,6 +125,11 @@ def set_languages(conn: Conn, languages: list[str]) -> bool:
     return bool(_value(conn, "SELECT rag.set_languages(%s)", (languages,)))
 
 
+def has_chunks(conn: Conn) -> bool:
+    """Whether any chunk is stored (in any source)."""
+    return bool(_value(conn, "SELECT EXISTS (SELECT 1 FROM rag.chunks) AS e"))
+
+
 def keyword_lemmas(conn: Conn) -> bool:
     """Whether documents post the stems of Russian lemmas now (``rag.set_lemmas``)."""
     return bool(_value(conn, "SELECT lemmas FROM rag.keyword_settings"))
