@@ -102,7 +102,11 @@ class ServiceCore:
             self._target = None  # resolving it again starts the server
             conn = db.connect(self.target())
         if not self._schema_checked:
-            self._ensure_schema(conn)
+            try:
+                self._ensure_schema(conn)
+            except BaseException:  # (a failed upgrade or re-posting: the connection is nobody's)
+                conn.close()
+                raise
         return conn
 
     def _ensure_schema(self, conn: Conn) -> None:
