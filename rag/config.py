@@ -131,6 +131,10 @@ class SearchConfig(_Section):
     # Text-search dictionaries whose Snowball stems prose is keyword-indexed by, one per script
     # (a language stands for its <language>_stem); a change re-posts the stored chunks' keywords.
     languages: list[str] = Field(default=["english", "russian"], min_length=1)
+    # Russian words of prose by the Snowball stem of their pymorphy3 lemma (the optional extra
+    # local-rag[ru]): auto is on when it is installed and languages names russian; a change
+    # re-posts the stored chunks' keywords.
+    lemmas: bool | Literal["auto"] = "auto"
     rrf: RrfConfig = RrfConfig()
     bm25: Bm25Config = Bm25Config()
 

@@ -21,7 +21,7 @@ CREATE OR REPLACE FUNCTION rag.parse_query(
 )
 RETURNS rag.parsed_query
 LANGUAGE sql
-STABLE  -- (the configured languages' stop words and stems)
+STABLE  -- (the configured languages' stop words and stems, rag.lemmas)
 PARALLEL SAFE
 SET search_path = pg_catalog, rag, public
 AS $$
@@ -36,7 +36,8 @@ AS $$
         r.terms,
         -- each term and its stem: term, as documents post them (rag._text_frequencies)
         (SELECT coalesce(array_agg(DISTINCT x.term), '{}') FROM unnest(r.terms) AS t(term),
-                LATERAL (VALUES (t.term), (rag._stem(t.term, r.dictionaries))) AS x(term)),
+                LATERAL rag._prose_term(t.term, r.dictionaries) s,
+                LATERAL (VALUES (t.term), (s.stem)) AS x(term)),
         ARRAY(SELECT 'name:' || t FROM unnest(r.terms) AS t),
         rag._identifier_shaped(r.text),
         (SELECT coalesce(jsonb_agg(jsonb_build_object('module', n.module, 'fqn', n.fqn)), '[]')
