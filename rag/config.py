@@ -110,6 +110,10 @@ class RrfConfig(_Section):
 class Bm25Config(_Section):
     k1: float = Field(default=1.2, ge=0)
     b: float = Field(default=0.75, ge=0, le=1)
+    # A document chunk's BM25 counts the words of this many chunks each side, weighted
+    # neighbour_share per chunk of distance (rag._bm25_neighbours); 0: its own words alone.
+    neighbours: int = Field(default=2, ge=0, le=10)
+    neighbour_share: float = Field(default=0.15, ge=0, le=1)
 
 
 class SearchConfig(_Section):
@@ -127,6 +131,10 @@ class SearchConfig(_Section):
     # Text-search dictionaries whose Snowball stems prose is keyword-indexed by, one per script
     # (a language stands for its <language>_stem); a change re-posts the stored chunks' keywords.
     languages: list[str] = Field(default=["english", "russian"], min_length=1)
+    # Russian words of prose by the Snowball stem of their pymorphy3 lemma (the optional extra
+    # local-rag[ru]): auto is on when it is installed and languages names russian; a change
+    # re-posts the stored chunks' keywords.
+    lemmas: bool | Literal["auto"] = "auto"
     rrf: RrfConfig = RrfConfig()
     bm25: Bm25Config = Bm25Config()
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from rag import db, sqlapi
+from rag import db, lemmas, sqlapi
 from rag.config import ChunkSettings, SourceSpec
 from rag.errors import FileGoneError, FileUnreadableError, RagError, SourceBusyError
 from rag.providers import Embedder, vector_literal
@@ -209,6 +209,15 @@ def _store_changed(
     batch: list[Batched] = []
     batch_bytes = chunk_count = files_chunked = 0
     deadline = PhaseDeadline("storing files", settings.phase_timeout)
+    # With Russian lemmas on, the batch's words get theirs before it is stored (rag/lemmas.py).
+    texts: list[str] | None = [] if sqlapi.keyword_lemmas(conn) else None
+
+    def submit() -> None:
+        if texts:
+            lemmas.fill(conn, texts)
+            texts.clear()
+        writer.submit(source_id, batch)
+
     with Writers(conn) as writer:
         for scanned_file, action, old_sha in todo:
             deadline.check()
@@ -240,17 +249,19 @@ def _store_changed(
             summary.warnings.extend({"path": scanned_file.path, "warning": w} for w in chunked.warnings)
             stored = file_json(scanned_file, sha, chunked, summary.errors)
             if batch and batch_bytes + len(stored) > BATCH_BYTES:
-                writer.submit(source_id, batch)
+                submit()
                 batch, batch_bytes = [], 0
             batch.append(stored)
             batch_bytes += len(stored)
+            if texts is not None:
+                texts.extend(c.indexed_text for c in chunked.chunks if lemmas.has_cyrillic(c.indexed_text))
             chunk_count += len(chunked.chunks)
             files_chunked += 1
             if len(batch) >= BATCH_FILES:
-                writer.submit(source_id, batch)
+                submit()
                 batch, batch_bytes = [], 0
         if batch:
-            writer.submit(source_id, batch)
+            submit()
         report.chunked(chunk_count, files_chunked)
         summary.chunks_added, summary.chunks_removed = writer.totals()
     return touched, withheld

@@ -155,9 +155,9 @@ class Searcher:
 
 def search_options(settings: SearchConfig) -> dict[str, Any]:
     """The keys of the ``search`` section a configuration sets, as ``rag.search_options`` names them
-    (the section's own names; ``finalTopK`` and ``languages`` are not ranking knobs)."""
+    (the section's own names; ``finalTopK``, ``languages`` and ``lemmas`` are not ranking knobs)."""
     return settings.model_dump(mode="json", by_alias=True, exclude_unset=True,
-                               exclude={"final_top_k", "languages"})
+                               exclude={"final_top_k", "languages", "lemmas"})
 
 
 def _filters(request: SearchRequest) -> dict[str, Any]:

@@ -125,6 +125,36 @@ def set_languages(conn: Conn, languages: list[str]) -> bool:
     return bool(_value(conn, "SELECT rag.set_languages(%s)", (languages,)))
 
 
+def has_chunks(conn: Conn) -> bool:
+    """Whether any chunk is stored (in any source)."""
+    return bool(_value(conn, "SELECT EXISTS (SELECT 1 FROM rag.chunks) AS e"))
+
+
+def keyword_lemmas(conn: Conn) -> bool:
+    """Whether documents post the stems of Russian lemmas now (``rag.set_lemmas``)."""
+    return bool(_value(conn, "SELECT lemmas FROM rag.keyword_settings"))
+
+
+def set_lemmas(conn: Conn, enabled: bool) -> bool:
+    """Turns ``search.lemmas`` on or off: whether the keywords were posted again (it changed)."""
+    return bool(_value(conn, "SELECT rag.set_lemmas(%s)", (enabled,)))
+
+
+def unlemmatized_words(conn: Conn, texts: list[str]) -> list[str]:
+    """The Cyrillic words of ``texts`` (as the tokenizer makes them) that have no lemma stored."""
+    return list(_value(conn, "SELECT rag.unlemmatized_words(%s::text[])", (texts,)))
+
+
+def stored_unlemmatized_words(conn: Conn) -> list[str]:
+    """The Cyrillic words of the stored documents that have no lemma stored."""
+    return [row["w"] for row in _rows(conn, "SELECT w FROM rag.stored_unlemmatized_words() AS w")]
+
+
+def add_lemmas(conn: Conn, words: list[str], lemmas: list[str]) -> int:
+    """Stores the lemma of each word that has none yet: how many were new."""
+    return int(_value(conn, "SELECT rag.add_lemmas(%s::text[], %s::text[])", (words, lemmas)))
+
+
 
 
 def begin_bulk_load(conn: Conn) -> bool:

@@ -394,6 +394,39 @@ RETURN 'stem:' || coalesce((ts_lexize(dictionaries[rag._script_slot(term)], rag.
 COMMENT ON FUNCTION rag._stem(text, regdictionary[]) IS
     'Private: the stem: term a prose chunk posts for a term: its Snowball stem by the dictionary of its script (ё folded to е); a stop word, or a word of a script without a dictionary, as it is.';
 
+-- _prose_term: the one rule by which documents post a word and queries look it up
+--
+-- With Russian lemmas on (search.lemmas, rag.set_lemmas), a Cyrillic word
+-- found in rag.lemmas is posted by the Snowball stem of its lemma ("людей" ->
+-- человек -> stem:человек, "шёл" -> идти -> stem:идт), where Snowball alone
+-- leaves forms of one word apart; any other word, or one the table lacks (a
+-- query word no document holds), by its own stem, which mostly agrees with
+-- its lemma's. Documents (rag._text_frequencies) and queries (rag.parse_query,
+-- rag._keyword_terms) both go through this function, so a query typed in psql
+-- gets the terms the CLI's does. A set-returning SQL function of one row: the
+-- planner inlines it into the calling query, the table's probe included (a
+-- scalar function with a subquery is never inlined: called per term).
+CREATE OR REPLACE FUNCTION rag._prose_term(
+    term         text,
+    dictionaries regdictionary[]  -- rag._stem_dictionaries()
+)
+RETURNS TABLE (
+    stem text
+)
+LANGUAGE sql
+STABLE  -- (reads rag.lemmas)
+PARALLEL SAFE
+BEGIN ATOMIC
+    -- The lemma is looked up in a subquery of its own (OFFSET 0: not pulled
+    -- up), so rag._stem gets a plain column and is inlined in turn.
+    SELECT rag._stem(coalesce(x.lemma, term), dictionaries)
+    FROM (SELECT CASE WHEN rag._script_slot(term) = 2
+                      THEN (SELECT l.lemma FROM rag.lemmas l WHERE l.word = rag._folded(term)) END AS lemma
+          OFFSET 0) AS x;
+END;
+COMMENT ON FUNCTION rag._prose_term(text, regdictionary[]) IS
+    'Private: the stem: term documents post and queries look up for a word: the Snowball stem of its lemma when rag.lemmas has one (Cyrillic words, search.lemmas), else rag._stem of the word.';
+
 CREATE OR REPLACE FUNCTION rag._text_frequencies(
     context      text,
     content      text,
@@ -405,20 +438,21 @@ RETURNS TABLE (
     tf   integer
 )
 LANGUAGE sql
-IMMUTABLE
+STABLE  -- (rag._prose_term reads rag.lemmas)
 PARALLEL SAFE
 BEGIN ATOMIC
     SELECT t.term, t.tf
     FROM rag.term_frequencies(rag._indexed_text(context, content)) t
     WHERE NOT rag._is_document(metadata)
     UNION ALL
-    SELECT rag._stem(t.term, dictionaries), sum(t.tf)::integer
-    FROM rag.term_frequencies(rag._indexed_text(context, content)) t
+    SELECT s.stem, sum(t.tf)::integer
+    FROM rag.term_frequencies(rag._indexed_text(context, content)) t,
+         LATERAL rag._prose_term(t.term, dictionaries) s
     WHERE rag._is_document(metadata)
     GROUP BY 1;
 END;
 COMMENT ON FUNCTION rag._text_frequencies(text, text, jsonb, regdictionary[]) IS
-    'Private: the terms a chunk''s indexed text posts with their counts: a document''s stem: terms (sourceType markdown, text, pdf), any other chunk''s terms.';
+    'Private: the terms a chunk''s indexed text posts with their counts: a document''s stem: terms (rag._prose_term; sourceType markdown, text, pdf), any other chunk''s terms.';
 
 CREATE OR REPLACE FUNCTION rag._keyword_terms(
     query        text,
@@ -426,15 +460,124 @@ CREATE OR REPLACE FUNCTION rag._keyword_terms(
 )
 RETURNS text[]
 LANGUAGE sql
-IMMUTABLE
+STABLE  -- (rag._prose_term reads rag.lemmas)
 PARALLEL SAFE
 BEGIN ATOMIC
     SELECT coalesce(array_agg(DISTINCT x.term), '{}'::text[])
     FROM unnest(rag.query_terms(query, dictionaries)) AS q(term),
-         LATERAL (VALUES (q.term), (rag._stem(q.term, dictionaries))) AS x(term);
+         LATERAL rag._prose_term(q.term, dictionaries) s,
+         LATERAL (VALUES (q.term), (s.stem)) AS x(term);
 END;
 COMMENT ON FUNCTION rag._keyword_terms(text, regdictionary[]) IS
-    'Private: what a query looks up in the postings: its terms (rag.query_terms) for code and their stem: terms for documents.';
+    'Private: what a query looks up in the postings: its terms (rag.query_terms) for code and their stem: terms (rag._prose_term) for documents.';
+
+-- ---------------------------------------------------------------------------
+-- lemmas: Russian words by their lemma (search.lemmas; rag._prose_term reads them)
+--
+-- The lemmatizer runs in Python (pymorphy3, the optional extra local-rag[ru]):
+-- before a batch of chunks is stored, rag.unlemmatized_words names the
+-- Cyrillic words of its texts the table lacks, and rag.add_lemmas stores
+-- theirs. Rows are only ever added, so the postings of a stored chunk always
+-- agree with the table; rag.set_lemmas(false) empties it and re-posts.
+CREATE OR REPLACE FUNCTION rag.unlemmatized_words(
+    texts text[]  -- indexed texts of chunks about to be stored (context, then content)
+)
+RETURNS text[]
+LANGUAGE sql
+STABLE
+PARALLEL SAFE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- The words as the tokenizer makes them (identifier parts and wholes), as rag._prose_term looks them up.
+    SELECT coalesce(array_agg(w.word ORDER BY w.word), '{}')
+    FROM (SELECT DISTINCT rag._folded(t.term) AS word
+          FROM unnest(texts) AS x(body), LATERAL rag.term_frequencies(x.body) t
+          WHERE x.body ~ '[\u0400-\u04ff]' AND rag._script_slot(t.term) = 2) w
+    WHERE NOT EXISTS (SELECT 1 FROM rag.lemmas l WHERE l.word = w.word)
+$$;
+COMMENT ON FUNCTION rag.unlemmatized_words(text[]) IS
+    'The Cyrillic words of texts (tokenized as rag.term_frequencies does, ё as е) that rag.lemmas has no lemma for.';
+
+CREATE OR REPLACE FUNCTION rag.stored_unlemmatized_words()
+RETURNS SETOF text
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT DISTINCT rag._folded(t.term)
+    FROM rag.chunks c,
+         LATERAL rag.term_frequencies(rag._indexed_text(rag._chunk_prefix(c.context, c.contextual_text), c.content)) t
+    WHERE rag._is_document(c.metadata)
+      AND (c.content ~ '[\u0400-\u04ff]' OR c.context ~ '[\u0400-\u04ff]' OR c.contextual_text ~ '[\u0400-\u04ff]')
+      AND rag._script_slot(t.term) = 2
+      AND NOT EXISTS (SELECT 1 FROM rag.lemmas l WHERE l.word = rag._folded(t.term))
+$$;
+COMMENT ON FUNCTION rag.stored_unlemmatized_words() IS
+    'The Cyrillic words of the stored documents (as rag.unlemmatized_words reads texts) that rag.lemmas has no lemma for: what turning search.lemmas on must lemmatize first.';
+
+CREATE OR REPLACE FUNCTION rag.add_lemmas(
+    words  text[],  -- lowercase words (ё is folded to е here)
+    lemmas text[]   -- the lemma of each; NULL or '' for a word the lemmatizer cannot read: the word itself
+)
+RETURNS integer
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    added integer;
+BEGIN
+    IF cardinality(words) IS DISTINCT FROM cardinality(lemmas) THEN
+        RAISE EXCEPTION 'add_lemmas: % words but % lemmas', coalesce(cardinality(words)::text, 'NULL'),
+            coalesce(cardinality(lemmas)::text, 'NULL') USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- A word's row is written once and never changed (rag._prose_term).
+    INSERT INTO rag.lemmas (word, lemma)
+    SELECT DISTINCT ON (rag._folded(lower(u.w))) rag._folded(lower(u.w)),
+           rag._folded(lower(coalesce(nullif(btrim(u.l), ''), u.w)))
+    FROM unnest(words, lemmas) AS u(w, l)
+    WHERE u.w IS NOT NULL AND u.w <> ''
+    ORDER BY rag._folded(lower(u.w))
+    ON CONFLICT (word) DO NOTHING;
+    GET DIAGNOSTICS added = ROW_COUNT;
+    RETURN added;
+END
+$$;
+COMMENT ON FUNCTION rag.add_lemmas(text[], text[]) IS
+    'Stores the lemma of each word (both lowercased, ё as е; a NULL or empty lemma: the word) where rag.lemmas has none yet; returns how many were new.';
+
+CREATE OR REPLACE FUNCTION rag.set_lemmas(
+    enabled boolean
+)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+BEGIN
+    IF enabled IS NULL THEN
+        RAISE EXCEPTION 'set_lemmas: enabled must be true or false, not NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Concurrent callers one at a time, and never during a bulk load.
+    PERFORM pg_advisory_xact_lock(rag._bulk_lock_key());
+    IF (SELECT s.lemmas FROM rag.keyword_settings s) = enabled THEN
+        RETURN false;
+    END IF;
+    IF enabled AND EXISTS (SELECT 1 FROM rag.stored_unlemmatized_words()) THEN
+        RAISE EXCEPTION 'set_lemmas: the stored documents hold Cyrillic words without a lemma; add theirs first (rag.stored_unlemmatized_words, rag.add_lemmas)'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    UPDATE rag.keyword_settings SET lemmas = enabled;
+    IF NOT enabled THEN
+        TRUNCATE rag.lemmas;
+    END IF;
+    -- The documents' stems change with it: posted again from the stored chunks.
+    PERFORM rag._rebuild_postings();
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION rag.set_lemmas(boolean) IS
+    'Turns Russian lemmas in the keyword index on (every stored document''s Cyrillic words must have theirs in rag.lemmas) or off (rag.lemmas emptied); when that changes, re-posts every chunk''s keywords and returns true.';
 
 -- ---------------------------------------------------------------------------
 -- names: a second keyword field of code chunks, for rag.search's names arm

@@ -69,7 +69,7 @@ RETURNS TABLE (
     in_text boolean  -- counted in the document length (the names and the marker are not)
 )
 LANGUAGE sql
-IMMUTABLE
+STABLE  -- (rag._prose_term reads rag.lemmas)
 PARALLEL SAFE
 BEGIN ATOMIC
     -- Its indexed text's terms, then its names' (from the structural context

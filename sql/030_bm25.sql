@@ -538,3 +538,113 @@ AS $$
 $$;
 COMMENT ON FUNCTION rag._bm25_exhaustive(text, text[], text[], text[], text, double precision, double precision) IS
     'Private: every chunk holding a query term and passing the filters, with its BM25 score and rank: what bm25_search''s top_n must equal (its test oracle; slow on a large corpus).';
+
+-- ---------------------------------------------------------------------------
+-- _bm25_neighbours: the keyword arm's documents scored with their neighbours' words
+--
+-- A question about one section of a long page of similar sections (a man
+-- page's options, a reference's entries) shares words with many of them,
+-- and its own words are often spread over the section, its tag and the
+-- sections around it. A document chunk is therefore scored as Okapi BM25 of
+-- a window: its own postings and those of the chunks up to `neighbours`
+-- before and after it in its file, each weighted share ^ its distance:
+--   tf_w(t)  = sum over the window of share^d x tf(chunk, t)
+--   length_w = sum of share^d x term_count / sum of share^d
+--   score    = sum over t of idf(t) x tf_w (k1 + 1) / (tf_w + k1 (1 - b + b length_w / avg_length))
+-- (with share 0, the chunk's own BM25 score). The chunk is still what is
+-- returned. Candidates: the documents among the arm's chunks and their
+-- neighbours, which their own words may not have brought in. Windows only
+-- order the documents among themselves: they take the places and scores the
+-- arm's documents had, best window first, and code keeps its places and
+-- scores (windows score higher than chunks, and lifted over code they cost
+-- code questions in mixed projects). Measured in docs/decisions/033.
+CREATE OR REPLACE FUNCTION rag._bm25_neighbours(
+    keyword_terms text[],              -- (rag.parse_query(query)).keyword_terms
+    ids           bigint[],            -- the keyword arm's chunks
+    scores        double precision[],  -- their BM25 scores
+    neighbours    integer,             -- chunks each side of a document chunk in its window
+    share         double precision,    -- a neighbour's weight, per chunk of distance
+    k1            double precision,
+    b             double precision
+)
+RETURNS TABLE (
+    chunk_id bigint,
+    score    double precision
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+DECLARE
+    avg_length double precision;
+    terms      text[];              -- the query's stem: terms (documents post no others)
+    idfs       double precision[];
+BEGIN
+    SELECT cs.total_terms::double precision / greatest(cs.chunks, 1),
+           coalesce(array_agg(s.term), '{}'), coalesce(array_agg(rag._field_idf(s.term, s.df, cs.chunks, rag._documents())), '{}')
+      INTO avg_length, terms, idfs
+    FROM rag.corpus_stats cs
+    LEFT JOIN rag.term_stats s ON s.term = ANY (keyword_terms) AND starts_with(s.term, 'stem:') AND s.df > 0
+    GROUP BY cs.chunks, cs.total_terms;
+    RETURN QUERY
+    WITH given AS MATERIALIZED (
+        SELECT u.id, u.score, c.file_id, c.ordinal, rag._is_document(c.metadata) AS document
+        FROM unnest(ids, scores) AS u(id, score)
+        JOIN rag.chunks c ON c.id = u.id
+    ),
+    centres AS MATERIALIZED (  -- the documents given and their neighbours
+        SELECT DISTINCT n.id, n.file_id, n.ordinal
+        FROM given g
+        CROSS JOIN LATERAL (SELECT n.id, n.file_id, n.ordinal FROM rag.chunks n
+                            WHERE n.file_id = g.file_id
+                              AND n.ordinal BETWEEN g.ordinal - neighbours AND g.ordinal + neighbours) n
+        WHERE g.document
+    ),
+    windows AS MATERIALIZED (  -- each centre's window: (centre, chunk, weight)
+        SELECT c.id AS centre, n.id, n.term_count, power(share, abs(n.ordinal - c.ordinal)) AS weight
+        FROM centres c
+        CROSS JOIN LATERAL (SELECT n.id, n.ordinal, n.term_count FROM rag.chunks n
+                            WHERE n.file_id = c.file_id
+                              AND n.ordinal BETWEEN c.ordinal - neighbours AND c.ordinal + neighbours) n
+        WHERE share > 0 OR n.id = c.id
+    ),
+    lengths AS (
+        SELECT w.centre, sum(w.weight * w.term_count) / sum(w.weight) AS length
+        FROM windows w
+        GROUP BY w.centre
+    ),
+    probed AS MATERIALIZED (  -- an index probe per chunk of the windows and term, never a term's whole list
+        SELECT a.id, x.term, x.idf, x.tf
+        FROM (SELECT DISTINCT w.id FROM windows w) a
+        CROSS JOIN LATERAL (SELECT q.term, q.idf, p.tf
+                            FROM unnest(terms, idfs) AS q(term, idf)
+                            JOIN rag.postings p ON p.term = q.term AND p.chunk_id = a.id
+                            OFFSET 0) x  -- (not pulled up into a join over whole lists)
+    ),
+    frequencies AS (
+        SELECT w.centre, pr.term, pr.idf, sum(w.weight * pr.tf) AS tf
+        FROM probed pr
+        JOIN windows w ON w.id = pr.id
+        GROUP BY w.centre, pr.term, pr.idf
+    ),
+    windowed AS (
+        SELECT f.centre, row_number() OVER (ORDER BY sum(f.idf * f.tf * (k1 + 1)
+                                                         / (f.tf + k1 * (1 - b + b * l.length / avg_length))) DESC,
+                                             f.centre) AS place
+        FROM frequencies f
+        JOIN lengths l ON l.centre = f.centre
+        GROUP BY f.centre
+    ),
+    slots AS (  -- the documents' places in the arm and their scores
+        SELECT g.score, row_number() OVER (ORDER BY g.score DESC, g.id) AS place
+        FROM given g
+        WHERE g.document
+    )
+    SELECT g.id, g.score FROM given g WHERE NOT g.document
+    UNION ALL
+    SELECT w.centre, s.score FROM windowed w JOIN slots s ON s.place = w.place;
+END
+$$;
+COMMENT ON FUNCTION rag._bm25_neighbours(text[], bigint[], double precision[], integer, double precision, double precision, double precision) IS
+    'Private: the keyword arm''s chunks with its documents reordered: the documents given and their neighbours ranked by Okapi BM25 over their windows (their own postings and those of the chunks up to neighbours before and after them in their file, weighted share ^ distance: tf summed, length averaged by the same weights), taking in that order the places and scores the documents given had; other chunks keep theirs. Unordered.';

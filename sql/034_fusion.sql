@@ -88,7 +88,9 @@ CREATE OR REPLACE FUNCTION rag._fused_candidates(
     rrf_k         integer,
     k1            double precision,
     b             double precision,
-    fusion        text
+    fusion        text,
+    neighbours    integer,            -- a document chunk's BM25 over this many chunks each side (rag._bm25_neighbours)
+    neighbour_share double precision  -- their weight per chunk of distance
 )
 RETURNS TABLE (
     chunk_id     bigint,
@@ -107,7 +109,21 @@ SET search_path = pg_catalog, rag, public
 SET plan_cache_mode = auto
 AS $$
 #variable_conflict use_column
+DECLARE
+    -- Windows only where there are documents; they need the arm's full depth (the
+    -- vector arm's), since a neighbour of a chunk ranked low may rank high.
+    windowed CONSTANT boolean := _fused_candidates.neighbours > 0 AND _fused_candidates.bm25_weight > 0
+                                 AND rag._documents() > 0;
+    keyword_ids    bigint[];
+    keyword_scores double precision[];
 BEGIN
+    IF windowed THEN
+        SELECT array_agg(k.chunk_id), array_agg(k.score) INTO keyword_ids, keyword_scores
+        FROM rag._bm25_top((q).keyword_terms, greatest(_fused_candidates.keyword_n, _fused_candidates.vector_n),
+                           _fused_candidates.sources, _fused_candidates.source_types,
+                           _fused_candidates.languages, _fused_candidates.path_prefix,
+                           _fused_candidates.k1, _fused_candidates.b) k;
+    END IF;
     RETURN QUERY
     WITH keyword AS (
         SELECT k.chunk_id, k.score, k.rank
@@ -115,7 +131,15 @@ BEGIN
                              _fused_candidates.sources, _fused_candidates.source_types,
                              _fused_candidates.languages, _fused_candidates.path_prefix,
                              _fused_candidates.k1, _fused_candidates.b) k
-        WHERE _fused_candidates.bm25_weight > 0
+        WHERE _fused_candidates.bm25_weight > 0 AND NOT windowed
+        UNION ALL
+        SELECT w.chunk_id, w.score, (row_number() OVER (ORDER BY w.score DESC, w.chunk_id))::integer
+        FROM (SELECT n.chunk_id, n.score
+              FROM rag._bm25_neighbours((q).keyword_terms, keyword_ids, keyword_scores, _fused_candidates.neighbours,
+                                        _fused_candidates.neighbour_share, _fused_candidates.k1, _fused_candidates.b) n
+              WHERE windowed
+              ORDER BY n.score DESC, n.chunk_id
+              LIMIT _fused_candidates.keyword_n) w
     ),
     semantic AS (
         SELECT v.chunk_id, v.score, v.rank
@@ -145,8 +169,8 @@ BEGIN
     WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id));
 END
 $$;
-COMMENT ON FUNCTION rag._fused_candidates(rag.parsed_query, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, integer, double precision, double precision, text) IS
-    'rag.search''s candidates: the BM25 arm''s keyword_n and the vector arm''s vector_n best chunks (filters inside both) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered.';
+COMMENT ON FUNCTION rag._fused_candidates(rag.parsed_query, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, integer, double precision, double precision, text, integer, double precision) IS
+    'rag.search''s candidates: the BM25 arm''s keyword_n and the vector arm''s vector_n best chunks (filters inside both) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered. With neighbours > 0 and documents indexed, the BM25 arm''s documents are scored over windows of their neighbours (rag._bm25_neighbours).';
 
 -- What rag.search returns of a chunk besides its scores.
 CREATE OR REPLACE VIEW rag._hit_rows AS
@@ -199,6 +223,8 @@ DECLARE
     rrf_k         CONSTANT integer := (opts #>> '{rrf,k}')::integer;
     k1            CONSTANT double precision := (opts #>> '{bm25,k1}')::double precision;
     b             CONSTANT double precision := (opts #>> '{bm25,b}')::double precision;
+    neighbours    CONSTANT integer := (opts #>> '{bm25,neighbours}')::integer;
+    neighbour_share CONSTANT double precision := (opts #>> '{bm25,neighbourShare}')::double precision;
     fusion        CONSTANT text := opts->>'fusion';
     per_file      CONSTANT integer := (opts->>'perFile')::integer;
     include_tests CONSTANT boolean := (opts->>'includeTests')::boolean;
@@ -245,7 +271,7 @@ BEGIN
         SELECT * FROM rag._fused_candidates(
             q, query_vector, vector_model, keyword_n, hs.candidates, _hybrid_search.sources,
             _hybrid_search.source_types, _hybrid_search.languages, _hybrid_search.path_prefix, hs.bm25_weight,
-            hs.vector_weight, hs.rrf_k, hs.k1, hs.b, hs.fusion)
+            hs.vector_weight, hs.rrf_k, hs.k1, hs.b, hs.fusion, hs.neighbours, hs.neighbour_share)
     ),
     named AS (  -- the names arm (rag._name_scores)
         SELECT n.chunk_id, n.score, row_number() OVER (ORDER BY n.score DESC, n.chunk_id)::integer AS rank

@@ -21,7 +21,7 @@ CREATE OR REPLACE FUNCTION rag.parse_query(
 )
 RETURNS rag.parsed_query
 LANGUAGE sql
-STABLE  -- (the configured languages' stop words and stems)
+STABLE  -- (the configured languages' stop words and stems, rag.lemmas)
 PARALLEL SAFE
 SET search_path = pg_catalog, rag, public
 AS $$
@@ -36,7 +36,8 @@ AS $$
         r.terms,
         -- each term and its stem: term, as documents post them (rag._text_frequencies)
         (SELECT coalesce(array_agg(DISTINCT x.term), '{}') FROM unnest(r.terms) AS t(term),
-                LATERAL (VALUES (t.term), (rag._stem(t.term, r.dictionaries))) AS x(term)),
+                LATERAL rag._prose_term(t.term, r.dictionaries) s,
+                LATERAL (VALUES (t.term), (s.stem)) AS x(term)),
         ARRAY(SELECT 'name:' || t FROM unnest(r.terms) AS t),
         rag._identifier_shaped(r.text),
         (SELECT coalesce(jsonb_agg(jsonb_build_object('module', n.module, 'fqn', n.fqn)), '[]')
@@ -103,7 +104,9 @@ DECLARE
         'includeTests', false,  -- tests and fixtures at full weight
         'model', NULL,          -- the embedding model of query_embedding (NULL: told by its dimensions)
         'rrf', jsonb_build_object('k', 10),
-        'bm25', jsonb_build_object('k1', 1.2, 'b', 0.75));
+        -- neighbours: a document chunk's BM25 counts the words of this many chunks each side,
+        -- weighted neighbourShare per chunk of distance (rag._bm25_neighbours); 0: its own alone
+        'bm25', jsonb_build_object('k1', 1.2, 'b', 0.75, 'neighbours', 2, 'neighbourShare', 0.15));
     merged jsonb;
     bad    text;
 BEGIN
@@ -124,7 +127,7 @@ BEGIN
                                                     THEN options -> g.grp ELSE '{}' END) AS t(key)
           WHERE NOT (defaults -> g.grp) ? t.key) k;
     IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'search: unknown option %; options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors, includeTests, model, rrf.k, bm25.k1, bm25.b', bad
+        RAISE EXCEPTION 'search: unknown option %; options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors, includeTests, model, rrf.k, bm25.k1, bm25.b, bm25.neighbours, bm25.neighbourShare', bad
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT string_agg(g.grp, ', ') INTO bad FROM unnest(ARRAY['rrf', 'bm25']) AS g(grp)
@@ -152,7 +155,9 @@ BEGIN
                  ('perFile', '{perFile}', 1, NULL, true),
                  ('rrf.k', '{rrf,k}', 1, NULL, true),
                  ('bm25.k1', '{bm25,k1}', 0, NULL, false),
-                 ('bm25.b', '{bm25,b}', 0, 1, false)) AS n(name, path, least, greatest, whole)
+                 ('bm25.b', '{bm25,b}', 0, 1, false),
+                 ('bm25.neighbours', '{bm25,neighbours}', 0, 10, true),
+                 ('bm25.neighbourShare', '{bm25,neighbourShare}', 0, 1, false)) AS n(name, path, least, greatest, whole)
     WHERE CASE WHEN jsonb_typeof(merged #> n.path) <> 'number' THEN true
                ELSE (merged #>> n.path)::numeric < n.least
                     OR (merged #>> n.path)::numeric > coalesce(n.greatest, 'infinity'::numeric)
@@ -178,7 +183,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.search_options(jsonb) IS
-    'Every option of rag.search with its default (rag.search_options() shows them), overridden by options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors (rag.ranking_priors), includeTests, model, rrf.k, bm25.k1, bm25.b. An unknown key or a value out of range is an error naming it.';
+    'Every option of rag.search with its default (rag.search_options() shows them), overridden by options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors (rag.ranking_priors), includeTests, model, rrf.k, bm25.k1, bm25.b, bm25.neighbours, bm25.neighbourShare (a document chunk''s BM25 over its neighbours). An unknown key or a value out of range is an error naming it.';
 
 -- ---------------------------------------------------------------------------
 -- _filter_values: one filter of rag.search as an array (NULL: not given)

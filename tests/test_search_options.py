@@ -17,12 +17,12 @@ from rag.providers.rerank_base import NoReranker
 from rag.search import Searcher, SearchRequest, search_options
 
 ROOT = Path(__file__).resolve().parent.parent
-NOT_RANKING = {"finalTopK", "languages"}  # the search section's keys that are no rag.search option
+NOT_RANKING = {"finalTopK", "languages", "lemmas"}  # the search section's keys that are no rag.search option
 
 
 def test_the_sql_defaults_are_the_configuration_defaults(rag_db: db.DatabaseTarget) -> None:
     sql = rows(rag_db, "SELECT rag.search_options() AS o")[0]["o"]
-    python = SearchConfig().model_dump(mode="json", by_alias=True, exclude={"final_top_k", "languages"})
+    python = SearchConfig().model_dump(mode="json", by_alias=True, exclude={"final_top_k", "languages", "lemmas"})
     sample = {k: v for k, v in yaml.safe_load((ROOT / "rag.config.yaml").read_text())["search"].items()
               if k not in NOT_RANKING}
     assert {k: v for k, v in sql.items() if k not in {"includeTests", "model"}} == python == sample
@@ -31,14 +31,15 @@ def test_the_sql_defaults_are_the_configuration_defaults(rag_db: db.DatabaseTarg
 
 def test_python_sends_only_what_a_configuration_sets() -> None:
     assert search_options(RagConfig().search) == {}
-    set_some = RagConfig.model_validate({"search": {"namesWeight": 0.2, "bm25": {"b": 0.5}, "finalTopK": 5}})
+    set_some = RagConfig.model_validate({"search": {"namesWeight": 0.2, "bm25": {"b": 0.5}, "finalTopK": 5,
+                                                   "languages": ["english"], "lemmas": False}})
     assert search_options(set_some.search) == {"namesWeight": 0.2, "bm25": {"b": 0.5}}
 
 
 def test_overrides_keep_the_other_defaults(rag_db: db.DatabaseTarget) -> None:
     merged = rows(rag_db, """SELECT rag.search_options('{"bm25": {"b": 0.4}, "perFile": 1}') AS o""")[0]["o"]
     defaults = rows(rag_db, "SELECT rag.search_options() AS o")[0]["o"]
-    assert merged == {**defaults, "perFile": 1, "bm25": {"k1": 1.2, "b": 0.4}}
+    assert merged == {**defaults, "perFile": 1, "bm25": {**defaults["bm25"], "b": 0.4}}
 
 
 def test_psql_ranks_a_query_as_the_cli_does(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from rag import db, sqlapi
+from rag import db, lemmas, sqlapi
 from rag.errors import RagError, first_line
 from rag.providers.llm import ChatMessage, ChatModel
 from rag.secrets import mask_connection
@@ -130,6 +130,7 @@ def contextualize_source(
     if not calls:
         return
     report.contextualizing_started(calls)
+    lemmatize = sqlapi.keyword_lemmas(conn)
     breaker = _Breaker(FAILURES_IN_A_ROW)
     with ThreadPoolExecutor(max_workers=writer.max_concurrency, thread_name_prefix="rag-context") as pool:
         for page in _pages(conn, source_id, model):
@@ -149,6 +150,8 @@ def contextualize_source(
                 summary.errors.append({"path": chunk.path,
                                        "error": f"contextual text of {chunk.where()}: {failure}"})
             if answered:
+                if lemmatize:  # (their words get a lemma before they are posted: rag/lemmas.py)
+                    lemmas.fill(conn, [t for _, t in answered])
                 sqlapi.store_contextual_texts(conn, source_id, model, PROMPT_VERSION,
                                               [c.document_hash for c, _ in answered],
                                               [c.chunk_hash for c, _ in answered], [t for _, t in answered])

@@ -102,13 +102,17 @@ class ServiceCore:
             self._target = None  # resolving it again starts the server
             conn = db.connect(self.target())
         if not self._schema_checked:
-            self._ensure_schema(conn)
+            try:
+                self._ensure_schema(conn)
+            except BaseException:  # (a failed upgrade or re-posting: the connection is nobody's)
+                conn.close()
+                raise
         return conn
 
     def _ensure_schema(self, conn: Conn) -> None:
         """Zero setup: the first connection installs or upgrades the schema when it is missing or
         from another version (``rag init``'s install, under its lock, so first runs may race)."""
-        from rag import db
+        from rag import db, lemmas
 
         if not db.schema_is_current(conn):
             target = self.target()
@@ -116,6 +120,7 @@ class ServiceCore:
                   file=sys.stderr, flush=True)
             db.install_schema(target)
         db.apply_languages(conn, self.config.search.languages)
+        lemmas.apply(conn, self.config.search.lemmas, self.config.search.languages)
         self._schema_checked = True
 
     def with_db(self, work: Callable[[Conn], T], *, retry: bool = True) -> T:
@@ -237,13 +242,14 @@ class ServiceCore:
 
     def init(self) -> InitOutput:
         """Create or upgrade the schema, then prepare the local model if it is configured (``rag init``)."""
-        from rag import db
+        from rag import db, lemmas
 
         target = self.target()
         with database_errors():
             report = db.install_schema(target)
             with db.connect(target) as conn:
                 db.apply_languages(conn, self.config.search.languages)
+                lemmas.apply(conn, self.config.search.lemmas, self.config.search.languages)
         try:
             local_model = self.prepare_local_model()
         except ProviderError as exc:
