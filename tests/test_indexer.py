@@ -179,6 +179,18 @@ KILLED_RUN = textwrap.dedent(
 )
 
 
+def wait_for_backends_to_exit(target: db.DatabaseTarget) -> None:
+    """Until no other client is connected to the test's database: a killed client's backends may
+    still commit the statement in flight, so counting before they exit races with them."""
+    with db.connect(target) as conn:
+        for _ in range(400):
+            if not conn.execute("SELECT 1 FROM pg_stat_activity WHERE datname = current_database()"
+                                " AND pid <> pg_backend_pid() AND backend_type = 'client backend'").fetchone():
+                return
+            time.sleep(0.05)
+    raise AssertionError("the killed run's backends still there after 20 s")
+
+
 @pytest.mark.slow
 def test_kill_9_leaves_each_file_old_or_new_and_the_next_run_finishes(
     rag_db: db.DatabaseTarget, tmp_path: Path
@@ -196,6 +208,7 @@ def test_kill_9_leaves_each_file_old_or_new_and_the_next_run_finishes(
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    wait_for_backends_to_exit(rag_db)
 
     for f in rows(rag_db, "SELECT f.path, f.sha256, f.content FROM rag.files f"):
         data = (root / f["path"]).read_bytes() if (root / f["path"]).exists() else None
