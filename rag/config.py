@@ -116,6 +116,14 @@ class Bm25Config(_Section):
     neighbour_share: float = Field(default=0.15, ge=0, le=1)
 
 
+class MergeAdjacentConfig(_Section):
+    # Hits next to each other in a file (consecutive chunks) as one hit of their lines, while it
+    # holds at most max_tokens (rag._merged_places): documents' chunks, code's.
+    documents: bool = True
+    code: bool = True
+    max_tokens: int = Field(default=600, ge=1)
+
+
 class SearchConfig(_Section):
     fusion: Literal["rrf", "scores"] = "rrf"
     bm25_weight: float = Field(default=0.5, ge=0)
@@ -137,6 +145,7 @@ class SearchConfig(_Section):
     lemmas: bool | Literal["auto"] = "auto"
     rrf: RrfConfig = RrfConfig()
     bm25: Bm25Config = Bm25Config()
+    merge_adjacent: MergeAdjacentConfig = MergeAdjacentConfig()
 
 
 # What rag.upsert_source accepts, and what may name a folder under $RAG_HOME/repos.

@@ -228,6 +228,11 @@ DECLARE
     fusion        CONSTANT text := opts->>'fusion';
     per_file      CONSTANT integer := (opts->>'perFile')::integer;
     include_tests CONSTANT boolean := (opts->>'includeTests')::boolean;
+    -- hits ranked: more than top_k when rag.search merges adjacent ones (each merge frees a place)
+    places        CONSTANT integer := CASE WHEN (opts #>> '{mergeAdjacent,documents}')::boolean
+                                                OR (opts #>> '{mergeAdjacent,code}')::boolean
+                                           THEN least(1000, 2 * _hybrid_search.top_k + 10)
+                                           ELSE _hybrid_search.top_k END;
     factors       CONSTANT jsonb := rag.ranking_priors(opts->'priors');  -- the ranking step's (sql/036_ranking.sql)
     keyword_n    integer := candidates;  -- the keyword arm's candidates
     hybrid       boolean;                -- both arms run
@@ -337,15 +342,16 @@ BEGIN
     SELECT r.chunk_id, u.bm25_score, u.bm25_rank, u.vector_score, u.vector_rank, r.score
     FROM rag._ranked(cand_ids, cand_scores, q, factors, hs.include_tests, hs.per_file,
                      source_filter, _hybrid_search.source_types, _hybrid_search.languages,
-                     _hybrid_search.path_prefix, _hybrid_search.top_k) r
+                     _hybrid_search.path_prefix, hs.places) r
     LEFT JOIN unnest(cand_ids, cand_bm25_scores, cand_bm25_ranks, cand_vector_scores, cand_vector_ranks)
               AS u(chunk_id, bm25_score, bm25_rank, vector_score, vector_rank) ON u.chunk_id = r.chunk_id
     ORDER BY r.score DESC, least(u.bm25_rank, u.vector_rank), r.chunk_id
-    LIMIT _hybrid_search.top_k;  -- without it the planner expects more rows and hashes all files
+    LIMIT hs.places;  -- without it the planner expects more rows and hashes all files
     PERFORM set_config('plan_cache_mode', plan_mode, true);
 END hs
 $$;
 COMMENT ON FUNCTION rag._hybrid_search(rag.parsed_query, vector, text, integer, text[], text[], text[], text, jsonb) IS
     'Private: rag.search''s hits as chunk ids and scores, best first. BM25 and vector arms (filters inside both) and a names arm (BM25 over code chunks'' paths and fqns), fused by weighted RRF, w_bm25/(k+rank) + w_vec/(k+rank) + w_names/(k+rank), or with hs.fusion ''scores'' by w_bm25 * bm25/best bm25 + w_vec * cosine spread 0..1 over the hs.candidates (+ w_names * names bm25/best).'
     ' A hybrid search then adds graphWeight times the fused scores of the top 20 candidates that call a definition in a candidate, a files arm weighted filesWeight (the 20 code files whose mean chunk vector is nearest the query, each lifting its best candidate or its nearest chunk by rank as the arms are fused), and a share (priors tested) of test candidates'' scores to the chunk nearest the query of the module each test is named after.'
-    ' Last, the ranking step (rag._ranked): definitions the query names first, path-class priors, at most perFile chunks of a file before a decay.';
+    ' Last, the ranking step (rag._ranked): definitions the query names first, path-class priors, at most perFile chunks of a file before a decay.'
+    ' The candidates are for top_k hits; with mergeAdjacent on, 2 top_k + 10 are ranked out, for rag.search to merge (rag._merged_places).';

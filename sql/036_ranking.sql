@@ -19,6 +19,9 @@
 --           x decay ^ (chunks of its file ranked above it + 1 - per_file, if positive)
 --             or, for a query asking how parts fit together (rag._asks_how_built), if less:
 --             spread ^ (chunks of its file ranked above it)
+--
+-- Then rag.search returns hits next to each other in a file as one hit of
+-- their lines (rag._merged_places, rag._merged_hit; options mergeAdjacent).
 
 -- ---------------------------------------------------------------------------
 -- ranking_priors: every factor of the ranking step, defaults and overrides
@@ -560,3 +563,240 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], rag.parsed_query, jsonb, boolean, integer, bigint[], text[], text[], text, integer) IS
     'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), prose demoted unless the query asks how to do something or what changed, and a decay per chunk of a file beyond per_file (the spread from its second chunk when the query asks how parts fit together); the same text at the same path (one folder in two sources) once; the top_k with their final scores.';
+
+-- ---------------------------------------------------------------------------
+-- _token_count: a text's size as rag.chunking.model.count_tokens counts it
+CREATE OR REPLACE FUNCTION rag._token_count(
+    body text
+)
+RETURNS integer
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- Words and punctuation marks: the chunker's token estimate (close to a model's).
+RETURN (SELECT count(*)::integer FROM regexp_matches(body, '\w+|[^\w\s]', 'g'));
+COMMENT ON FUNCTION rag._token_count(text) IS
+    'Private: the tokens of a text as the chunkers estimate them (words and punctuation marks: rag.chunking.model.count_tokens), for the bound of a merged hit.';
+
+-- ---------------------------------------------------------------------------
+-- _merged_places: rag.search's hits, adjacent chunks of one file as one hit
+CREATE OR REPLACE FUNCTION rag._merged_places(
+    ids        bigint[],  -- the ranked hits, best first (more than top_k: merging frees places)
+    top_k      integer,
+    documents  boolean,   -- documents' chunks merge (rag._is_document)
+    code       boolean,   -- code chunks merge
+    max_tokens integer    -- a merged hit's bound (rag._token_count of the chunks it spans)
+)
+RETURNS TABLE (
+    place    integer,   -- 1..top_k
+    chunk_id bigint,    -- the hit that gives the place its rank and scores: the best of its chunks
+    members  bigint[]   -- the chunks it spans in file order (NULL: itself alone)
+)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+#variable_conflict use_column
+-- In rank order, a hit whose chunk is next to a place's chunks in its file (the
+-- ordinal before its first or after its last) joins that place instead of taking
+-- one, when the chunks of the place then still hold at most max_tokens; a place
+-- that comes to touch another of its file joins the better one likewise. The
+-- places freed go to the hits below. Two chunks of one passage are one answer,
+-- and a reader of the top k sees k passages, not one passage cut in two.
+DECLARE
+    files   bigint[] := '{}';   -- each place's file, first and last ordinal, hit
+    firsts  integer[] := '{}';
+    lasts   integer[] := '{}';
+    leads   bigint[] := '{}';
+    sizes   integer[] := '{}';  -- tokens of its chunks (NULL: not counted yet)
+    n       integer := 0;
+    tokens  integer;            -- of the hit (NULL: not counted yet)
+    joined  integer;
+    size    integer;
+    hit     record;
+BEGIN
+    FOR hit IN
+        SELECT c.id, c.file_id, c.ordinal, rag._is_document(c.metadata) AS document
+        FROM unnest(ids) WITH ORDINALITY AS u(id, nth)
+        JOIN rag.chunks c ON c.id = u.id
+        ORDER BY u.nth
+    LOOP
+        joined := NULL;
+        tokens := NULL;
+        IF (hit.document AND documents) OR (NOT hit.document AND code) THEN
+            FOR p IN 1..n LOOP
+                CONTINUE WHEN files[p] <> hit.file_id
+                              OR (hit.ordinal <> firsts[p] - 1 AND hit.ordinal <> lasts[p] + 1);
+                -- (sizes counted when first needed: most hits touch no place)
+                sizes[p] := coalesce(sizes[p], (SELECT rag._token_count(c.content) FROM rag.chunks c
+                                                WHERE c.id = leads[p]));
+                tokens := coalesce(tokens, (SELECT rag._token_count(c.content) FROM rag.chunks c WHERE c.id = hit.id));
+                IF sizes[p] + tokens <= max_tokens THEN
+                    joined := p;
+                    firsts[p] := least(firsts[p], hit.ordinal);
+                    lasts[p] := greatest(lasts[p], hit.ordinal);
+                    sizes[p] := sizes[p] + tokens;
+                    EXIT;
+                END IF;
+            END LOOP;
+        END IF;
+        IF joined IS NULL THEN
+            EXIT WHEN n = top_k;
+            n := n + 1;
+            files := files || hit.file_id;
+            firsts := firsts || hit.ordinal;
+            lasts := lasts || hit.ordinal;
+            leads := leads || hit.id;
+            sizes := sizes || tokens;
+            CONTINUE;
+        END IF;
+        -- The place grew: a later place of its file it now touches joins it.
+        FOR p IN REVERSE n..1 LOOP
+            CONTINUE WHEN p = joined OR files[p] <> files[joined]
+                          OR firsts[p] > lasts[joined] + 1 OR lasts[p] < firsts[joined] - 1;
+            sizes[p] := coalesce(sizes[p], (SELECT rag._token_count(c.content) FROM rag.chunks c
+                                            WHERE c.id = leads[p]));
+            CONTINUE WHEN sizes[p] + sizes[joined] > max_tokens;
+            size := sizes[p] + sizes[joined];
+            firsts[least(p, joined)] := least(firsts[p], firsts[joined]);
+            lasts[least(p, joined)] := greatest(lasts[p], lasts[joined]);
+            sizes[least(p, joined)] := size;
+            files := files[:greatest(p, joined) - 1] || files[greatest(p, joined) + 1:];
+            firsts := firsts[:greatest(p, joined) - 1] || firsts[greatest(p, joined) + 1:];
+            lasts := lasts[:greatest(p, joined) - 1] || lasts[greatest(p, joined) + 1:];
+            leads := leads[:greatest(p, joined) - 1] || leads[greatest(p, joined) + 1:];
+            sizes := sizes[:greatest(p, joined) - 1] || sizes[greatest(p, joined) + 1:];
+            n := n - 1;
+            EXIT;
+        END LOOP;
+    END LOOP;
+    RETURN QUERY
+    SELECT p::integer, leads[p],
+           CASE WHEN firsts[p] < lasts[p] THEN
+                ARRAY(SELECT c.id FROM rag.chunks c
+                      WHERE c.file_id = files[p] AND c.ordinal BETWEEN firsts[p] AND lasts[p]
+                      ORDER BY c.ordinal) END
+    FROM generate_series(1, n) AS p;
+END
+$$;
+COMMENT ON FUNCTION rag._merged_places(bigint[], integer, boolean, boolean, integer) IS
+    'Private: rag.search''s top_k places over ranked hits (ids, best first) where a document''s (documents) or code''s (code) chunk next to a place''s chunks in its file joins that place, its chunks then holding at most max_tokens (rag._token_count); each place''s best hit and, when it spans several, its chunks in file order.';
+
+-- ---------------------------------------------------------------------------
+-- _joined_texts: texts of consecutive chunks as one, lines two overlapping ones share once
+CREATE OR REPLACE FUNCTION rag._joined_texts(
+    contents    text[],     -- in file order
+    first_lines integer[],  -- each one's lines in its file
+    last_lines  integer[]
+)
+RETURNS text
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    lines    text[] := '{}';
+    next     text[];
+    shared   integer;
+BEGIN
+    FOR i IN 1..coalesce(cardinality(contents), 0) LOOP
+        next := string_to_array(contents[i], E'\n');
+        shared := 0;
+        IF i > 1 AND first_lines[i] <= last_lines[i - 1] THEN
+            -- the most lines that end the text so far and start this one
+            FOR k IN REVERSE least(cardinality(lines), cardinality(next))..1 LOOP
+                IF lines[cardinality(lines) - k + 1:] = next[:k] THEN
+                    shared := k;
+                    EXIT;
+                END IF;
+            END LOOP;
+        END IF;
+        lines := lines || next[shared + 1:];
+    END LOOP;
+    RETURN array_to_string(lines, E'\n');
+END
+$$;
+COMMENT ON FUNCTION rag._joined_texts(text[], integer[], integer[]) IS
+    'Private: the texts of consecutive chunks of a file joined by newlines, where two chunks'' lines overlap the lines the second repeats left out (the text of a merged hit whose chunks are not the file''s lines verbatim: rag._merged_hit).';
+
+-- ---------------------------------------------------------------------------
+-- _merged_hit: what rag.search shows of a hit spanning several chunks
+CREATE OR REPLACE FUNCTION rag._merged_hit(
+    members bigint[]  -- consecutive chunks of one file, in file order
+)
+RETURNS TABLE (
+    start_line integer,
+    end_line   integer,
+    page_start integer,
+    page_end   integer,
+    content    text,
+    metadata   jsonb    -- the union's lines and its chunks' sections, fqns and ids
+)
+LANGUAGE sql
+STABLE
+-- A standard body and no SET: inlined into rag.search's statement (a function
+-- of its own planned at every call cost ~1 ms a merged hit).
+BEGIN ATOMIC
+    -- The text of the union: the file's stored lines from the first chunk's to the
+    -- last one's (what lies between them included), after what the first chunk
+    -- shows above its lines (a long section's piece repeats its header), when each
+    -- chunk's text ends with its lines of the file; otherwise (text rendered from
+    -- HTML, a PDF) the chunks' texts joined (rag._joined_texts).
+    WITH parts AS MATERIALIZED (
+        SELECT u.nth, c.file_id, c.content, c.metadata, rtrim(c.content, E'\n') AS body,
+               (c.metadata->>'startLine')::integer AS first_line, (c.metadata->>'endLine')::integer AS last_line
+        FROM unnest(members) WITH ORDINALITY AS u(id, nth)
+        JOIN rag.chunks c ON c.id = u.id
+    ),
+    file AS MATERIALIZED (
+        SELECT string_to_array(f.content, E'\n') AS lines
+        FROM rag.files f
+        WHERE f.id = (SELECT p.file_id FROM parts p WHERE p.nth = 1)
+    ),
+    own AS (  -- each chunk's lines of the file, and whether its text ends with them
+        SELECT p.*, o.own, o.own <> '' AND right(p.body, length(o.own)) = o.own AS verbatim
+        FROM parts p
+        LEFT JOIN LATERAL (SELECT rtrim(array_to_string(fl.lines[p.first_line:p.last_line], E'\n'), E'\n') AS own
+                           FROM file fl) o ON true
+    ),
+    sections AS (
+        -- each chunk's sections: those it lists (merged small sections), else its own
+        SELECT p.nth, e.section, e.k
+        FROM parts p
+        CROSS JOIN LATERAL jsonb_array_elements(p.metadata->'sections') WITH ORDINALITY AS e(section, k)
+        WHERE jsonb_typeof(p.metadata->'sections') = 'array'
+        UNION ALL
+        SELECT p.nth, jsonb_build_object('headerPath', p.metadata->'headerPath', 'startLine', p.metadata->'startLine',
+                                         'endLine', p.metadata->'endLine'), 1
+        FROM parts p
+        WHERE jsonb_typeof(p.metadata->'sections') IS DISTINCT FROM 'array' AND p.metadata ? 'headerPath'
+    ),
+    span AS (
+        SELECT min(o.first_line) AS first_line, max(o.last_line) AS last_line,
+               min((o.metadata->>'pageStart')::integer) AS page_start, max((o.metadata->>'pageEnd')::integer) AS page_end,
+               coalesce(bool_and(o.verbatim), false) AS verbatim,
+               (array_agg(left(o.body, length(o.body) - length(o.own)) ORDER BY o.nth))[1] AS lead,
+               (array_agg(substr(o.content, length(o.body) + 1) ORDER BY o.nth DESC))[1] AS ending,
+               array_agg(o.content ORDER BY o.nth) AS contents, array_agg(o.first_line ORDER BY o.nth) AS firsts,
+               array_agg(o.last_line ORDER BY o.nth) AS lasts
+        FROM own o
+    )
+    SELECT s.first_line, s.last_line, s.page_start, s.page_end,
+           CASE WHEN s.verbatim
+                THEN s.lead || rtrim(array_to_string((SELECT fl.lines[s.first_line:s.last_line] FROM file fl), E'\n'),
+                                     E'\n') || s.ending
+                ELSE rag._joined_texts(s.contents, s.firsts, s.lasts) END,
+           jsonb_strip_nulls(jsonb_build_object(
+               'startLine', s.first_line, 'endLine', s.last_line, 'pageStart', s.page_start, 'pageEnd', s.page_end,
+               'sections', (SELECT jsonb_agg(x.section ORDER BY x.nth, x.k) FROM sections x),
+               'fqns', (SELECT jsonb_agg(DISTINCT f.fqn)
+                        FROM parts p
+                        CROSS JOIN LATERAL (SELECT p.metadata->>'fqn'
+                                            UNION
+                                            SELECT jsonb_array_elements_text(coalesce(p.metadata->'fqns', '[]'))) AS f(fqn)
+                        WHERE f.fqn IS NOT NULL),
+               'mergedChunks', to_jsonb(members)))
+    FROM span s;
+END;
+COMMENT ON FUNCTION rag._merged_hit(bigint[]) IS
+    'Private: a hit spanning consecutive chunks of one file (members, in file order): the union of their lines and pages; as text the file''s stored lines over that union (after what the first chunk shows above its lines) when each chunk''s text ends with its lines of the file, else their texts joined (rag._joined_texts); metadata with those lines, every section the chunks hold (headerPath, startLine, endLine), their fqns and mergedChunks (their ids).';

@@ -106,7 +106,10 @@ DECLARE
         'rrf', jsonb_build_object('k', 10),
         -- neighbours: a document chunk's BM25 counts the words of this many chunks each side,
         -- weighted neighbourShare per chunk of distance (rag._bm25_neighbours); 0: its own alone
-        'bm25', jsonb_build_object('k1', 1.2, 'b', 0.75, 'neighbours', 2, 'neighbourShare', 0.15));
+        'bm25', jsonb_build_object('k1', 1.2, 'b', 0.75, 'neighbours', 2, 'neighbourShare', 0.15),
+        -- hits next to each other in a file as one hit of their lines, while it holds at most
+        -- maxTokens (rag._merged_places); documents' chunks, code's
+        'mergeAdjacent', jsonb_build_object('documents', true, 'code', true, 'maxTokens', 600));
     merged jsonb;
     bad    text;
 BEGIN
@@ -122,15 +125,15 @@ BEGIN
     FROM (SELECT t.key AS path FROM jsonb_object_keys(options) AS t(key) WHERE NOT defaults ? t.key
           UNION ALL
           SELECT g.grp || '.' || t.key
-          FROM unnest(ARRAY['rrf', 'bm25']) AS g(grp)
+          FROM unnest(ARRAY['rrf', 'bm25', 'mergeAdjacent']) AS g(grp)
           CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(options -> g.grp) = 'object'
                                                     THEN options -> g.grp ELSE '{}' END) AS t(key)
           WHERE NOT (defaults -> g.grp) ? t.key) k;
     IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'search: unknown option %; options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors, includeTests, model, rrf.k, bm25.k1, bm25.b, bm25.neighbours, bm25.neighbourShare', bad
+        RAISE EXCEPTION 'search: unknown option %; options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors, includeTests, model, rrf.k, bm25.k1, bm25.b, bm25.neighbours, bm25.neighbourShare, mergeAdjacent.documents, mergeAdjacent.code, mergeAdjacent.maxTokens', bad
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT string_agg(g.grp, ', ') INTO bad FROM unnest(ARRAY['rrf', 'bm25']) AS g(grp)
+    SELECT string_agg(g.grp, ', ') INTO bad FROM unnest(ARRAY['rrf', 'bm25', 'mergeAdjacent']) AS g(grp)
     WHERE options ? g.grp AND jsonb_typeof(options -> g.grp) <> 'object';
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'search: option % must be a JSON object such as {"k": 10}', bad
@@ -138,7 +141,8 @@ BEGIN
     END IF;
     merged := defaults || options
         || jsonb_build_object('rrf', (defaults -> 'rrf') || coalesce(options -> 'rrf', '{}'),
-                              'bm25', (defaults -> 'bm25') || coalesce(options -> 'bm25', '{}'));
+                              'bm25', (defaults -> 'bm25') || coalesce(options -> 'bm25', '{}'),
+                              'mergeAdjacent', (defaults -> 'mergeAdjacent') || coalesce(options -> 'mergeAdjacent', '{}'));
     -- Numbers: each with its least (and greatest) value, whole or not.
     SELECT format('search: option %s must be %s, not %s', n.name,
                   CASE WHEN n.whole THEN 'a whole number ' ELSE 'a number ' END
@@ -157,7 +161,8 @@ BEGIN
                  ('bm25.k1', '{bm25,k1}', 0, NULL, false),
                  ('bm25.b', '{bm25,b}', 0, 1, false),
                  ('bm25.neighbours', '{bm25,neighbours}', 0, 10, true),
-                 ('bm25.neighbourShare', '{bm25,neighbourShare}', 0, 1, false)) AS n(name, path, least, greatest, whole)
+                 ('bm25.neighbourShare', '{bm25,neighbourShare}', 0, 1, false),
+                 ('mergeAdjacent.maxTokens', '{mergeAdjacent,maxTokens}', 1, NULL, true)) AS n(name, path, least, greatest, whole)
     WHERE CASE WHEN jsonb_typeof(merged #> n.path) <> 'number' THEN true
                ELSE (merged #>> n.path)::numeric < n.least
                     OR (merged #>> n.path)::numeric > coalesce(n.greatest, 'infinity'::numeric)
@@ -170,9 +175,13 @@ BEGIN
         RAISE EXCEPTION 'search: option fusion must be "rrf" or "scores", not %', merged -> 'fusion'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF jsonb_typeof(merged -> 'includeTests') <> 'boolean' THEN
-        RAISE EXCEPTION 'search: option includeTests must be true or false, not %', merged -> 'includeTests'
-            USING ERRCODE = 'invalid_parameter_value';
+    SELECT format('search: option %s must be true or false, not %s', b.name, merged #> b.path) INTO bad
+    FROM (VALUES ('includeTests', '{includeTests}'::text[]), ('mergeAdjacent.documents', '{mergeAdjacent,documents}'),
+                 ('mergeAdjacent.code', '{mergeAdjacent,code}')) AS b(name, path)
+    WHERE jsonb_typeof(merged #> b.path) <> 'boolean'
+    LIMIT 1;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION '%', bad USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF jsonb_typeof(merged -> 'model') NOT IN ('string', 'null') THEN
         RAISE EXCEPTION 'search: option model must name an embedding model (rag.status() lists them), not %',
@@ -183,7 +192,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.search_options(jsonb) IS
-    'Every option of rag.search with its default (rag.search_options() shows them), overridden by options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors (rag.ranking_priors), includeTests, model, rrf.k, bm25.k1, bm25.b, bm25.neighbours, bm25.neighbourShare (a document chunk''s BM25 over its neighbours). An unknown key or a value out of range is an error naming it.';
+    'Every option of rag.search with its default (rag.search_options() shows them), overridden by options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors (rag.ranking_priors), includeTests, model, rrf.k, bm25.k1, bm25.b, bm25.neighbours, bm25.neighbourShare (a document chunk''s BM25 over its neighbours), mergeAdjacent.documents, mergeAdjacent.code, mergeAdjacent.maxTokens (hits next to each other in a file as one hit). An unknown key or a value out of range is an error naming it.';
 
 -- ---------------------------------------------------------------------------
 -- _filter_values: one filter of rag.search as an array (NULL: not given)
@@ -286,6 +295,7 @@ DECLARE
     sources      text[];
     model_languages text[];   -- what vector_model reads (NULL: any)
     readable     double precision;
+    merging      boolean;   -- adjacent hits as one (options mergeAdjacent)
     bad          text;
 BEGIN
     IF (query IS NULL OR btrim(query) = '') AND query_embedding IS NULL THEN
@@ -375,20 +385,45 @@ BEGIN
         opts := jsonb_set(opts, '{vectorWeight}', '0');
     END IF;
 
+    -- Hits next to each other in a file become one (rag._merged_places); _hybrid_search
+    -- then ranks more than top_k out of the same candidates: each merge frees a place.
+    merging := (opts #>> '{mergeAdjacent,documents}')::boolean OR (opts #>> '{mergeAdjacent,code}')::boolean;
     RETURN QUERY
+    WITH ranked AS MATERIALIZED (
+        SELECT r.chunk_id, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score, r.ordinality
+        FROM rag._hybrid_search(q, query_vector, vector_model, search.top_k, sources,
+                                rag._filter_values(filters, 'types'), rag._filter_values(filters, 'languages'),
+                                filters ->> 'pathPrefix', opts) WITH ORDINALITY AS r
+    ),
+    placed AS (
+        SELECT m.place::bigint AS place, m.chunk_id, m.members
+        FROM rag._merged_places((SELECT array_agg(r.chunk_id ORDER BY r.ordinality) FROM ranked r), search.top_k,
+                                (opts #>> '{mergeAdjacent,documents}')::boolean,
+                                (opts #>> '{mergeAdjacent,code}')::boolean,
+                                (opts #>> '{mergeAdjacent,maxTokens}')::integer) m
+        WHERE merging
+        UNION ALL
+        SELECT r.ordinality, r.chunk_id, NULL FROM ranked r WHERE NOT merging
+    )
     SELECT h.chunk_id, h.source_name, h.path, h.source_type, h.language, h.start_line, h.end_line, h.fqn,
            h.header_path, h.page_start, h.page_end, h.content, h.metadata, h.absolute_path, h.url,
            h.contextual_text, h.bm25_score, h.bm25_rank, h.vector_score, h.vector_rank, h.score, opts ->> 'fusion'
-    FROM (SELECT hr.*, r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score, r.ordinality,
+    FROM (SELECT hr.chunk_id, hr.source_name, hr.path, hr.source_type, hr.language,
+                 coalesce(mh.start_line, hr.start_line) AS start_line, coalesce(mh.end_line, hr.end_line) AS end_line,
+                 hr.fqn, hr.header_path, coalesce(mh.page_start, hr.page_start) AS page_start,
+                 coalesce(mh.page_end, hr.page_end) AS page_end, coalesce(mh.content, hr.content) AS content,
+                 hr.metadata || coalesce(mh.metadata, '{}') AS metadata, hr.absolute_path, hr.url, hr.contextual_text,
+                 r.bm25_score, r.bm25_rank, r.vector_score, r.vector_rank, r.score, p.place,
                  -- a folder indexed twice (as a source and inside another): its lines shown once
-                 row_number() OVER (PARTITION BY coalesce(hr.absolute_path, hr.chunk_id::text), hr.start_line,
-                                                 hr.end_line ORDER BY r.ordinality) AS copy
-          FROM rag._hybrid_search(q, query_vector, vector_model, search.top_k, sources,
-                                  rag._filter_values(filters, 'types'), rag._filter_values(filters, 'languages'),
-                                  filters ->> 'pathPrefix', opts) WITH ORDINALITY AS r
-          JOIN rag._hit_rows hr ON hr.chunk_id = r.chunk_id) h
+                 row_number() OVER (PARTITION BY coalesce(hr.absolute_path, hr.chunk_id::text),
+                                                 coalesce(mh.start_line, hr.start_line),
+                                                 coalesce(mh.end_line, hr.end_line) ORDER BY p.place) AS copy
+          FROM placed p
+          JOIN ranked r ON r.chunk_id = p.chunk_id
+          JOIN rag._hit_rows hr ON hr.chunk_id = p.chunk_id
+          LEFT JOIN LATERAL (SELECT m.* FROM rag._merged_hit(p.members) m WHERE p.members IS NOT NULL) mh ON true) h
     WHERE h.copy = 1
-    ORDER BY h.ordinality;
+    ORDER BY h.place;
     IF NOT FOUND AND NOT EXISTS (SELECT 1 FROM rag.sources) THEN
         PERFORM rag._search_notice('no sources indexed yet', 'try: rag index --path . --name my-project');
     END IF;
@@ -396,4 +431,5 @@ END
 $$;
 COMMENT ON FUNCTION rag.search(text, vector, integer, jsonb, jsonb) IS
     'Hybrid search (rag._hybrid_search: BM25, vector, names and files arms fused by weighted RRF or scaled scores, the code graph lift, the ranking step), best first. filters: {"sources", "types", "languages": string or array, "pathPrefix": string}; options: rag.search_options. '
-    'Without query_embedding it uses a stored embedding of the same query text, else keywords alone; with one of a model (options model) whose vectors are stored it keeps it for later calls. The vector arm''s weight is scaled by the share of the query written in the model''s languages. What it finds on the way is a NOTICE ''search: ...''.';
+    'Without query_embedding it uses a stored embedding of the same query text, else keywords alone; with one of a model (options model) whose vectors are stored it keeps it for later calls. The vector arm''s weight is scaled by the share of the query written in the model''s languages. '
+    'Hits next to each other in a file come back as one hit of their lines (options mergeAdjacent: rag._merged_places, rag._merged_hit; chunk_id, scores and ranks the best one''s, metadata.mergedChunks the chunks it spans). What it finds on the way is a NOTICE ''search: ...''.';

@@ -37,10 +37,11 @@ def index_tree(target: db.DatabaseTarget, root: Path, files: dict[str, str], max
 
 def search(target: db.DatabaseTarget, embedder: HashEmbedder, query: str, top_k: int = 10,
            **options: Any) -> list[dict[str, Any]]:
-    """rag.search hybrid (the query's HashEmbedder vector) with these options (rag.search_options)."""
+    """rag.search hybrid (the query's HashEmbedder vector) with these options (rag.search_options), each
+    chunk a hit of its own unless mergeAdjacent is given (the ranking step is what is tested)."""
     vector = "[" + ",".join(map(str, embedder.embed_query(query))) + "]"
     return rows(target, "SELECT * FROM rag.search(%s, %s::vector, %s, options => %s)", query, vector, top_k,
-                json.dumps(options))
+                json.dumps({"mergeAdjacent": {"documents": False, "code": False}, **options}))
 
 
 # A class split into chunks (its header, then its methods), and code using it everywhere.
