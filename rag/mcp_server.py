@@ -230,7 +230,9 @@ def build_server(service: RagService, *, preload: bool = True, log_level: str = 
         (Cart.total) gets it first; tests rank below the code they test unless includeTests. Each
         result has its source, path, lines (startLine/endLine), coordinates (fqn of a code fragment,
         headerPath of a markdown section, pages of a PDF), a 500-character snippet and the scores of
-        each arm. Read the full text with read_source(chunkId)."""
+        each arm; chunks next to each other in a file come back as one result of their lines. Read
+        the full text with read_source(path, startLine, endLine), or one chunk's with
+        read_source(chunkId)."""
         from rag.search import SearchRequest
 
         with _tool_errors():
