@@ -437,6 +437,18 @@ AS $$
                   SELECT 1 FROM rag.code_modules m
                   WHERE m.source_id = s.source_id AND m.stem = w.module AND m.file_id = s.file_id))
         UNION ALL
+        -- Re-exported by the named module under that name (export { X } from, from .m import X,
+        -- module.exports.x = require(...)): the definition its module-level import resolved to.
+        SELECT s.file_id, s.start_line, true
+        FROM wanted w
+        JOIN searched src ON true
+        JOIN rag.code_modules m ON m.source_id = src.id AND m.stem = w.module
+        JOIN rag.refs e ON e.file_id = m.file_id AND e.kind = 'import' AND e.from_id IS NULL
+                       AND coalesce(e.keys[1], e.name) = w.fqn
+        JOIN rag.ref_resolution x ON x.ref_id = e.id AND x.target_id IS NOT NULL
+        JOIN rag.symbols s ON s.id = x.target_id
+        WHERE w.module IS NOT NULL
+        UNION ALL
         -- In another case (client for Client): only among the candidates' files.
         SELECT s.file_id, s.start_line, false
         FROM wanted w
@@ -467,7 +479,7 @@ AS $$
     ORDER BY c.id, b.exact DESC
 $$;
 COMMENT ON FUNCTION rag._named_definitions(jsonb, bigint[], text[], text[], text, bigint[], integer) IS
-    'Private: the chunks holding the first line of definitions a query names (names: rag.parse_query), within the search''s filters, at most max_rows: by fqn, as the tail of a longer fqn, or (among the candidates'' files only) in another case.';
+    'Private: the chunks holding the first line of definitions a query names (names: rag.parse_query), within the search''s filters, at most max_rows: by fqn, as the tail of a longer fqn, re-exported under that name by the module named (the definition its import resolved to), or (among the candidates'' files only) in another case.';
 
 -- ---------------------------------------------------------------------------
 -- _ranked: rag.search's last step
