@@ -14,7 +14,7 @@
 --            (the file's best candidate, else its chunk nearest the query: rag._file_lifts)
 --   fused += tested x the fused scores of the tests named after the chunk's module
 --            (its chunk nearest the query only: rag._tested_lifts; both run by rag.search)
---   score = (fused + definition strength x best fused) x path-class prior
+--   score = (fused + (definition or entry) strength x best fused) x path-class prior
 --           x docs prior (prose without a class, unless the query asks for prose)
 --           x decay ^ (chunks of its file ranked above it + 1 - per_file, if positive)
 --             or, for a query asking how parts fit together (rag._asks_how_built), if less:
@@ -54,7 +54,11 @@ DECLARE
         'decay', 0.8,
         -- and when the query asks how parts fit together or which files do something
         -- (rag._asks_how_built), its chunks after its first by spread per extra chunk (1: off)
-        'spread', 0.3);
+        'spread', 0.3,
+        -- a share of the best fused score added to a chunk of each entry file of a package
+        -- (package.json: rag._entry_chunks) when the query asks what a package exports
+        -- (rag._asks_for_exports)
+        'entry', 1.0);
     unknown text;
     bad     text;
 BEGIN
@@ -83,7 +87,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.ranking_priors(jsonb) IS
-    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score), the tested share (of tests'' fused scores given to the module each is named after), the per-file decay, and the spread (a decay from a file''s second chunk on, for a query asking how parts fit together); an unknown key or a negative value is an error.';
+    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score), the tested share (of tests'' fused scores given to the module each is named after), the per-file decay, the spread (a decay from a file''s second chunk on, for a query asking how parts fit together), and the entry share (of the best fused score, given to a package''s entry files when the query asks what it exports); an unknown key or a negative value is an error.';
 
 -- ---------------------------------------------------------------------------
 -- path_class: what a file is by its path
@@ -322,6 +326,82 @@ COMMENT ON FUNCTION rag._asks_how_built(text) IS
     'Private: whether a search query asks how something is built or works, where it is defined or which files do it (how does, how are, where are, which modules, как устроен, где определены, какие файлы ...), in English or Russian: its answer is a set of files (rag.ranking_priors spread).';
 
 -- ---------------------------------------------------------------------------
+-- _asks_for_exports: a query about what a package offers
+CREATE OR REPLACE FUNCTION rag._asks_for_exports(
+    query text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- A question (what, which, where ...) about what a package exports or exposes, its public
+-- API or its entry point, in English or Russian: its answer is the package's entry files
+-- (package.json's main, exports ...: rag._entry_chunks). A statement ("This is the entry
+-- point for ...", a docstring) is not a question.
+RETURN lower(btrim(query)) ~ ('^(what|which|where|how)\M.*\m(exports?|exported|expose[sd]?|public (api|interface)'
+                               '|entry[- ]?points?)\M'
+                               '|^(что|какие|какой|где|как)\M.*(экспортир[[:alpha:]]*|публичн[[:alpha:]]* (api|интерфейс)'
+                               '|точк[[:alpha:]]* входа)');
+COMMENT ON FUNCTION rag._asks_for_exports(text) IS
+    'Private: whether a search query asks what a package exports or exposes, its public API or entry point (what does the package export, which functions are exported, где точка входа ...), in English or Russian: then the package''s entry files are lifted (rag.ranking_priors entry).';
+
+-- ---------------------------------------------------------------------------
+-- _entry_chunks: a chunk of each entry file of the packages searched
+CREATE OR REPLACE FUNCTION rag._entry_chunks(
+    ids           bigint[],            -- the fused candidates
+    scores        double precision[],  -- their fused scores
+    source_filter bigint[],            -- rag._source_ids of the search, NULL: every source
+    source_types  text[],              -- the search's per-file filters (NULL: none)
+    languages     text[],
+    path_prefix   text,
+    max_files     integer DEFAULT 8
+)
+RETURNS TABLE (
+    chunk_id bigint
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- A package.json's entry files are its whole-module imports (rag/languages/javascript/
+    -- packages.py), found through the (source, name) index of references: "*".
+    WITH searched AS (
+        SELECT s.id FROM rag.sources s WHERE source_filter IS NULL OR s.id = ANY (source_filter)
+    ),
+    entry_files AS (
+        SELECT DISTINCT m.file_id
+        FROM searched src
+        JOIN rag.refs e ON e.source_id = src.id AND e.name = '*' AND e.kind = 'import' AND e.from_id IS NULL
+        JOIN rag.files pj ON pj.id = e.file_id AND (pj.path = 'package.json' OR right(pj.path, 13) = '/package.json')
+        CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
+        JOIN rag.code_modules m ON m.source_id = src.id AND m.stem = ltrim(t.stem, '/') AND m.full_stem
+    ),
+    candidates AS (
+        SELECT c.file_id, u.id, u.score
+        FROM unnest(ids, scores) AS u(id, score)
+        JOIN rag.chunks c ON c.id = u.id
+    ),
+    picked AS (
+        -- The file's best candidate, else its first chunk; files the arms found first.
+        SELECT coalesce(best.id, head.id) AS chunk_id, best.score
+        FROM entry_files ef
+        JOIN rag.files f ON f.id = ef.file_id
+        LEFT JOIN LATERAL (SELECT k.id, k.score FROM candidates k WHERE k.file_id = ef.file_id
+                           ORDER BY k.score DESC, k.id LIMIT 1) best ON true
+        LEFT JOIN LATERAL (SELECT c.id FROM rag.chunks c WHERE c.file_id = ef.file_id
+                           ORDER BY c.ordinal LIMIT 1) head ON true
+        WHERE (source_types IS NULL OR f.source_type = ANY (source_types))
+          AND (languages IS NULL OR f.language = ANY (languages))
+          AND (path_prefix IS NULL OR starts_with(f.path, path_prefix))
+        ORDER BY best.score DESC NULLS LAST, f.path
+        LIMIT max_files
+    )
+    SELECT p.chunk_id FROM picked p WHERE p.chunk_id IS NOT NULL
+$$;
+COMMENT ON FUNCTION rag._entry_chunks(bigint[], double precision[], bigint[], text[], text[], text, integer) IS
+    'Private: for the entry files package.json files name (main, module, source, types, exports ...), within the search''s filters, at most max_files (those among the candidates first): each one''s best candidate chunk, else its first chunk.';
+
+-- ---------------------------------------------------------------------------
 -- _asks_for_tests: a query about tests
 CREATE OR REPLACE FUNCTION rag._asks_for_tests(
     query text
@@ -519,13 +599,21 @@ BEGIN ATOMIC
             (SELECT array_agg(DISTINCT c.file_id) FROM candidates k JOIN rag.chunks c ON c.id = k.id)) d
         WHERE (priors->>'definition')::double precision > 0 AND (q).identifier
     ),
+    entries AS (
+        -- (a one-time filter: only for a query asking what a package exports)
+        SELECT e.chunk_id
+        FROM rag._entry_chunks(ids, scores, source_filter, source_types, languages, path_prefix) e
+        WHERE (priors->>'entry')::double precision > 0 AND rag._asks_for_exports((q).text)
+    ),
     pooled AS (
-        -- The candidates and the definitions named, which the arms may have missed.
+        -- The candidates, the definitions named and the entry files, which the arms may have missed.
         SELECT p.id, max(p.score) AS score, max(p.strength) AS strength
         FROM (SELECT k.id, k.score, 0::double precision AS strength FROM candidates k
               UNION ALL
               SELECT d.chunk_id, 0, (priors->>'definition')::double precision * CASE WHEN d.exact THEN 1 ELSE 0.8 END
-              FROM defined d) p
+              FROM defined d
+              UNION ALL
+              SELECT e.chunk_id, 0, (priors->>'entry')::double precision FROM entries e) p
         GROUP BY p.id
     ),
     prose AS MATERIALIZED (  -- documents and release notes at full weight
