@@ -1,7 +1,8 @@
 """JavaScript's and TypeScript's (JSX, TSX) references: ES imports, re-exports
 (``export * from``, ``export { X as Y } from``), ``const m = require("m")``, CommonJS
 re-exports (``module.exports.x = require("m")``, ``exports.x = …``, ``module.exports = { a:
-require("m"), b }``, ``module.exports = require("m")``), builtins, and ``this``."""
+require("m"), b }``, ``module.exports = require("m")``), a required module called or constructed (its default
+export), builtins, and ``this``."""
 
 import posixpath
 import re
@@ -161,11 +162,11 @@ def _module_stem(path: str, spec: str) -> str:
 JAVASCRIPT = Language(query_text("rag.languages.javascript", "ecmascript", "javascript"),
                       self_names=frozenset({"this"}),
                       implicit_members=False, read_import=read_import, builtins=_BUILTINS,
-                      index_module="index")
+                      index_module="index", default_export=DEFAULT_EXPORT)
 TYPESCRIPT = Language(query_text("rag.languages.javascript", "ecmascript", "typescript"),
                       self_names=frozenset({"this"}),
                       implicit_members=False, read_import=read_import, builtins=_BUILTINS,
-                      index_module="index")
+                      index_module="index", default_export=DEFAULT_EXPORT)
 
 
 LANGUAGES: Mapping[str, Language] = {"javascript": JAVASCRIPT, "typescript": TYPESCRIPT, "tsx": TYPESCRIPT}
