@@ -373,6 +373,7 @@ AS $$
         FROM searched src
         JOIN rag.refs e ON e.source_id = src.id AND e.name = '*' AND e.kind = 'import' AND e.from_id IS NULL
         JOIN rag.files pj ON pj.id = e.file_id AND (pj.path = 'package.json' OR right(pj.path, 13) = '/package.json')
+                         AND rag.path_class(pj.path) IS NULL  -- (not a vendored, example or test package)
         CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
         JOIN rag.code_modules m ON m.source_id = src.id AND m.stem = ltrim(t.stem, '/') AND m.full_stem
     ),
@@ -399,7 +400,7 @@ AS $$
     SELECT p.chunk_id FROM picked p WHERE p.chunk_id IS NOT NULL
 $$;
 COMMENT ON FUNCTION rag._entry_chunks(bigint[], double precision[], bigint[], text[], text[], text, integer) IS
-    'Private: for the entry files package.json files name (main, module, source, types, exports ...), within the search''s filters, at most max_files (those among the candidates first): each one''s best candidate chunk, else its first chunk.';
+    'Private: for the entry files package.json files name (main, module, source, types, exports ...; not those of a package in a path class: vendored, example, test ...), within the search''s filters, at most max_files (those among the candidates first): each one''s best candidate chunk, else its first chunk.';
 
 -- ---------------------------------------------------------------------------
 -- _asks_for_tests: a query about tests

@@ -201,6 +201,8 @@ PACKAGE = {
                    "function cart () {\n  return { items: [] }\n}\nmodule.exports = cart\n",
     "lib/price.js": "function price (items) {\n  return items.length\n}\nmodule.exports = price\n",
     "lib/unused.js": "function unused () {\n  return 0\n}\nmodule.exports = unused\n",
+    "examples/demo/package.json": '{"name": "demo", "main": "main.js"}\n',
+    "examples/demo/main.js": "// What the demo package exports at its entry point.\nmodule.exports = 1\n",
 }
 
 
@@ -208,11 +210,15 @@ def test_a_question_about_what_a_package_exports_finds_its_entry_files(
     rag_db: db.DatabaseTarget, tmp_path: Path,
 ) -> None:
     """package.json's main (lib/index.js) gets a share of the best fused score when the query asks what
-    the package exports, even where the arms missed it; types/shop.d.ts is not in the tree; another
-    query, or the entry prior 0, leaves it where the arms put it."""
+    the package exports, even where the arms missed it; types/shop.d.ts is not in the tree, and an
+    example's package is not the project's; another query, or the entry prior 0, leaves it where the
+    arms put it."""
     embedder = index_tree(rag_db, tmp_path / "p", PACKAGE)
     query = "what does the package export at its entry point"
     assert search(rag_db, embedder, query)[0]["path"] == "lib/index.js"
+    entries = rows(rag_db, "SELECT f.path FROM rag._entry_chunks('{}', '{}', NULL, NULL, NULL, NULL) e"
+                           " JOIN rag.chunks c ON c.id = e.chunk_id JOIN rag.files f ON f.id = c.file_id")
+    assert [r["path"] for r in entries] == ["lib/index.js"], "an example package's entries are not the package's"
     assert search(rag_db, embedder, query, priors={"entry": 0})[0]["path"] != "lib/index.js"
     assert search(rag_db, embedder, "cart items export checkout")[0]["path"] == "lib/cart.js"
 
