@@ -9,8 +9,9 @@
 (variable_declarator name: (identifier) @require.var
                      value: (call_expression function: (identifier) @require.fn
                                              arguments: (arguments (string) @require.module))) @import
-; CommonJS: module.exports(.x) = / exports.x = require("m"), { a: require("m"), b }, or a name
-(assignment_expression left: (member_expression) @cjs.target
-                       right: [(call_expression function: (identifier)) (object) (identifier)] @cjs.value) @import
+; CommonJS, at the top level: module.exports(.x) = / exports.x = require("m"), { a: require("m"), b }, or a name
+(program (expression_statement
+  (assignment_expression left: (member_expression) @cjs.target
+                         right: [(call_expression function: (identifier)) (object) (identifier)] @cjs.value) @import))
 (variable_declarator name: (identifier) @made.var
                      value: (new_expression constructor: [(identifier) (member_expression)] @made.type))
