@@ -5,7 +5,7 @@ The files ``main``, ``module``, ``source``, ``types``/``typings``, ``browser`` (
 and ``exports`` (a string, a conditional object, or subpaths to either, wildcards left out)
 name are the package's entry files: what it offers its users. Each becomes an import of the
 whole module (``*``, as ``export * from``) by the package.json, at its first line, so that
-the ranking can tell a package's front from its other files (``rag._entry_files``) and the
+the ranking can tell a package's front from its other files (``rag._entry_chunks``) and the
 graph shows what a package offers. Bounded (``MAX_ENTRIES``, nesting ``MAX_DEPTH``); a file
 that is not JSON, or whose fields are not what npm documents, gives what could be read,
 never an error.
