@@ -264,6 +264,7 @@ BEGIN
                   JOIN rag.file_vectors v ON v.model = _nearest_files.model AND v.file_id = a.id
                   WHERE (source_filter IS NULL OR a.source_id = ANY (source_filter))
                     AND (file_filter IS NULL OR a.id IN (SELECT unnest(file_filter)))  -- (hashed)
+                    AND rag.path_class(a.path) IS NULL
                   ORDER BY distance, v.file_id
                   LIMIT top_n) n
             JOIN rag.files f ON f.id = n.file_id
@@ -280,8 +281,8 @@ BEGIN
         '    SELECT v.file_id, v.embedding::vector(%1$s) <=> $1::vector(%1$s) AS distance'
         '    FROM rag.file_vectors v'
         '    WHERE v.model = $2'
-        '      AND ($4::bigint[] IS NULL'
-        '           OR EXISTS (SELECT 1 FROM rag.files s WHERE s.id = v.file_id AND s.source_id = ANY ($4)))'
+        '      AND EXISTS (SELECT 1 FROM rag.files s WHERE s.id = v.file_id AND rag.path_class(s.path) IS NULL'
+        '                  AND ($4::bigint[] IS NULL OR s.source_id = ANY ($4)))'
         '      AND ($5::bigint[] IS NULL OR v.file_id IN (SELECT unnest($5)))'
         '    ORDER BY v.embedding::vector(%1$s) <=> $1::vector(%1$s)'
         '    LIMIT $3) n'
@@ -291,7 +292,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag._nearest_files(vector, text, integer, bigint[], bigint[], integer) IS
-    'Private: the top_n code files (of the sources and files given, NULL for all) whose mean chunk vector (rag.file_vectors) is nearest the query, nearest first: HNSW, or exact distances when the filters leave at most exact_below files.';
+    'Private: the top_n code files (of the sources and files given, NULL for all; none in a path class: rag.path_class) whose mean chunk vector (rag.file_vectors) is nearest the query, nearest first: HNSW, or exact distances when the filters leave at most exact_below files.';
 
 -- ---------------------------------------------------------------------------
 -- remember_query_embedding

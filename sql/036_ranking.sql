@@ -216,19 +216,12 @@ AS $$
     -- (rag.file_vectors) finds the module, and the arm lifts its best
     -- candidate, or its chunk nearest the query when the other arms had none.
     -- Documents are left out: a section is an answer of its own.
-    WITH nearest AS MATERIALIZED (
-        -- (some more than kept, for the path classes left out)
-        SELECT n.file_id, n.path, n.distance
-        FROM rag._nearest_files(query_vector, _file_lifts.model, 2 * files, rag._source_ids(sources, 'search'),
-                                rag._file_ids(source_types, languages, path_prefix)) n
-    ),
-    ranked AS (
-        -- Tests, examples, vendored code ... are not the module asked about.
+    -- Tests, examples, vendored code ... are not the module asked about:
+    -- rag._nearest_files leaves them out before it counts its files.
+    WITH ranked AS MATERIALIZED (
         SELECT n.file_id, n.distance, row_number() OVER (ORDER BY n.distance, n.file_id) AS rank
-        FROM nearest n
-        WHERE rag.path_class(n.path) IS NULL
-        ORDER BY n.distance, n.file_id
-        LIMIT files
+        FROM rag._nearest_files(query_vector, _file_lifts.model, files, rag._source_ids(sources, 'search'),
+                                rag._file_ids(source_types, languages, path_prefix)) n
     ),
     best AS (
         SELECT DISTINCT ON (c.file_id) c.file_id, u.id
