@@ -90,35 +90,6 @@ COMMENT ON FUNCTION rag.ranking_priors(jsonb) IS
     'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score), the tested share (of tests'' fused scores given to the module each is named after), the per-file decay, the spread (a decay from a file''s second chunk on, for a query asking how parts fit together), and the entry share (of the best fused score, given to a package''s entry files when the query asks what it exports); an unknown key or a negative value is an error.';
 
 -- ---------------------------------------------------------------------------
--- path_class: what a file is by its path
-CREATE OR REPLACE FUNCTION rag.path_class(
-    path text
-)
-RETURNS text
-LANGUAGE sql
-IMMUTABLE
-PARALLEL SAFE
--- (standard body, no SET: inlined into the ranking statement)
-RETURN CASE
-    WHEN lower(path) ~ '(^|/)(vendor|vendored|_vendor|third_party|thirdparty|node_modules)/' THEN 'vendored'
-    WHEN lower(path) ~ '(\.min\.(js|css|mjs)$|_pb2(_grpc)?\.pyi?$|\.pb\.go$|[._]generated\.[a-z]+$|(^|/)(generated|__generated__|dist)/)'
-        THEN 'generated'
-    WHEN lower(path) ~ '(\.pyi|\.d\.[cm]?ts)$' THEN 'stub'
-    WHEN lower(path) ~ '(^|/)(fixtures?|testdata|test_data|__fixtures__|__mocks__|__snapshots__)/' THEN 'fixture'
-    WHEN lower(path) ~ '(^|/)(tests?|__tests__|spec|specs|testing)/'
-      OR path ~ '(^|/)(test_[^/]*\.py|[^/]*_tests?\.py|conftest\.py|[^/]*_test\.go|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|cs|scala)|[^/]*_spec\.rb|[^/]*Spec\.(java|kt|scala))$'
-        THEN 'test'
-    WHEN lower(path) ~ '(^|/)(bench|benches|benchmarks?|evals?|evaluation)/|(^|/)bench_[^/]*$|_bench(mark)?s?\.[a-z]+$' THEN 'benchmark'
-    WHEN lower(path) ~ '(^|/)(examples?|samples?|demos?|docs_src)/' THEN 'example'
-    WHEN lower(path) ~ '(^|/)(_?compat[^/]*\.[a-z]+|compat/)' THEN 'compat'
-    WHEN lower(path) ~ ('(^|/)(change[-_]?log|changes|history|news|release[-_]?notes)(\.(md|markdown|rst|txt|adoc))?$'
-                        '|(^|/)(releases|changelogs?|whatsnew|release[-_]?notes)/[^/]*\.(md|markdown|rst|txt|adoc)$')
-        THEN 'changelog'
-END;
-COMMENT ON FUNCTION rag.path_class(text) IS
-    'What a file is by its path, for rag.search''s priors (rag.ranking_priors): vendored, generated (minified too), stub, fixture, test, benchmark, example, compat or changelog (release notes); NULL for anything else.';
-
--- ---------------------------------------------------------------------------
 -- _tested_stem: the name of the module a test file tests
 CREATE OR REPLACE FUNCTION rag._tested_stem(
     path text
@@ -220,19 +191,12 @@ AS $$
     -- (rag.file_vectors) finds the module, and the arm lifts its best
     -- candidate, or its chunk nearest the query when the other arms had none.
     -- Documents are left out: a section is an answer of its own.
-    WITH nearest AS MATERIALIZED (
-        -- (some more than kept, for the path classes left out)
-        SELECT n.file_id, n.path, n.distance
-        FROM rag._nearest_files(query_vector, _file_lifts.model, 2 * files, rag._source_ids(sources, 'search'),
-                                rag._file_ids(source_types, languages, path_prefix)) n
-    ),
-    ranked AS (
-        -- Tests, examples, vendored code ... are not the module asked about.
+    -- Tests, examples, vendored code ... are not the module asked about: they
+    -- have no file vector (rag.refresh_file_vectors), so take none of its places.
+    WITH ranked AS MATERIALIZED (
         SELECT n.file_id, n.distance, row_number() OVER (ORDER BY n.distance, n.file_id) AS rank
-        FROM nearest n
-        WHERE rag.path_class(n.path) IS NULL
-        ORDER BY n.distance, n.file_id
-        LIMIT files
+        FROM rag._nearest_files(query_vector, _file_lifts.model, files, rag._source_ids(sources, 'search'),
+                                rag._file_ids(source_types, languages, path_prefix)) n
     ),
     best AS (
         SELECT DISTINCT ON (c.file_id) c.file_id, u.id

@@ -492,7 +492,9 @@ def test_file_vectors_are_the_mean_of_their_chunks_and_follow_edits(rag_db: db.D
     root = tmp_path / "p"
     index_tree(rag_db, root, {**MODULES, **BESIDE}, max_tokens=12)
     stored = file_vectors(rag_db)
-    assert set(stored) == set(MODULES) | {"tests/test_mod_0.py"}, "code files only"
+    # Code files in no path class only: a test is not a module the arm may lift, and a package
+    # shipping more tests than modules (pino: 136 beside 23) filled its nearest files with tests.
+    assert set(stored) == set(MODULES)
     for path in MODULES:
         assert stored[path] == pytest.approx(np.mean(list(chunk_vectors(rag_db, path).values()), axis=0))
 
