@@ -1,5 +1,6 @@
 """What the indexer stores of a file: which chunker (``rag.chunking``) a file goes to, for
-code the code graph (``rag.graph``) from the same syntax tree, and whatever is wrong with a
+code the code graph (``rag.graph``) from the same syntax tree (for a package.json, its entry
+files: ``rag.languages.javascript.packages``), and whatever is wrong with a
 file's content turned into a result, never an exception. The one module that calls both
 the chunkers and the graph (they do not import each other).
 
@@ -42,6 +43,7 @@ from rag.errors import ChunkingError
 from rag.graph.extract import extract_graph
 from rag.graph.model import CodeGraph
 from rag.languages.detection import detect_language
+from rag.languages.javascript.packages import package_graph
 from rag.languages.syntax import parse_tree
 from rag.storable import make_storable
 
@@ -160,6 +162,11 @@ def chunk_code_with_graph(
     return chunks, symbols
 
 
+def _manifest_graph(text: str, path: str) -> CodeGraph | None:
+    """A package manifest's links to the package's entry files (package.json: main, exports, ...)."""
+    return package_graph(text, path) if PurePosixPath(path).name == "package.json" else None
+
+
 def _encoding(data: bytes) -> str:
     return next((name for mark, name in _BYTE_ORDER_MARKS if data.startswith(mark)), "utf-8")
 
@@ -216,7 +223,7 @@ def _chunk_decoded(
             if sections:
                 chunks = chunk_sections(text, rel_path, code_language, sections,
                                         max_tokens=max_tokens, overlap=overlap)
-                return chunks, None
+                return chunks, _manifest_graph(text, rel_path)
             return chunk_code_with_graph(
                 text, rel_path, code_language, max_tokens=max_tokens, overlap=overlap
             )

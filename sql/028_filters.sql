@@ -86,3 +86,32 @@ $$;
 COMMENT ON FUNCTION rag._filtered_chunks(bigint[], bigint[], integer) IS
     'Private: ids of the chunks passing resolved source/file filters, at most max_rows + 1 of them.';
 
+-- ---------------------------------------------------------------------------
+-- path_class: what a file is by its path (here, before its readers: the file
+-- vectors of 032_vector.sql are stored for files in no class; 036_ranking.sql's priors)
+CREATE OR REPLACE FUNCTION rag.path_class(
+    path text
+)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- (standard body, no SET: inlined into the ranking statement)
+RETURN CASE
+    WHEN lower(path) ~ '(^|/)(vendor|vendored|_vendor|third_party|thirdparty|node_modules)/' THEN 'vendored'
+    WHEN lower(path) ~ '(\.min\.(js|css|mjs)$|_pb2(_grpc)?\.pyi?$|\.pb\.go$|[._]generated\.[a-z]+$|(^|/)(generated|__generated__|dist)/)'
+        THEN 'generated'
+    WHEN lower(path) ~ '(\.pyi|\.d\.[cm]?ts)$' THEN 'stub'
+    WHEN lower(path) ~ '(^|/)(fixtures?|testdata|test_data|__fixtures__|__mocks__|__snapshots__)/' THEN 'fixture'
+    WHEN lower(path) ~ '(^|/)(tests?|__tests__|spec|specs|testing)/'
+      OR path ~ '(^|/)(test_[^/]*\.py|[^/]*_tests?\.py|conftest\.py|[^/]*_test\.go|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|cs|scala)|[^/]*_spec\.rb|[^/]*Spec\.(java|kt|scala))$'
+        THEN 'test'
+    WHEN lower(path) ~ '(^|/)(bench|benches|benchmarks?|evals?|evaluation)/|(^|/)bench_[^/]*$|_bench(mark)?s?\.[a-z]+$' THEN 'benchmark'
+    WHEN lower(path) ~ '(^|/)(examples?|samples?|demos?|docs_src)/' THEN 'example'
+    WHEN lower(path) ~ '(^|/)(_?compat[^/]*\.[a-z]+|compat/)' THEN 'compat'
+    WHEN lower(path) ~ ('(^|/)(change[-_]?log|changes|history|news|release[-_]?notes)(\.(md|markdown|rst|txt|adoc))?$'
+                        '|(^|/)(releases|changelogs?|whatsnew|release[-_]?notes)/[^/]*\.(md|markdown|rst|txt|adoc)$')
+        THEN 'changelog'
+END;
+COMMENT ON FUNCTION rag.path_class(text) IS
+    'What a file is by its path, for rag.search''s priors (rag.ranking_priors): vendored, generated (minified too), stub, fixture, test, benchmark, example, compat or changelog (release notes); NULL for anything else.';

@@ -87,6 +87,9 @@ SET search_path = pg_catalog, rag, public
 AS $$
     -- A replaced file lost its vector (rag.replace_files); a file with a chunk
     -- not embedded yet (a run stopped midway) waits for the run that embeds it.
+    -- Tests, examples, vendored code ... (a path class) get none: the files arm
+    -- lifts modules only, and a package shipping more tests than modules
+    -- (pino: 136 beside 23) would fill its nearest files with tests.
     WITH added AS (
         INSERT INTO rag.file_vectors (model, file_id, embedding)
         SELECT embedding_model, f.id, avg(e.embedding)
@@ -95,6 +98,7 @@ AS $$
         LEFT JOIN rag.embeddings e ON e.model = embedding_model AND e.content_hash = c.content_hash
         WHERE f.source_id = target_source_id AND f.source_type = 'code'
           AND NOT EXISTS (SELECT 1 FROM rag.file_vectors v WHERE v.model = embedding_model AND v.file_id = f.id)
+          AND rag.path_class(f.path) IS NULL
         GROUP BY f.id
         HAVING count(e.embedding) = count(*)
         ON CONFLICT DO NOTHING
@@ -103,7 +107,7 @@ AS $$
     SELECT count(*)::integer FROM added
 $$;
 COMMENT ON FUNCTION rag.refresh_file_vectors(bigint, text) IS
-    'Stores the vector of each code file of a source that lacks one for the model: the mean of its chunks'' vectors, once all are embedded (rag.search''s files arm); returns how many were added.';
+    'Stores the vector of each code file of a source that lacks one for the model and is in no path class (rag.path_class: not a test, example, vendored ...): the mean of its chunks'' vectors, once all are embedded (rag.search''s files arm); returns how many were added.';
 
 -- ---------------------------------------------------------------------------
 -- vector_search
@@ -291,7 +295,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag._nearest_files(vector, text, integer, bigint[], bigint[], integer) IS
-    'Private: the top_n code files (of the sources and files given, NULL for all) whose mean chunk vector (rag.file_vectors) is nearest the query, nearest first: HNSW, or exact distances when the filters leave at most exact_below files.';
+    'Private: the top_n code files (of the sources and files given, NULL for all; only files in no path class have a vector) whose mean chunk vector (rag.file_vectors) is nearest the query, nearest first: HNSW, or exact distances when the filters leave at most exact_below files.';
 
 -- ---------------------------------------------------------------------------
 -- remember_query_embedding

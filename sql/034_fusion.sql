@@ -153,24 +153,39 @@ BEGIN
     SELECT coalesce(kw.chunk_id, se.chunk_id), kw.score, kw.rank, se.score, se.rank,
            CASE _fused_candidates.fusion
                WHEN 'rrf' THEN coalesce(_fused_candidates.bm25_weight / (_fused_candidates.rrf_k + kw.rank), 0)
-                             + coalesce(_fused_candidates.vector_weight / (_fused_candidates.rrf_k + se.rank), 0)
+                             + coalesce(_fused_candidates.vector_weight / (_fused_candidates.rrf_k + se.rank),
+                                        -- a chunk the model cannot read: its keyword rank in both arms
+                                        _fused_candidates.vector_weight / (_fused_candidates.rrf_k + unread.rank), 0)
                -- 'scores': BM25 as a share of the best candidate's; cosine similarity
                -- spread over 0..1 between the worst and the best candidate.
                ELSE coalesce(_fused_candidates.bm25_weight * kw.score
                              / nullif((SELECT max(k.score) FROM keyword k), 0), 0)
-                  + CASE WHEN se.chunk_id IS NULL THEN 0
+                  + CASE WHEN unread.rank IS NOT NULL
+                              THEN _fused_candidates.vector_weight * kw.score / nullif((SELECT max(k.score) FROM keyword k), 0)
+                         WHEN se.chunk_id IS NULL THEN 0
                          ELSE _fused_candidates.vector_weight * coalesce(
                              (se.score - (SELECT min(v.score) FROM semantic v))
                              / nullif((SELECT max(v.score) - min(v.score) FROM semantic v), 0), 1)
                     END
            END
     FROM keyword kw FULL JOIN semantic se ON se.chunk_id = kw.chunk_id
+    -- A keyword candidate with no vector of the model (its language is one the model
+    -- does not read, rag._model_reads, or a run has yet to embed it) cannot be found by
+    -- the vector arm: it counts there as the keyword arm ranks it, instead of losing
+    -- the arm's share to every chunk the model reads (decision 033, session 30).
+    LEFT JOIN LATERAL (
+        SELECT kw.rank
+        WHERE se.chunk_id IS NULL AND _fused_candidates.query_vector IS NOT NULL
+          AND _fused_candidates.vector_weight > 0
+          AND NOT EXISTS (SELECT 1 FROM rag.chunks c
+                          JOIN rag.embeddings e ON e.model = _fused_candidates.model AND e.content_hash = c.content_hash
+                          WHERE c.id = kw.chunk_id)) unread ON true
     -- A chunk replaced by an index run committing meanwhile must not take a slot.
     WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id));
 END
 $$;
 COMMENT ON FUNCTION rag._fused_candidates(rag.parsed_query, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, integer, double precision, double precision, text, integer, double precision) IS
-    'rag.search''s candidates: the BM25 arm''s keyword_n and the vector arm''s vector_n best chunks (filters inside both) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered. With neighbours > 0 and documents indexed, the BM25 arm''s documents are scored over windows of their neighbours (rag._bm25_neighbours).';
+    'rag.search''s candidates: the BM25 arm''s keyword_n and the vector arm''s vector_n best chunks (filters inside both) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered. With neighbours > 0 and documents indexed, the BM25 arm''s documents are scored over windows of their neighbours (rag._bm25_neighbours). A keyword candidate with no vector of the model (a language it does not read) counts in the vector arm as the keyword arm ranks (rrf) or scores (scores) it.';
 
 -- What rag.search returns of a chunk besides its scores.
 CREATE OR REPLACE VIEW rag._hit_rows AS

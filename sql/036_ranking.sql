@@ -14,7 +14,7 @@
 --            (the file's best candidate, else its chunk nearest the query: rag._file_lifts)
 --   fused += tested x the fused scores of the tests named after the chunk's module
 --            (its chunk nearest the query only: rag._tested_lifts; both run by rag.search)
---   score = (fused + definition strength x best fused) x path-class prior
+--   score = (fused + (definition or entry) strength x best fused) x path-class prior
 --           x docs prior (prose without a class, unless the query asks for prose)
 --           x decay ^ (chunks of its file ranked above it + 1 - per_file, if positive)
 --             or, for a query asking how parts fit together (rag._asks_how_built), if less:
@@ -57,7 +57,11 @@ DECLARE
         'decay', 0.8,
         -- and when the query asks how parts fit together or which files do something
         -- (rag._asks_how_built), its chunks after its first by spread per extra chunk (1: off)
-        'spread', 0.3);
+        'spread', 0.3,
+        -- a share of the best fused score added to a chunk of each entry file of a package
+        -- (package.json: rag._entry_chunks) when the query asks what a package exports
+        -- (rag._asks_for_exports)
+        'entry', 1.0);
     unknown text;
     bad     text;
 BEGIN
@@ -86,36 +90,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.ranking_priors(jsonb) IS
-    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score), the tested share (of tests'' fused scores given to the module each is named after), the per-file decay, and the spread (a decay from a file''s second chunk on, for a query asking how parts fit together); an unknown key or a negative value is an error.';
-
--- ---------------------------------------------------------------------------
--- path_class: what a file is by its path
-CREATE OR REPLACE FUNCTION rag.path_class(
-    path text
-)
-RETURNS text
-LANGUAGE sql
-IMMUTABLE
-PARALLEL SAFE
--- (standard body, no SET: inlined into the ranking statement)
-RETURN CASE
-    WHEN lower(path) ~ '(^|/)(vendor|vendored|_vendor|third_party|thirdparty|node_modules)/' THEN 'vendored'
-    WHEN lower(path) ~ '(\.min\.(js|css|mjs)$|_pb2(_grpc)?\.pyi?$|\.pb\.go$|[._]generated\.[a-z]+$|(^|/)(generated|__generated__|dist)/)'
-        THEN 'generated'
-    WHEN lower(path) ~ '(\.pyi|\.d\.[cm]?ts)$' THEN 'stub'
-    WHEN lower(path) ~ '(^|/)(fixtures?|testdata|test_data|__fixtures__|__mocks__|__snapshots__)/' THEN 'fixture'
-    WHEN lower(path) ~ '(^|/)(tests?|__tests__|spec|specs|testing)/'
-      OR path ~ '(^|/)(test_[^/]*\.py|[^/]*_tests?\.py|conftest\.py|[^/]*_test\.go|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|cs|scala)|[^/]*_spec\.rb|[^/]*Spec\.(java|kt|scala))$'
-        THEN 'test'
-    WHEN lower(path) ~ '(^|/)(bench|benches|benchmarks?|evals?|evaluation)/|(^|/)bench_[^/]*$|_bench(mark)?s?\.[a-z]+$' THEN 'benchmark'
-    WHEN lower(path) ~ '(^|/)(examples?|samples?|demos?|docs_src)/' THEN 'example'
-    WHEN lower(path) ~ '(^|/)(_?compat[^/]*\.[a-z]+|compat/)' THEN 'compat'
-    WHEN lower(path) ~ ('(^|/)(change[-_]?log|changes|history|news|release[-_]?notes)(\.(md|markdown|rst|txt|adoc))?$'
-                        '|(^|/)(releases|changelogs?|whatsnew|release[-_]?notes)/[^/]*\.(md|markdown|rst|txt|adoc)$')
-        THEN 'changelog'
-END;
-COMMENT ON FUNCTION rag.path_class(text) IS
-    'What a file is by its path, for rag.search''s priors (rag.ranking_priors): vendored, generated (minified too), stub, fixture, test, benchmark, example, compat or changelog (release notes); NULL for anything else.';
+    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score), the tested share (of tests'' fused scores given to the module each is named after), the per-file decay, the spread (a decay from a file''s second chunk on, for a query asking how parts fit together), and the entry share (of the best fused score, given to a package''s entry files when the query asks what it exports); an unknown key or a negative value is an error.';
 
 -- ---------------------------------------------------------------------------
 -- _tested_stem: the name of the module a test file tests
@@ -219,19 +194,12 @@ AS $$
     -- (rag.file_vectors) finds the module, and the arm lifts its best
     -- candidate, or its chunk nearest the query when the other arms had none.
     -- Documents are left out: a section is an answer of its own.
-    WITH nearest AS MATERIALIZED (
-        -- (some more than kept, for the path classes left out)
-        SELECT n.file_id, n.path, n.distance
-        FROM rag._nearest_files(query_vector, _file_lifts.model, 2 * files, rag._source_ids(sources, 'search'),
-                                rag._file_ids(source_types, languages, path_prefix)) n
-    ),
-    ranked AS (
-        -- Tests, examples, vendored code ... are not the module asked about.
+    -- Tests, examples, vendored code ... are not the module asked about: they
+    -- have no file vector (rag.refresh_file_vectors), so take none of its places.
+    WITH ranked AS MATERIALIZED (
         SELECT n.file_id, n.distance, row_number() OVER (ORDER BY n.distance, n.file_id) AS rank
-        FROM nearest n
-        WHERE rag.path_class(n.path) IS NULL
-        ORDER BY n.distance, n.file_id
-        LIMIT files
+        FROM rag._nearest_files(query_vector, _file_lifts.model, files, rag._source_ids(sources, 'search'),
+                                rag._file_ids(source_types, languages, path_prefix)) n
     ),
     best AS (
         SELECT DISTINCT ON (c.file_id) c.file_id, u.id
@@ -323,6 +291,83 @@ RETURN lower(btrim(query)) ~ ('^(how (is|are|does|do|did|was|were|can|could|shou
     OR lower(query) ~ '\m(and|but|и|а) (how (is|are|does|do)\s(?!(i|we|you|one)\M)|как (устроен|работа[ею]т|реализован))';
 COMMENT ON FUNCTION rag._asks_how_built(text) IS
     'Private: whether a search query asks how something is built or works, where it is defined or which files do it (how does, how are, where are, which modules, как устроен, где определены, какие файлы ...), in English or Russian: its answer is a set of files (rag.ranking_priors spread).';
+
+-- ---------------------------------------------------------------------------
+-- _asks_for_exports: a query about what a package offers
+CREATE OR REPLACE FUNCTION rag._asks_for_exports(
+    query text
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- A question (what, which, where ...) about what a package exports or exposes, its public
+-- API or its entry point, in English or Russian: its answer is the package's entry files
+-- (package.json's main, exports ...: rag._entry_chunks). A statement ("This is the entry
+-- point for ...", a docstring) is not a question.
+RETURN lower(btrim(query)) ~ ('^(what|which|where|how)\M.*\m(exports?|exported|expose[sd]?|public (api|interface)'
+                               '|entry[- ]?points?)\M'
+                               '|^(что|какие|какой|где|как)\M.*(экспортир[[:alpha:]]*|публичн[[:alpha:]]* (api|интерфейс)'
+                               '|точк[[:alpha:]]* входа)');
+COMMENT ON FUNCTION rag._asks_for_exports(text) IS
+    'Private: whether a search query asks what a package exports or exposes, its public API or entry point (what does the package export, which functions are exported, где точка входа ...), in English or Russian: then the package''s entry files are lifted (rag.ranking_priors entry).';
+
+-- ---------------------------------------------------------------------------
+-- _entry_chunks: a chunk of each entry file of the packages searched
+CREATE OR REPLACE FUNCTION rag._entry_chunks(
+    ids           bigint[],            -- the fused candidates
+    scores        double precision[],  -- their fused scores
+    source_filter bigint[],            -- rag._source_ids of the search, NULL: every source
+    source_types  text[],              -- the search's per-file filters (NULL: none)
+    languages     text[],
+    path_prefix   text,
+    max_files     integer DEFAULT 8
+)
+RETURNS TABLE (
+    chunk_id bigint
+)
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    -- A package.json's entry files are its whole-module imports (rag/languages/javascript/
+    -- packages.py), found through the (source, name) index of references: "*".
+    WITH searched AS (
+        SELECT s.id FROM rag.sources s WHERE source_filter IS NULL OR s.id = ANY (source_filter)
+    ),
+    entry_files AS (
+        SELECT DISTINCT m.file_id
+        FROM searched src
+        JOIN rag.refs e ON e.source_id = src.id AND e.name = '*' AND e.kind = 'import' AND e.from_id IS NULL
+        JOIN rag.files pj ON pj.id = e.file_id AND (pj.path = 'package.json' OR right(pj.path, 13) = '/package.json')
+                         AND rag.path_class(pj.path) IS NULL  -- (not a vendored, example or test package)
+        CROSS JOIN LATERAL unnest(e.target_stems) AS t(stem)
+        JOIN rag.code_modules m ON m.source_id = src.id AND m.stem = ltrim(t.stem, '/') AND m.full_stem
+    ),
+    candidates AS (
+        SELECT c.file_id, u.id, u.score
+        FROM unnest(ids, scores) AS u(id, score)
+        JOIN rag.chunks c ON c.id = u.id
+    ),
+    picked AS (
+        -- The file's best candidate, else its first chunk; files the arms found first.
+        SELECT coalesce(best.id, head.id) AS chunk_id, best.score
+        FROM entry_files ef
+        JOIN rag.files f ON f.id = ef.file_id
+        LEFT JOIN LATERAL (SELECT k.id, k.score FROM candidates k WHERE k.file_id = ef.file_id
+                           ORDER BY k.score DESC, k.id LIMIT 1) best ON true
+        LEFT JOIN LATERAL (SELECT c.id FROM rag.chunks c WHERE c.file_id = ef.file_id
+                           ORDER BY c.ordinal LIMIT 1) head ON true
+        WHERE (source_types IS NULL OR f.source_type = ANY (source_types))
+          AND (languages IS NULL OR f.language = ANY (languages))
+          AND (path_prefix IS NULL OR starts_with(f.path, path_prefix))
+        ORDER BY best.score DESC NULLS LAST, f.path
+        LIMIT max_files
+    )
+    SELECT p.chunk_id FROM picked p WHERE p.chunk_id IS NOT NULL
+$$;
+COMMENT ON FUNCTION rag._entry_chunks(bigint[], double precision[], bigint[], text[], text[], text, integer) IS
+    'Private: for the entry files package.json files name (main, module, source, types, exports ...; not those of a package in a path class: vendored, example, test ...), within the search''s filters, at most max_files (those among the candidates first): each one''s best candidate chunk, else its first chunk.';
 
 -- ---------------------------------------------------------------------------
 -- _asks_for_tests: a query about tests
@@ -440,6 +485,18 @@ AS $$
                   SELECT 1 FROM rag.code_modules m
                   WHERE m.source_id = s.source_id AND m.stem = w.module AND m.file_id = s.file_id))
         UNION ALL
+        -- Re-exported by the named module under that name (export { X } from, from .m import X,
+        -- module.exports.x = require(...)): the definition its module-level import resolved to.
+        SELECT s.file_id, s.start_line, true
+        FROM wanted w
+        JOIN searched src ON true
+        JOIN rag.code_modules m ON m.source_id = src.id AND m.stem = w.module
+        JOIN rag.refs e ON e.file_id = m.file_id AND e.kind = 'import' AND e.from_id IS NULL
+                       AND coalesce(e.keys[1], e.name) = w.fqn
+        JOIN rag.ref_resolution x ON x.ref_id = e.id AND x.target_id IS NOT NULL
+        JOIN rag.symbols s ON s.id = x.target_id
+        WHERE w.module IS NOT NULL
+        UNION ALL
         -- In another case (client for Client): only among the candidates' files.
         SELECT s.file_id, s.start_line, false
         FROM wanted w
@@ -470,7 +527,7 @@ AS $$
     ORDER BY c.id, b.exact DESC
 $$;
 COMMENT ON FUNCTION rag._named_definitions(jsonb, bigint[], text[], text[], text, bigint[], integer) IS
-    'Private: the chunks holding the first line of definitions a query names (names: rag.parse_query), within the search''s filters, at most max_rows: by fqn, as the tail of a longer fqn, or (among the candidates'' files only) in another case.';
+    'Private: the chunks holding the first line of definitions a query names (names: rag.parse_query), within the search''s filters, at most max_rows: by fqn, as the tail of a longer fqn, re-exported under that name by the module named (the definition its import resolved to), or (among the candidates'' files only) in another case.';
 
 -- ---------------------------------------------------------------------------
 -- _ranked: rag.search's last step
@@ -510,13 +567,21 @@ BEGIN ATOMIC
             (SELECT array_agg(DISTINCT c.file_id) FROM candidates k JOIN rag.chunks c ON c.id = k.id)) d
         WHERE (priors->>'definition')::double precision > 0 AND (q).identifier
     ),
+    entries AS (
+        -- (a one-time filter: only for a query asking what a package exports)
+        SELECT e.chunk_id
+        FROM rag._entry_chunks(ids, scores, source_filter, source_types, languages, path_prefix) e
+        WHERE (priors->>'entry')::double precision > 0 AND rag._asks_for_exports((q).text)
+    ),
     pooled AS (
-        -- The candidates and the definitions named, which the arms may have missed.
+        -- The candidates, the definitions named and the entry files, which the arms may have missed.
         SELECT p.id, max(p.score) AS score, max(p.strength) AS strength
         FROM (SELECT k.id, k.score, 0::double precision AS strength FROM candidates k
               UNION ALL
               SELECT d.chunk_id, 0, (priors->>'definition')::double precision * CASE WHEN d.exact THEN 1 ELSE 0.8 END
-              FROM defined d) p
+              FROM defined d
+              UNION ALL
+              SELECT e.chunk_id, 0, (priors->>'entry')::double precision FROM entries e) p
         GROUP BY p.id
     ),
     prose AS MATERIALIZED (  -- documents and release notes at full weight

@@ -162,6 +162,36 @@ def test_an_english_only_model_adds_nothing_to_a_russian_question(rag_db: db.Dat
     assert [h.score for h in any_language.hits] != [h.score for h in keywords.hits]
 
 
+@pytest.mark.parametrize("fusion", ["rrf", "scores"])
+def test_a_chunk_the_model_cannot_read_counts_in_the_vector_arm_as_keywords_rank_it(
+        rag_db: db.DatabaseTarget, tmp_path: Path, fusion: str) -> None:
+    # The Russian guide is not embedded by an English-only model: its keyword rank (score)
+    # stands in for the vector arm's, so English chunks found by both arms do not push it
+    # down for lacking a vector it cannot have (decision 033, session 30).
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "ru-guide.md").write_text(
+        "# Резервное копирование\n\nКоманда pg_dump делает резервную копию базы данных PostgreSQL: "
+        "pg_dump пишет копию, pg_dump её проверяет.\n", encoding="utf-8")
+    (root / "restore.md").write_text("# Restore\n\nThe backups of PostgreSQL are restored with pg_restore.\n",
+                                     encoding="utf-8")
+    (root / "dump.md").write_text("# Dump\n\nRun pg_dump on the database to write a dump.\n", encoding="utf-8")
+    embedder = HashEmbedder()
+    with db.connect(rag_db) as conn:
+        index_source(conn, SourceSpec("mixed", "local", str(root)), root, embedder, ChunkSettings(),
+                     model_languages=["english"])
+        sqlapi.set_model_languages(conn, embedder.model_id, embedder.dimensions, ["english"])
+        settings = SearchConfig(final_top_k=5, fusion=fusion, priors={"docs": 1.0})
+        hits = Searcher(conn, settings, embedder, NoReranker()).search(SearchRequest("pg_dump PostgreSQL")).hits
+        best_keyword = max(h.bm25 or 0 for h in hits)
+    unread = [h for h in hits if h.path == "ru-guide.md"]
+    assert len(unread) == 1 and unread[0].vector_rank is None and unread[0].bm25_rank is not None
+    assert all(h.vector_rank is not None for h in hits if h.path != "ru-guide.md")  # the model reads them
+    expected = (2 * 0.5 / (10 + unread[0].bm25_rank) if fusion == "rrf"
+                else 2 * 0.5 * (unread[0].bm25 or 0) / best_keyword)  # both arms, each weighted 0.5
+    assert unread[0].score == pytest.approx(expected)
+
+
 def test_the_model_languages_default_to_english_for_the_bundled_model_only() -> None:
     assert model_languages(EmbeddingsConfig()) == ["english"]
     assert model_languages(EmbeddingsConfig(local=LocalEmbeddings(model="/models/multilingual-e5-small"))) is None

@@ -69,6 +69,9 @@ class Language:
     constructor: str | None = None  # Ruby's ``X.new``: a method call that constructs X
     index_module: str | None = None  # a folder's module file: Python's __init__, JS's index
     package_is_folder: bool = False  # Go: a file is imported as its folder
+    # A module bound whole and called or constructed (CommonJS: m = require("m"); m()) is its
+    # default export: looked for as the name it is bound to, then as this fqn.
+    default_export: str | None = None
 
 
 _queries = threading.local()
@@ -452,7 +455,12 @@ class References:
             binding = self.imports.get(name)
             if binding is not None:
                 stem, imported = binding
-                targets = ((stem, imported),) if imported else ()
+                if imported:
+                    targets: tuple[tuple[str, str], ...] = ((stem, imported),)
+                elif self.spec.default_export:  # m(), m = require("m"): what m exports
+                    targets = ((stem, name), (stem, self.spec.default_export))
+                else:
+                    targets = ()
                 return Reference(kind, name, line, scope, index, targets=targets, imported=True)
             cls = self._class_of(index) if self.spec.implicit_members else None
             return Reference(kind, name, line, scope, index, owner=None,

@@ -1,10 +1,13 @@
 """JavaScript's and TypeScript's (JSX, TSX) references: ES imports, re-exports
-(``export * from``, ``export { X as Y } from``), ``const m = require("m")``,
-builtins, and ``this``."""
+(``export * from``, ``export { X as Y } from``), ``const m = require("m")``, CommonJS
+re-exports (``module.exports.x = require("m")``, ``exports.x = …``, ``module.exports = { a:
+require("m"), b }``, ``module.exports = require("m")``), a required module called or constructed (its default
+export), builtins, and ``this``."""
 
 import posixpath
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 
 from tree_sitter import Node
 
@@ -21,6 +24,9 @@ _BUILTINS = frozenset({
 def read_import(refs: References, captures: Captures) -> Iterator[Reference]:
     if "require.var" in captures:
         _require(refs, captures)
+        return
+    if "cjs.target" in captures:
+        yield from _commonjs(refs, captures)
         return
     node = captures["import"][0]
     source = node.child_by_field_name("source")
@@ -74,6 +80,75 @@ def _require(refs: References, captures: Captures) -> None:
     refs.imports[refs.text(captures["require.var"][0])] = (stem, None)
 
 
+# What a CommonJS module assigns to: module.exports itself, or one of its names.
+_EXPORTS = re.compile(r"(?:module\.)?exports(?:\.([A-Za-z_$][\w$]*))?")
+# A CommonJS module's default export when it is a function or class without a name
+# (``module.exports = function () {}``: rag.languages.javascript.definitions names it so).
+DEFAULT_EXPORT = "module.exports"
+
+
+def _commonjs(refs: References, captures: Captures) -> Iterator[Reference]:
+    """CommonJS re-exports, as ``export … from`` (imports that bind no local name):
+    ``module.exports = require("m")`` and ``module.exports = m`` (m required) offer
+    all of m ("*"); ``module.exports.x = require("m")`` / ``exports.x = …`` and each
+    ``x: require("m")``, ``x: m``, ``x`` of ``module.exports = { … }`` offer m's default
+    export as x. That export has no name of its own: it is looked for as the name it is
+    offered under (the variable it is required into), then as an unnamed one
+    (``DEFAULT_EXPORT``). A value defined here is this module's own: no reference."""
+    target = _EXPORTS.fullmatch(refs.text(captures["cjs.target"][0]))
+    if target is None or (target.group(0).startswith("exports") and target.group(1) is None):
+        return  # (exports = …: rebinding the local name exports exports nothing)
+    value = captures["cjs.value"][0]
+    name = target.group(1)
+    if name is not None:
+        yield from _offered(refs, value, name)
+    elif value.type == "object":
+        for part in value.named_children:
+            if part.type == "shorthand_property_identifier":
+                yield from _offered(refs, part, refs.text(part))
+            elif part.type == "pair":
+                key, offered = part.child_by_field_name("key"), part.child_by_field_name("value")
+                if key is not None and offered is not None and key.type in ("property_identifier", "string"):
+                    yield from _offered(refs, offered, refs.text(key).strip("'\"`"))
+    else:
+        stem = _required(refs, value)
+        if stem is not None:
+            yield refs.import_ref(value, "*", stem, "*", binds=False)
+
+
+def _offered(refs: References, value: Node, name: str) -> Iterator[Reference]:
+    """``name`` offered as ``value``: a required module's default export, or a name imported."""
+    stem = _required(refs, value)
+    if stem is not None:
+        local = name if value.type == "call_expression" else refs.text(value)
+        ref = refs.import_ref(value, local, stem, name, binds=False)
+        targets = dict.fromkeys(((stem, local), (stem, name), (stem, DEFAULT_EXPORT)))
+        yield replace(ref, targets=tuple(targets))
+        return
+    if value.type in _NAMES:
+        binding = refs.imports.get(refs.text(value))
+        if binding is not None and binding[1] is not None:  # import { a } from "m"; module.exports = { a }
+            yield refs.import_ref(value, binding[1], binding[0], name, binds=False)
+
+
+_NAMES = frozenset({"identifier", "shorthand_property_identifier"})
+
+
+def _required(refs: References, value: Node) -> str | None:
+    """The module stem of ``require("m")``, or of a name ``const m = require("m")`` bound."""
+    if value.type == "call_expression":
+        function, arguments = value.child_by_field_name("function"), value.child_by_field_name("arguments")
+        if function is None or refs.text(function) != "require" or arguments is None:
+            return None
+        spec = next((c for c in arguments.named_children if c.type == "string"), None)
+        return _module_stem(refs.path, refs.text(spec)) if spec is not None else None
+    if value.type in _NAMES:
+        binding = refs.imports.get(refs.text(value))
+        if binding is not None and binding[1] is None:
+            return binding[0]
+    return None
+
+
 def _module_stem(path: str, spec: str) -> str:
     spec = spec.strip("'\"`")
     if spec.startswith("."):
@@ -87,11 +162,11 @@ def _module_stem(path: str, spec: str) -> str:
 JAVASCRIPT = Language(query_text("rag.languages.javascript", "ecmascript", "javascript"),
                       self_names=frozenset({"this"}),
                       implicit_members=False, read_import=read_import, builtins=_BUILTINS,
-                      index_module="index")
+                      index_module="index", default_export=DEFAULT_EXPORT)
 TYPESCRIPT = Language(query_text("rag.languages.javascript", "ecmascript", "typescript"),
                       self_names=frozenset({"this"}),
                       implicit_members=False, read_import=read_import, builtins=_BUILTINS,
-                      index_module="index")
+                      index_module="index", default_export=DEFAULT_EXPORT)
 
 
 LANGUAGES: Mapping[str, Language] = {"javascript": JAVASCRIPT, "typescript": TYPESCRIPT, "tsx": TYPESCRIPT}
