@@ -291,7 +291,7 @@ def test_migration_0017_gives_indexed_code_files_their_mean_vectors(
                            " ORDER BY 1") == [{"path": "app.py"}, {"path": "tool.py"}]
 
 
-def test_migration_0026_drops_the_file_vectors_of_tests(empty_db: db.DatabaseTarget, tmp_path: Path) -> None:
+def test_migration_0023_drops_the_file_vectors_of_tests(empty_db: db.DatabaseTarget, tmp_path: Path) -> None:
     """Vectors an earlier version stored for tests, examples ... (a path class) go; modules keep theirs."""
     root = tmp_path / "p"
     (root / "tests").mkdir(parents=True)
@@ -301,8 +301,8 @@ def test_migration_0026_drops_the_file_vectors_of_tests(empty_db: db.DatabaseTar
     with db.connect(empty_db) as conn:
         index_source(conn, SourceSpec("proj", "local", str(root)), root, HashEmbedder(), ChunkSettings())
         conn.execute("INSERT INTO rag.file_vectors (model, file_id, embedding) SELECT v.model, f.id, v.embedding "
-                     "FROM rag.file_vectors v, rag.files f WHERE f.path = 'tests/test_tool.py'")  # as before 0026
-        conn.execute("DELETE FROM rag._yoyo_migration WHERE migration_id = '0026_file_vectors_modules_only'")
+                     "FROM rag.file_vectors v, rag.files f WHERE f.path = 'tests/test_tool.py'")  # as before 0023
+        conn.execute("DELETE FROM rag._yoyo_migration WHERE migration_id = '0023_file_vectors_modules_only'")
 
     assert db.install_schema(empty_db).migrations_applied == 1
     assert query(empty_db, "SELECT f.path FROM rag.file_vectors v JOIN rag.files f ON f.id = v.file_id"
