@@ -115,3 +115,86 @@ RETURN CASE
 END;
 COMMENT ON FUNCTION rag.path_class(text) IS
     'What a file is by its path, for rag.search''s priors (rag.ranking_priors): vendored, generated (minified too), stub, fixture, test, benchmark, example, compat or changelog (release notes); NULL for anything else.';
+
+-- ---------------------------------------------------------------------------
+-- _copy_folder: the folder of a path that may hold an older copy of an API
+CREATE OR REPLACE FUNCTION rag._copy_folder(
+    path text
+)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- (standard body, no SET: inlined)
+-- The innermost folder (with its parent, ending in '/') named legacy, deprecated,
+-- old or obsolete, or a version: v1, v2, api_v1, api-v2, _v1. Files (uuid's
+-- v1.ts ... v7.ts) are not folders; whether a version folder is an older copy
+-- depends on the tree (rag._older_copy).
+RETURN substring(path from '^((?:.*/)?(?:legacy|deprecated|old|obsolete|(?:[[:alnum:]_.-]*[_-])?v[0-9]+)/).+$');
+COMMENT ON FUNCTION rag._copy_folder(text) IS
+    'Private: the innermost folder of a path (its path, ending in /) named legacy, deprecated, old, obsolete or a version (v1, api_v2, _v1), which may hold an older copy of an API (rag._older_copy); NULL if none. A file named v1.ts is not a folder.';
+
+-- ---------------------------------------------------------------------------
+-- _older_copy: is a folder of a source an older copy of the API beside it?
+CREATE OR REPLACE FUNCTION rag._older_copy(
+    target_source_id bigint,
+    folder           text     -- rag._copy_folder of one of its paths
+)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+PARALLEL SAFE
+-- (standard body, no SET: inlined into the ranking statement)
+-- Decided by the tree, never by a project's name:
+--   legacy/, deprecated/, old/, obsolete/: always;
+--   vN/ (or stem_vN/, stem-vN/): when a sibling of the same stem with a higher
+--   version exists (v1/ beside v2/; Go's highest vN/ stays current), or when
+--   it is v1/ (or v0/) and holds a file whose name its parent folder holds too
+--   (pydantic/v1/main.py beside pydantic/main.py: the parent is a later
+--   version). A v2/ repeating its parent's files is Go's major-version folder,
+--   the current copy of the tree above it; a vN/ that is the only version and
+--   repeats nothing of its parent (api/v1/) is current.
+RETURN CASE
+    WHEN folder IS NULL THEN false
+    WHEN folder ~ '(^|/)(legacy|deprecated|old|obsolete)/$' THEN true
+    ELSE EXISTS (  -- a higher version beside it: the same stem and 'v' (a cheap test first), then a number
+             SELECT 1
+             FROM (SELECT substring(folder from '^(.*)v[0-9]+/$') || 'v' AS prefix,  -- its parent, stem and v
+                          substring(folder from 'v([0-9]+)/$')::numeric AS version) me
+             JOIN rag.files g ON g.source_id = target_source_id AND starts_with(g.path, me.prefix)
+             WHERE substring(substring(g.path from length(me.prefix) + 1) from '^([0-9]+)/')::numeric > me.version)
+      OR (substring(folder from 'v([0-9]+)/$')::numeric <= 1
+          AND EXISTS (  -- or it is v1 and its parent holds a file of the same name (not a package's front or metadata)
+             SELECT 1
+             FROM rag.files a
+             JOIN rag.files b
+               ON b.source_id = a.source_id
+              AND b.path = coalesce(substring(folder from '^(.*/)?[^/]+/$'), '') || substring(a.path from length(folder) + 1)
+             WHERE a.source_id = target_source_id
+               AND starts_with(a.path, folder)
+               AND strpos(substring(a.path from length(folder) + 1), '/') = 0
+               AND lower(substring(a.path from length(folder) + 1))
+                   !~ '^(__init__\.py|index\.[[:alnum:]]+|mod\.rs|lib\.rs|go\.(mod|sum)|package\.json|py\.typed|readme(\.[[:alnum:]]+)?|license(\.[[:alnum:]]+)?)$'))
+END;
+COMMENT ON FUNCTION rag._older_copy(bigint, text) IS
+    'Private: whether a folder of a source (rag._copy_folder) is an older copy of an API, decided by the tree: legacy/, deprecated/, old/, obsolete/ always; a version folder (v1/, api_v1/) when a sibling of the same stem has a higher version, or when it is v1 (or v0) and its parent holds a file of the same name as one in it (the parent is a later version; a v2/ repeating its parent is Go''s current major-version folder).';
+
+-- ---------------------------------------------------------------------------
+-- _names_copy: does a query ask for the older copy by its folder's name?
+CREATE OR REPLACE FUNCTION rag._names_copy(
+    query  text,
+    folder text     -- rag._copy_folder
+)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- "pydantic v1 validator", "version 1", "the deprecated json encoder",
+-- "legacy api", "устаревший": the query wants the copy it names.
+RETURN CASE
+    WHEN folder ~ '(^|/)deprecated/$' THEN lower(query) ~ '\mdeprecat|\mустаревш'
+    WHEN folder ~ '(^|/)(legacy|old|obsolete)/$' THEN lower(query) ~ ('\m(' || substring(folder from '([^/]+)/$') || ')\M|\mустаревш|\mстар(ый|ая|ое|ые|ого|ой|ом|ых)\M')
+    ELSE lower(query) ~ ('\m(v|version\s*|верси[яиюей]\s*)' || substring(folder from 'v([0-9]+)/$') || '\M')
+END;
+COMMENT ON FUNCTION rag._names_copy(text, text) IS
+    'Private: whether a query names the older copy a folder holds (rag._copy_folder): "deprecated"/"устаревший" for deprecated/, its name for legacy/, old/, obsolete/, "v1"/"version 1"/"версия 1" for a v1 folder; the ranking then leaves the copy undemoted.';

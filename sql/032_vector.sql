@@ -89,8 +89,23 @@ AS $$
     -- not embedded yet (a run stopped midway) waits for the run that embeds it.
     -- Tests, examples, vendored code ... (a path class) get none: the files arm
     -- lifts modules only, and a package shipping more tests than modules
-    -- (pino: 136 beside 23) would fill its nearest files with tests.
-    WITH added AS (
+    -- (pino: 136 beside 23) would fill its nearest files with tests. Nor do
+    -- the files of an older copy of an API (rag._older_copy: pydantic/v1/
+    -- beside pydantic/), decided by the tree: a file whose folder became one
+    -- (a v3/ was added beside its v2/) loses its vector here.
+    WITH older AS MATERIALIZED (  -- (each folder decided once)
+        SELECT f.folder
+        FROM (SELECT DISTINCT rag._copy_folder(f.path) AS folder FROM rag.files f
+              WHERE f.source_id = target_source_id) f
+        WHERE f.folder IS NOT NULL AND rag._older_copy(target_source_id, f.folder)
+    ),
+    dropped AS (
+        DELETE FROM rag.file_vectors v
+        USING rag.files f
+        WHERE f.id = v.file_id AND v.model = embedding_model AND f.source_id = target_source_id
+          AND rag._copy_folder(f.path) IN (SELECT o.folder FROM older o)
+    ),
+    added AS (
         INSERT INTO rag.file_vectors (model, file_id, embedding)
         SELECT embedding_model, f.id, avg(e.embedding)
         FROM rag.files f
@@ -99,6 +114,7 @@ AS $$
         WHERE f.source_id = target_source_id AND f.source_type = 'code'
           AND NOT EXISTS (SELECT 1 FROM rag.file_vectors v WHERE v.model = embedding_model AND v.file_id = f.id)
           AND rag.path_class(f.path) IS NULL
+          AND NOT EXISTS (SELECT 1 FROM older o WHERE o.folder = rag._copy_folder(f.path))
         GROUP BY f.id
         HAVING count(e.embedding) = count(*)
         ON CONFLICT DO NOTHING
@@ -107,7 +123,7 @@ AS $$
     SELECT count(*)::integer FROM added
 $$;
 COMMENT ON FUNCTION rag.refresh_file_vectors(bigint, text) IS
-    'Stores the vector of each code file of a source that lacks one for the model and is in no path class (rag.path_class: not a test, example, vendored ...): the mean of its chunks'' vectors, once all are embedded (rag.search''s files arm); returns how many were added.';
+    'Stores the vector of each code file of a source that lacks one for the model and is in no path class (rag.path_class: not a test, example, vendored ...) nor in an older copy of an API (rag._older_copy; the vectors of such files are dropped): the mean of its chunks'' vectors, once all are embedded (rag.search''s files arm); returns how many were added.';
 
 -- ---------------------------------------------------------------------------
 -- vector_search

@@ -43,6 +43,8 @@ DECLARE
         'vendored', 0.5,    -- vendor/, third_party/, node_modules/
         'generated', 0.5,   -- *.min.js, *_pb2.py, *.pb.go, generated/, dist/
         'compat', 0.7,      -- compat shims: _compat.py, compat/
+        'older', 0.5,       -- an older copy of an API in the tree: v1/ beside v2/ or inside the current
+                            -- package, legacy/, deprecated/ (rag._older_copy), unless the query names it
         'reexport', 0.6,    -- an __init__.py / index.ts chunk of imports and exports only
         'stub', 0.6,        -- type stubs: .pyi, .d.ts
         'changelog', 0.5,   -- release history: CHANGELOG.md, HISTORY.rst, NEWS, docs/releases/ ...
@@ -90,7 +92,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.ranking_priors(jsonb) IS
-    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score), the tested share (of tests'' fused scores given to the module each is named after), the per-file decay, the spread (a decay from a file''s second chunk on, for a query asking how parts fit together), and the entry share (of the best fused score, given to a package''s entry files when the query asks what it exports); an unknown key or a negative value is an error.';
+    'The factors of rag.search''s ranking step, the defaults with overrides applied: path-class multipliers (test, fixture, example, benchmark, vendored, generated, compat, older, reexport, stub, changelog), the docs multiplier of prose, the definition boost (a share of the best fused score), the tested share (of tests'' fused scores given to the module each is named after), the per-file decay, the spread (a decay from a file''s second chunk on, for a query asking how parts fit together), and the entry share (of the best fused score, given to a package''s entry files when the query asks what it exports); an unknown key or a negative value is an error.';
 
 -- ---------------------------------------------------------------------------
 -- _tested_stem: the name of the module a test file tests
@@ -150,6 +152,7 @@ AS $$
         FROM named n
         WHERE lower(regexp_replace(n.path, '^(.*/)?_*([^/]*?)(\.[[:alnum:]]+)?$', '\2')) = n.stem
           AND rag.path_class(n.path) IS NULL
+          AND NOT rag._older_copy(n.source_id, rag._copy_folder(n.path))
     ),
     tested AS (
         -- A name several modules share (utils.py in every package) splits its tests' vote.
@@ -587,12 +590,25 @@ BEGIN ATOMIC
     prose AS MATERIALIZED (  -- documents and release notes at full weight
         SELECT (q).asks_for_prose AS yes
     ),
-    classed AS MATERIALIZED (  -- (each chunk's class computed once, not at every use)
-        SELECT p.id, c.file_id, f.path, c.content_hash, p.score, p.strength, rag._is_document(c.metadata) AS document,
+    pathed AS MATERIALIZED (  -- (each chunk's class computed once, not at every use)
+        SELECT p.id, c.file_id, f.source_id, f.path, c.content_hash, p.score, p.strength,
+               rag._is_document(c.metadata) AS document, rag._copy_folder(f.path) AS folder,
                CASE WHEN rag._reexports_only(f.path, c.content) THEN 'reexport' ELSE rag.path_class(f.path) END AS class
         FROM pooled p
         JOIN rag.chunks c ON c.id = p.id
         JOIN rag.files f ON f.id = c.file_id
+    ),
+    copies AS MATERIALIZED (  -- older copies of an API the query does not name, by folder (few: most paths have none)
+        SELECT DISTINCT pa.source_id, pa.folder
+        FROM pathed pa
+        WHERE pa.folder IS NOT NULL AND NOT rag._names_copy((q).text, pa.folder)
+          AND rag._older_copy(pa.source_id, pa.folder)
+    ),
+    classed AS (
+        SELECT pa.id, pa.file_id, pa.path, pa.content_hash, pa.score, pa.strength, pa.document,
+               coalesce(pa.class, CASE WHEN cp.folder IS NOT NULL THEN 'older' END) AS class
+        FROM pathed pa
+        LEFT JOIN copies cp ON cp.source_id = pa.source_id AND cp.folder = pa.folder
     ),
     weighed AS (
         SELECT cl.id, cl.file_id, cl.path, cl.content_hash,
@@ -627,7 +643,7 @@ BEGIN ATOMIC
     SELECT s.id, s.score FROM spread s WHERE s.copy = 1 ORDER BY s.score DESC, s.id LIMIT top_k;
 END;
 COMMENT ON FUNCTION rag._ranked(bigint[], double precision[], rag.parsed_query, jsonb, boolean, integer, bigint[], text[], text[], text, integer) IS
-    'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests), prose demoted unless the query asks how to do something or what changed, and a decay per chunk of a file beyond per_file (the spread from its second chunk when the query asks how parts fit together); the same text at the same path (one folder in two sources) once; the top_k with their final scores.';
+    'Private: rag.search''s ranking step over its fused candidates: the definitions the query names added and boosted by a share of the best fused score, path-class priors (tests at full weight with include_tests; an older copy of an API, rag._older_copy, unless the query names it), prose demoted unless the query asks how to do something or what changed, and a decay per chunk of a file beyond per_file (the spread from its second chunk when the query asks how parts fit together); the same text at the same path (one folder in two sources) once; the top_k with their final scores.';
 
 -- ---------------------------------------------------------------------------
 -- _token_count: a text's size as rag.chunking.model.count_tokens counts it

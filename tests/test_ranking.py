@@ -567,3 +567,106 @@ def test_files_weight_is_checked_and_passed_from_config(rag_db: db.DatabaseTarge
             return sorted(h.score for h in found.hits)
 
         assert scores(SearchConfig(files_weight=0)) != scores(SearchConfig()) == scores(SearchConfig(files_weight=0.4))
+
+
+@pytest.mark.parametrize(
+    ("path", "folder"),
+    [
+        ("pydantic/v1/main.py", "pydantic/v1/"),
+        ("pydantic/v1/sub/deep.py", "pydantic/v1/"),
+        ("v2/client.go", "v2/"),
+        ("api/v1/handlers/users.py", "api/v1/"),
+        ("gen/api_v1/x.py", "gen/api_v1/"),
+        ("pkg/legacy/parse.py", "pkg/legacy/"),
+        ("pydantic/deprecated/json.py", "pydantic/deprecated/"),
+        ("a/v1/b/old/c.py", "a/v1/b/old/"),  # (the innermost)
+        ("uuid/src/v1.ts", None),  # files, not folders
+        ("uuid/src/v4.ts", None),
+        ("src/dev2/x.py", None),
+        ("src/kv1/x.py", None),
+        ("src/oldest/x.py", None),
+        ("src/main.py", None),
+    ],
+)
+def test_folders_that_may_hold_an_older_copy(rag_db: db.DatabaseTarget, path: str, folder: str | None) -> None:
+    assert rows(rag_db, "SELECT rag._copy_folder(%s) AS f", path)[0]["f"] == folder
+
+
+OLD_AND_NEW = {
+    # pydantic's shape: the v1 API shipped inside the v2 package
+    "pyd/__init__.py": "", "pyd/main.py": "def create_model(name):\n    return name\n",
+    "pyd/v1/__init__.py": "", "pyd/v1/main.py": "def create_model(name):\n    return [name]\n",
+    "pyd/v1/only_here.py": "def helper():\n    return 1\n",
+    # a web API's only version, sharing nothing but a package front with its parent
+    "api/__init__.py": "", "api/v1/__init__.py": "", "api/v1/handlers.py": "def users():\n    return []\n",
+    # versions side by side; numbers, not text, compare (v9 < v10)
+    "svc/v1/a.py": "A = 1\n", "svc/v2/a.py": "A = 2\n",
+    "web/v9/a.py": "A = 9\n", "web/v10/a.py": "A = 10\n",
+    "gen/api_v1/x.py": "X = 1\n", "gen/api_v2/x.py": "X = 2\n",
+    # Go's major-version folder repeats the module above it and is the current one
+    "mod/client.go": "package mod\n\nfunc Get() int { return 1 }\n",
+    "mod/v2/client.go": "package mod\n\nfunc Get() int { return 2 }\n",
+    # legacy/ and deprecated/ are older whatever lies beside them
+    "lib/legacy/parse.py": "def parse(s):\n    return s\n",
+    "lib/deprecated/parse.py": "def parse(s):\n    return s.strip()\n",
+    # uuid's v1.ts ... v4.ts are files
+    "uuid/v1.ts": "export function v1() { return 1; }\n", "uuid/v4.ts": "export function v4() { return 4; }\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("folder", "older"),
+    [
+        ("pyd/v1/", True),
+        ("api/v1/", False),
+        ("svc/v1/", True),
+        ("svc/v2/", False),
+        ("web/v9/", True),
+        ("web/v10/", False),
+        ("gen/api_v1/", True),
+        ("gen/api_v2/", False),
+        ("mod/v2/", False),
+        ("lib/legacy/", True),
+        ("lib/deprecated/", True),
+        (None, False),
+    ],
+)
+def test_older_copies_are_decided_by_the_tree(rag_db: db.DatabaseTarget, tmp_path: Path, folder: str | None,
+                                              older: bool) -> None:
+    index_tree(rag_db, tmp_path / "p", OLD_AND_NEW)
+    source_id = rows(rag_db, "SELECT id FROM rag.sources WHERE name = 'p'")[0]["id"]
+    assert rows(rag_db, "SELECT rag._older_copy(%s, %s) AS o", source_id, folder)[0]["o"] is older
+
+
+@pytest.mark.parametrize(
+    ("query", "folder", "expected"),
+    [
+        ("create_model", "pyd/v1/", False),
+        ("create_model in pydantic v1", "pyd/v1/", True),
+        ("version 1 create_model", "pyd/v1/", True),
+        ("create_model v10", "pyd/v1/", False),
+        ("the deprecated json encoder", "pyd/deprecated/", True),
+        ("deprecation warnings", "pyd/deprecated/", True),
+        ("legacy parser", "lib/legacy/", True),
+        ("устаревший парсер", "lib/legacy/", True),
+        ("parse a string", "lib/legacy/", False),
+    ],
+)
+def test_queries_naming_an_older_copy(rag_db: db.DatabaseTarget, query: str, folder: str, expected: bool) -> None:
+    assert rows(rag_db, "SELECT rag._names_copy(%s, %s) AS n", query, folder)[0]["n"] is expected
+
+
+def test_an_older_copy_yields_to_the_current_unless_named(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    """A name defined in the current package and in its v1 copy: the copy's chunks are worth the older
+    prior (0.5) unless the query names v1; the copy's files get no file vector (the files arm's)."""
+    embedder = index_tree(rag_db, tmp_path / "p", OLD_AND_NEW)
+    for query in ("create_model", "create_model of v1"):
+        plain = {r["path"]: r["score"] for r in search(rag_db, embedder, query, priors={"older": 1})}
+        ranked = {r["path"]: r["score"] for r in search(rag_db, embedder, query)}
+        named = "v1" in query
+        assert ranked["pyd/v1/main.py"] == pytest.approx(plain["pyd/v1/main.py"] * (1 if named else 0.5))
+        assert ranked["pyd/main.py"] == pytest.approx(plain["pyd/main.py"])
+    assert search(rag_db, embedder, "create_model")[0]["path"] == "pyd/main.py"
+    stored = {r["path"] for r in rows(rag_db, "SELECT f.path FROM rag.file_vectors v JOIN rag.files f ON f.id = v.file_id")}
+    assert "pyd/main.py" in stored and "svc/v2/a.py" in stored and "mod/v2/client.go" in stored
+    assert not stored & {"pyd/v1/main.py", "pyd/v1/only_here.py", "svc/v1/a.py", "lib/legacy/parse.py"}
