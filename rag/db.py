@@ -180,8 +180,9 @@ def ensure_keyword_data(conn: Conn, *, vacuum: bool = False) -> None:
         rebuilt = False
     else:
         # Said first: the rebuild reads every chunk (minutes for 100k of them).
-        log.warning("rebuilding the keyword index, which a database crash emptied; "
-                    "this tokenizes every chunk again and can take minutes on a large index")
+        log.warning("rebuilding the keyword index (emptied by a database crash, or posted differently "
+                    "by this version); this tokenizes every chunk again and can take minutes on a large "
+                    "index")
         rebuilt = sqlapi.ensure_keyword_data(conn)
     if vacuum or rebuilt:
         vacuum_postings(conn)

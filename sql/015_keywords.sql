@@ -612,3 +612,48 @@ END;
 COMMENT ON FUNCTION rag._name_frequencies(text, jsonb) IS
     'Private: the name: terms of a code chunk (its path, fqn and merged fqns, tokenized like its text) with their counts; none for other chunks.';
 
+-- Stemmed names: a code chunk's names also post the Snowball stem of each of
+-- their words made of letters alone (path and identifier parts, wholes such as
+-- spylisteners), prefixed 'name:stem:' (listeners -> name:stem:listen), and a
+-- query's name terms include its words' stems (rag.parse_query), so the names
+-- arm meets "serializes" in serialize(), "levels" in levels.js. Only names:
+-- the same stems in the chunks' text lifted the code base's common words
+-- (decision 034, session 31). Their document frequencies are among code
+-- chunks, as the names' (rag._field_idf).
+CREATE OR REPLACE FUNCTION rag._name_stem(
+    term         text,
+    dictionaries regdictionary[]  -- rag._stem_dictionaries()
+)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- NULL for a term with a digit or a joint (utf8, spy_listeners), a stop word
+-- and a word of a script without a dictionary.
+RETURN CASE WHEN term ~ '^[[:alpha:]]+$'
+            THEN 'name:stem:' || (ts_lexize(dictionaries[rag._script_slot(term)], rag._folded(term)))[1] END;
+COMMENT ON FUNCTION rag._name_stem(text, regdictionary[]) IS
+    'Private: the name:stem: term a code chunk''s names post, and a query looks up, for a word of letters: its Snowball stem by the dictionary of its script; NULL for other terms, stop words and scripts without a dictionary.';
+
+CREATE OR REPLACE FUNCTION rag._name_stem_frequencies(
+    context      text,
+    metadata     jsonb,
+    dictionaries regdictionary[]  -- rag._stem_dictionaries()
+)
+RETURNS TABLE (
+    term text,
+    tf   integer
+)
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT s.term, sum(n.tf)::integer
+    FROM rag._name_frequencies(context, metadata) n,
+         LATERAL (SELECT rag._name_stem(substr(n.term, 6), dictionaries) AS term) s
+    WHERE s.term IS NOT NULL
+    GROUP BY 1;
+END;
+COMMENT ON FUNCTION rag._name_stem_frequencies(text, jsonb, regdictionary[]) IS
+    'Private: the name:stem: terms of a code chunk (rag._name_stem of its name: terms) with their counts; none for other chunks.';
+

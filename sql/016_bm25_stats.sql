@@ -72,17 +72,19 @@ LANGUAGE sql
 STABLE  -- (rag._prose_term reads rag.lemmas)
 PARALLEL SAFE
 BEGIN ATOMIC
-    -- Its indexed text's terms, then its names' (from the structural context
-    -- alone) or a document's marker.
+    -- Its indexed text's terms, then its names' and their stems' (from the
+    -- structural context alone) or a document's marker.
     SELECT t.term, t.tf, true FROM rag._text_frequencies(prefix, content, metadata, dictionaries) t
     UNION ALL
     SELECT t.term, t.tf, false FROM rag._name_frequencies(context, metadata) t
+    UNION ALL
+    SELECT t.term, t.tf, false FROM rag._name_stem_frequencies(context, metadata, dictionaries) t
     UNION ALL
     SELECT t.term, t.tf, false FROM rag._document_marker(metadata) t;
 END;
 COMMENT ON FUNCTION rag._chunk_terms(text, text, text, jsonb, regdictionary[]) IS
     'Private: the terms a chunk posts with their counts, and whether each counts in its BM25 length: '
-    'its indexed text''s, its names'' and a document''s stem: marker.';
+    'its indexed text''s, its names'' and their stems'' and a document''s stem: marker.';
 
 CREATE OR REPLACE FUNCTION rag._field_idf(
     term      text,

@@ -38,7 +38,10 @@ AS $$
         (SELECT coalesce(array_agg(DISTINCT x.term), '{}') FROM unnest(r.terms) AS t(term),
                 LATERAL rag._prose_term(t.term, r.dictionaries) s,
                 LATERAL (VALUES (t.term), (s.stem)) AS x(term)),
-        ARRAY(SELECT 'name:' || t FROM unnest(r.terms) AS t),
+        -- each term as a name: term, and its name:stem: term (rag._name_stem)
+        ARRAY(SELECT DISTINCT x.term FROM unnest(r.terms) AS t(term),
+                     LATERAL (VALUES ('name:' || t.term), (rag._name_stem(t.term, r.dictionaries))) AS x(term)
+              WHERE x.term IS NOT NULL ORDER BY x.term),
         rag._identifier_shaped(r.text),
         (SELECT coalesce(jsonb_agg(jsonb_build_object('module', n.module, 'fqn', n.fqn)), '[]')
          FROM rag._query_names(r.text) n),
@@ -49,7 +52,7 @@ AS $$
     FROM read r
 $$;
 COMMENT ON FUNCTION rag.parse_query(text) IS
-    'A search query read once (rag.parsed_query): its keyword terms, with stems, and name: terms; whether it is one identifier and the definitions it may name; whether it asks about tests or for prose (how to, releases); its words by script. Every step of rag.search reads this value.';
+    'A search query read once (rag.parsed_query): its keyword terms, with stems, and name: terms, with stems; whether it is one identifier and the definitions it may name; whether it asks about tests or for prose (how to, releases); its words by script. Every step of rag.search reads this value.';
 
 -- ---------------------------------------------------------------------------
 -- bm25_search: the keyword arm alone

@@ -36,7 +36,10 @@ def names_of(target: db.DatabaseTarget, path: str) -> dict[str, int]:
 def test_code_chunks_post_their_names_documents_do_not(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
     project(rag_db, tmp_path / "p")
     names = names_of(rag_db, "shop/cart.py")
-    assert set(names) == {"name:shop", "name:cart", "name:py", "name:shopping", "name:shoppingcart"}
+    assert set(names) == {"name:shop", "name:cart", "name:py", "name:shopping", "name:shoppingcart",
+                          # and their stems: shopping -> shop, counted with shop
+                          "name:stem:shop", "name:stem:cart", "name:stem:py", "name:stem:shoppingcart"}
+    assert names["name:stem:shop"] == names["name:shop"] + names["name:shopping"]
     assert names_of(rag_db, "README.md") == {}, "a document has no names arm"
     # The document length is the text's alone: names do not make a chunk longer.
     for chunk in rows(rag_db, "SELECT c.term_count, rag._indexed_text(c.context, c.content) AS text FROM rag.chunks c"):
@@ -60,8 +63,10 @@ def test_names_are_scored_by_okapi_bm25(rag_db: db.DatabaseTarget, tmp_path: Pat
     postings = rows(rag_db, "SELECT term, chunk_id, tf FROM rag.postings WHERE term LIKE 'name:%%'")
     for query in ("shopping cart grand total", "report", "ShoppingCart"):
         words = rows(rag_db, "SELECT rag.query_terms(%s) AS t", query)[0]["t"]
+        stems = rows(rag_db, "SELECT array_agg(DISTINCT rag._name_stem(w, rag._stem_dictionaries())) AS s"
+                             " FROM unnest(%s::text[]) AS w", words)[0]["s"]
         expected: dict[int, float] = {}
-        for term in (f"name:{w}" for w in words):
+        for term in [f"name:{w}" for w in words] + [s for s in stems if s]:
             holders = [p for p in postings if p["term"] == term]
             idf = math.log(1 + (n - len(holders) + 0.5) / (len(holders) + 0.5))
             for p in holders:
@@ -114,3 +119,30 @@ def test_name_scores_are_inlined_into_the_search_statement(rag_db: db.DatabaseTa
     plan = rows(rag_db, "EXPLAIN SELECT * FROM rag._name_scores(ARRAY[1, 2]::bigint[], ARRAY['name:x'], 1.2, 0.75)")
     text = "\n".join(r["QUERY PLAN"] for r in plan)
     assert "Function Scan" not in text and "postings" in text, text
+
+
+def test_a_name_is_found_by_another_form_of_its_words(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    """A question's "listen" meets spyListeners (parts spy, listeners) by the names' stems; a query
+    naming a definition still ranks that definition first."""
+    root = tmp_path / "p"
+    (root / "core").mkdir(parents=True)
+    (root / "core" / "spy.ts").write_text(
+        "export const spyListeners: Array<(event: any) => void> = []\n\n"
+        "export function spyReport(event: any) {\n    for (const l of spyListeners) l(event)\n}\n")
+    (root / "core" / "action.ts").write_text(
+        "export function runAction(fn: () => void) {\n    // tell whoever listens to actions\n"
+        "    fn()\n}\n")
+    with db.connect(rag_db) as conn:
+        index_source(conn, SourceSpec("spy", "local", str(root)), root, HashEmbedder(), ChunkSettings(200, 20))
+    assert "name:stem:listen" in names_of(rag_db, "core/spy.ts")
+    assert "listen" not in {r["term"] for r in rows(rag_db, "SELECT term FROM rag.postings")}, "text: exact words"
+    paths = {r["id"]: r["path"] for r in rows(rag_db, "SELECT c.id, f.path FROM rag.chunks c JOIN rag.files f "
+                                                      "ON f.id = c.file_id")}
+    found = name_scores(rag_db, "listen to every event")
+    assert {paths[c] for c in found} == {"core/spy.ts"}
+    assert rows(rag_db, "SELECT (rag.parse_query('listen')).name_terms AS t") == [
+        {"t": ["name:listen", "name:stem:listen"]}]
+    for query, path in (("spyReport", "core/spy.ts"), ("runAction", "core/action.ts")):
+        first = rows(rag_db, "SELECT f.path FROM rag.search(%s, NULL, 1) s JOIN rag.chunks c ON c.id = s.chunk_id"
+                             " JOIN rag.files f ON f.id = c.file_id", query)
+        assert first == [{"path": path}], query

@@ -95,7 +95,8 @@ def test_a_query_is_read_once_into_what_every_step_needs(rag_db: db.DatabaseTarg
     assert sentence["text"] == "How do I refresh the tokens in tests?"
     assert sentence["terms"] == ["refresh", "tests", "tokens"]  # stop words dropped
     assert {"refresh", "stem:refresh", "tokens", "stem:token"} <= set(sentence["keyword_terms"])
-    assert sentence["name_terms"] == ["name:refresh", "name:tests", "name:tokens"]
+    assert sentence["name_terms"] == ["name:refresh", "name:stem:refresh", "name:stem:test", "name:stem:token",
+                                      "name:tests", "name:tokens"]
     assert (sentence["identifier"], sentence["names"]) == (False, [])
     assert (sentence["asks_for_tests"], sentence["asks_for_prose"]) == (True, True)
     assert sentence["scripts"] == {"1": 8}
