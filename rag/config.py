@@ -117,6 +117,8 @@ class Bm25Config(_Section):
     # A document chunk is ordered by its window's score plus page_weight times its page's BM25
     # (the whole file as one text), each as a share of the candidates' best; 0: off.
     page_weight: float = Field(default=0.3, ge=0)
+    # And plus phrase_weight times the share of the query's consecutive words it holds near each other.
+    phrase_weight: float = Field(default=0.5, ge=0)
 
 
 class MergeAdjacentConfig(_Section):

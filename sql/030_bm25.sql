@@ -568,6 +568,12 @@ COMMENT ON FUNCTION rag._bm25_exhaustive(text, text[], text[], text[], text, dou
 -- none holding them together; the page as one text holds them all. Unlike a
 -- sum of the chunks' scores, a term counts once per page and saturates, and a
 -- long page is normalised by its length, so many middling sections do not add up.
+-- With phrase_weight > 0 they add phrase_weight times the share of the query's
+-- consecutive words (those with a stem: term, in the query's order) that the
+-- chunk holds in that order with at most one word between: a description or
+-- a title paraphrasing a sentence keeps some of its word pairs. A word of the
+-- chunk stands for a stem when it begins with it (Snowball stems are the
+-- word's beginning; a lemma of another root, людей -> человек, is missed).
 CREATE OR REPLACE FUNCTION rag._bm25_neighbours(
     keyword_terms text[],              -- (rag.parse_query(query)).keyword_terms
     ids           bigint[],            -- the keyword arm's chunks
@@ -576,7 +582,9 @@ CREATE OR REPLACE FUNCTION rag._bm25_neighbours(
     share         double precision,    -- a neighbour's weight, per chunk of distance
     k1            double precision,
     b             double precision,
-    page_weight   double precision DEFAULT 0  -- the share of the chunk's page's BM25 in its order (0: none)
+    page_weight   double precision DEFAULT 0,  -- the share of the chunk's page's BM25 in its order (0: none)
+    query_text    text DEFAULT NULL,            -- (rag.parse_query(query)).text: its word order
+    phrase_weight double precision DEFAULT 0    -- the share of the query's word pairs the chunk holds near (0: none)
 )
 RETURNS TABLE (
     chunk_id bigint,
@@ -672,16 +680,43 @@ BEGIN
           ON l.file_id = f.file_id
         GROUP BY f.file_id
     ),
-    windowed AS (  -- by the window's score, or with pages its share of the best plus page_weight x its page's
+    query_pairs AS MATERIALIZED (  -- the query's consecutive words with a stem: term, as stems (phrase_weight > 0)
+        SELECT p.first, p.second
+        FROM (SELECT substr(t.stem, 6) AS first, lead(substr(t.stem, 6)) OVER (ORDER BY w.n) AS second
+              FROM regexp_matches(rag._folded(lower(coalesce(query_text, ''))), '\w+', 'g') WITH ORDINALITY AS w(m, n)
+              CROSS JOIN LATERAL rag._prose_term(w.m[1], rag._stem_dictionaries()) t
+              WHERE phrase_weight > 0 AND t.stem = ANY (terms)) p
+        WHERE p.second IS NOT NULL
+    ),
+    centre_words AS MATERIALIZED (  -- the centres' words that begin with a stem of those pairs, by position
+        SELECT c.id, w.n, w.m[1] AS word
+        FROM centres c
+        JOIN rag.chunks n ON n.id = c.id
+        CROSS JOIN LATERAL regexp_matches(rag._folded(lower(n.content)), '\w+', 'g') WITH ORDINALITY AS w(m, n)
+        WHERE EXISTS (SELECT 1 FROM query_pairs)
+          AND EXISTS (SELECT 1 FROM query_pairs q WHERE starts_with(w.m[1], q.first) OR starts_with(w.m[1], q.second))
+    ),
+    phrases AS (  -- each centre's share of the query's pairs it holds with at most one word between
+        SELECT x.id, count(*)::double precision / (SELECT count(*) FROM query_pairs) AS share
+        FROM (SELECT DISTINCT a.id, q.first, q.second
+              FROM query_pairs q
+              JOIN centre_words a ON starts_with(a.word, q.first)
+              JOIN centre_words b ON b.id = a.id AND b.n - a.n BETWEEN 1 AND 2 AND starts_with(b.word, q.second)) x
+        GROUP BY x.id
+    ),
+    windowed AS (  -- by the window's score, or its share of the best plus page_weight x its page's share of the
+                   -- best page and phrase_weight x its share of the query's word pairs
         SELECT x.centre, row_number() OVER (ORDER BY x.score DESC, x.centre) AS place
         FROM (SELECT w.centre,
-                     CASE WHEN page_weight > 0
+                     CASE WHEN page_weight > 0 OR phrase_weight > 0
                           THEN w.score / (SELECT max(m.score) FROM window_scores m)
                                + page_weight * coalesce(ps.score / nullif((SELECT max(m.score) FROM page_scores m), 0), 0)
+                               + phrase_weight * coalesce(ph.share, 0)
                           ELSE w.score END AS score
               FROM window_scores w
               JOIN centres c ON c.id = w.centre
-              LEFT JOIN page_scores ps ON ps.file_id = c.file_id) x
+              LEFT JOIN page_scores ps ON ps.file_id = c.file_id
+              LEFT JOIN phrases ph ON ph.id = w.centre) x
     ),
     slots AS (  -- the documents' places in the arm and their scores
         SELECT g.score, row_number() OVER (ORDER BY g.score DESC, g.id) AS place
@@ -693,5 +728,5 @@ BEGIN
     SELECT w.centre, s.score FROM windowed w JOIN slots s ON s.place = w.place;
 END
 $$;
-COMMENT ON FUNCTION rag._bm25_neighbours(text[], bigint[], double precision[], integer, double precision, double precision, double precision, double precision) IS
-    'Private: the keyword arm''s chunks with its documents reordered: the documents given and their neighbours ranked by Okapi BM25 over their windows (their own postings and those of the chunks up to neighbours before and after them in their file, weighted share ^ distance: tf summed, length averaged by the same weights), and with page_weight > 0 by their window''s share of the best window plus page_weight x their page''s BM25 (the file as one text) as a share of the best page, taking in that order the places and scores the documents given had; other chunks keep theirs. Unordered.';
+COMMENT ON FUNCTION rag._bm25_neighbours(text[], bigint[], double precision[], integer, double precision, double precision, double precision, double precision, text, double precision) IS
+    'Private: the keyword arm''s chunks with its documents reordered: the documents given and their neighbours ranked by Okapi BM25 over their windows (their own postings and those of the chunks up to neighbours before and after them in their file, weighted share ^ distance: tf summed, length averaged by the same weights), and with page_weight > 0 by their window''s share of the best window plus page_weight x their page''s BM25 (the file as one text) as a share of the best page plus phrase_weight x the share of the query''s consecutive words it holds at most one word apart, taking in that order the places and scores the documents given had; other chunks keep theirs. Unordered.';

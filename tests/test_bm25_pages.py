@@ -1,9 +1,11 @@
-"""The keyword arm orders document chunks by their page's BM25 too (bm25.pageWeight:
-rag._bm25_neighbours, decision 033 session 31): a query that describes a whole page (a man page's
-one-line description) finds its words spread over the page's sections, none of which holds them
-together; the page scored as one text lifts its chunks over a section of another page holding
-fewer of them. Documents take the places and scores documents had, so code keeps its own;
-pageWeight 0 is the windows alone."""
+"""The keyword arm orders document chunks by their page's BM25 and by the query's word pairs they hold
+next to each other too (bm25.pageWeight, bm25.phraseWeight: rag._bm25_neighbours, decision 033
+session 31): a query that describes a whole page (a man page's one-line description) finds its words
+spread over the page's sections, none of which holds them together; the page scored as one text
+lifts its chunks over a section of another page holding fewer of them. A query paraphrasing a
+sentence keeps some of its word pairs: a chunk holding them side by side ranks above one holding the
+same words apart. Documents take the places and scores documents had, so code keeps its own; both
+weights 0 is the windows alone."""
 
 import json
 from pathlib import Path
@@ -36,10 +38,10 @@ def pages(rag_db: db.DatabaseTarget, tmp_path: Path) -> db.DatabaseTarget:
 
 
 def keyword_search(target: db.DatabaseTarget, query: str, **bm25: Any) -> list[dict[str, Any]]:
-    """rag.search by keywords alone, these bm25 options, each chunk a hit of its own."""
+    """rag.search by keywords alone, these bm25 options (no phrases unless given), each chunk a hit of its own."""
     return rows(target, "SELECT chunk_id, path, header_path, bm25_score, bm25_rank FROM rag.search(%s, NULL, 10, "
                         "options => %s)", query,
-                json.dumps({"bm25": bm25, "perFile": 10, "mergeAdjacent": {"documents": False}}))
+                json.dumps({"bm25": {"phraseWeight": 0, **bm25}, "perFile": 10, "mergeAdjacent": {"documents": False}}))
 
 
 def documents(hits: list[dict[str, Any]]) -> list[str]:
@@ -69,14 +71,36 @@ def test_pages_without_neighbour_windows(pages: db.DatabaseTarget) -> None:
     assert documents(keyword_search(pages, QUERY, neighbours=0, pageWeight=1))[0] == "docs/tool.md"
 
 
-def test_the_default_weight_is_in_the_options(rag_db: db.DatabaseTarget) -> None:
-    assert rows(rag_db, "SELECT rag.search_options() #> '{bm25,pageWeight}' AS w")[0]["w"] == 0.3
+def test_the_default_weights_are_in_the_options(rag_db: db.DatabaseTarget) -> None:
+    assert rows(rag_db, "SELECT rag.search_options() -> 'bm25' AS b")[0]["b"] == \
+        {"k1": 1.2, "b": 0.75, "neighbours": 2, "neighbourShare": 0.15, "pageWeight": 0.3, "phraseWeight": 0.5}
+
+
+# Two pages, the query's words in one section of each: side by side in one ("compress archive"),
+# apart and more often in the other, which BM25 alone ranks first.
+NEAR = "# near\n\n## OPTIONS\n\n" + option("-a", "compress archive")
+APART = "# apart\n\n## OPTIONS\n\n" + option("-a", "archive archive plain plain plain compress compress")
+
+
+@pytest.fixture
+def phrases(rag_db: db.DatabaseTarget, tmp_path: Path) -> db.DatabaseTarget:
+    index_tree(rag_db, tmp_path / "q", {"docs/near.md": NEAR, "docs/apart.md": APART}, max_tokens=40)
+    return rag_db
+
+
+def test_a_section_holding_the_query_s_words_side_by_side_ranks_first(phrases: db.DatabaseTarget) -> None:
+    query = "compress the archive"  # a stop word between: still a pair, one word apart at most
+    assert documents(keyword_search(phrases, query, pageWeight=0))[0] == "docs/apart.md"
+    assert documents(keyword_search(phrases, query, pageWeight=0, phraseWeight=1))[0] == "docs/near.md"
+    # the other order is another pair
+    assert documents(keyword_search(phrases, "archive compress", pageWeight=0, phraseWeight=1))[0] == "docs/apart.md"
 
 
 @pytest.mark.parametrize(("bm25", "message"), [
     ({"pageWeight": -0.1}, "option bm25.pageWeight must be a number of at least 0, not -0.1"),
+    ({"phraseWeight": -1}, "option bm25.phraseWeight must be a number of at least 0, not -1"),
     ({"pageWeight": "high"}, 'option bm25.pageWeight must be a number of at least 0, not "high"'),
 ])
-def test_a_bad_page_weight_is_named(rag_db: db.DatabaseTarget, bm25: dict[str, Any], message: str) -> None:
+def test_a_bad_weight_is_named(rag_db: db.DatabaseTarget, bm25: dict[str, Any], message: str) -> None:
     with pytest.raises(psycopg.errors.InvalidParameterValue, match=message):
         rows(rag_db, "SELECT rag.search_options(%s)", json.dumps({"bm25": bm25}))

@@ -52,9 +52,9 @@ def pages(rag_db: db.DatabaseTarget, tmp_path: Path) -> db.DatabaseTarget:
     return rag_db
 
 
-# The keyword arm's order without its pages' evidence (bm25.pageWeight, tests/test_bm25_pages.py), which
-# would lift every section of tool.md, -d between the matches included.
-ARM = {"perFile": 10, "bm25": {"pageWeight": 0}}
+# The keyword arm's order without its pages' and phrases' evidence (bm25.pageWeight, bm25.phraseWeight,
+# tests/test_bm25_pages.py): pages would lift every section of tool.md, -d between the matches included.
+ARM = {"perFile": 10, "bm25": {"pageWeight": 0, "phraseWeight": 0}}
 
 
 def search(target: db.DatabaseTarget, query: str = QUERY, top_k: int = 10, filters: dict[str, Any] | None = None,
@@ -176,10 +176,10 @@ def test_overlapping_chunks_share_their_lines_once(rag_db: db.DatabaseTarget, tm
 def test_the_searcher_shows_the_union_as_the_cli_and_mcp_do(pages: db.DatabaseTarget) -> None:
     """Python's hits carry the union's lines and sections: an answer in either section is found."""
     with db.connect(pages) as conn:
-        searcher = Searcher(conn, SearchConfig(per_file=10, bm25=Bm25Config(page_weight=0)), _NoEmbedder(),
+        searcher = Searcher(conn, SearchConfig(per_file=10, bm25=Bm25Config(page_weight=0, phrase_weight=0)), _NoEmbedder(),
                             NoReranker())
         hits = searcher.search(SearchRequest(QUERY, top_k=10, keyword_only=True)).hits
-        searcher.settings = SearchConfig(per_file=10, bm25=Bm25Config(page_weight=0),
+        searcher.settings = SearchConfig(per_file=10, bm25=Bm25Config(page_weight=0, phrase_weight=0),
                                          merge_adjacent=MergeAdjacentConfig(documents=False))
         apart = searcher.search(SearchRequest(QUERY, top_k=10, keyword_only=True)).hits
     hit = next(h for h in hits if h.path == "docs/tool.md" and len(h.header_paths or []) == 2)
