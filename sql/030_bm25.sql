@@ -600,6 +600,9 @@ DECLARE
     terms      text[];              -- the query's stem: terms (documents post no others)
     idfs       double precision[];
     avg_page   double precision;    -- a document file's mean length in terms (page_weight > 0)
+    firsts     text[];              -- the query's consecutive word pairs as stems (phrase_weight > 0)
+    seconds    text[];
+    patterns   text[];              -- LIKE patterns of a word beginning with one of their stems
 BEGIN
     SELECT cs.total_terms::double precision / greatest(cs.chunks, 1),
            coalesce(array_agg(s.term), '{}'), coalesce(array_agg(rag._field_idf(s.term, s.df, cs.chunks, rag._documents())), '{}')
@@ -611,6 +614,17 @@ BEGIN
         -- the mean chunk length times the mean number of chunks of a document file
         SELECT avg_length * rag._documents() / nullif(count(*), 0) INTO avg_page
         FROM rag.files f WHERE f.source_type IN ('markdown', 'text', 'pdf');
+    END IF;
+    IF phrase_weight > 0 THEN
+        SELECT array_agg(p.first ORDER BY p.n), array_agg(p.second ORDER BY p.n) INTO firsts, seconds
+        FROM (SELECT w.n, substr(t.stem, 6) AS first, lead(substr(t.stem, 6)) OVER (ORDER BY w.n) AS second
+              FROM unnest(regexp_split_to_array(rag._folded(lower(coalesce(query_text, ''))), '\W+'))
+                   WITH ORDINALITY AS w(word, n)
+              CROSS JOIN LATERAL rag._prose_term(w.word, rag._stem_dictionaries()) t
+              WHERE w.word <> '' AND t.stem = ANY (terms)) p
+        WHERE p.second IS NOT NULL;
+        SELECT array_agg(DISTINCT replace(replace(x.stem, '\', '\\'), '_', '\_') || '%') INTO patterns
+        FROM unnest(firsts || seconds) AS x(stem);
     END IF;
     RETURN QUERY
     WITH given AS MATERIALIZED (
@@ -680,26 +694,18 @@ BEGIN
           ON l.file_id = f.file_id
         GROUP BY f.file_id
     ),
-    query_pairs AS MATERIALIZED (  -- the query's consecutive words with a stem: term, as stems (phrase_weight > 0)
-        SELECT p.first, p.second
-        FROM (SELECT substr(t.stem, 6) AS first, lead(substr(t.stem, 6)) OVER (ORDER BY w.n) AS second
-              FROM regexp_matches(rag._folded(lower(coalesce(query_text, ''))), '\w+', 'g') WITH ORDINALITY AS w(m, n)
-              CROSS JOIN LATERAL rag._prose_term(w.m[1], rag._stem_dictionaries()) t
-              WHERE phrase_weight > 0 AND t.stem = ANY (terms)) p
-        WHERE p.second IS NOT NULL
-    ),
-    centre_words AS MATERIALIZED (  -- the centres' words that begin with a stem of those pairs, by position
-        SELECT c.id, w.n, w.m[1] AS word
+    centre_words AS MATERIALIZED (  -- the centres' words that begin with a stem of the pairs, by position
+        SELECT c.id, w.n, w.word
         FROM centres c
         JOIN rag.chunks n ON n.id = c.id
-        CROSS JOIN LATERAL regexp_matches(rag._folded(lower(n.content)), '\w+', 'g') WITH ORDINALITY AS w(m, n)
-        WHERE EXISTS (SELECT 1 FROM query_pairs)
-          AND EXISTS (SELECT 1 FROM query_pairs q WHERE starts_with(w.m[1], q.first) OR starts_with(w.m[1], q.second))
+        CROSS JOIN LATERAL unnest(regexp_split_to_array(rag._folded(lower(n.content)), '\W+'))
+                           WITH ORDINALITY AS w(word, n)
+        WHERE patterns IS NOT NULL AND w.word LIKE ANY (patterns)
     ),
     phrases AS (  -- each centre's share of the query's pairs it holds with at most one word between
-        SELECT x.id, count(*)::double precision / (SELECT count(*) FROM query_pairs) AS share
-        FROM (SELECT DISTINCT a.id, q.first, q.second
-              FROM query_pairs q
+        SELECT x.id, count(*)::double precision / cardinality(firsts) AS share
+        FROM (SELECT DISTINCT a.id, q.n
+              FROM unnest(firsts, seconds) WITH ORDINALITY AS q(first, second, n)
               JOIN centre_words a ON starts_with(a.word, q.first)
               JOIN centre_words b ON b.id = a.id AND b.n - a.n BETWEEN 1 AND 2 AND starts_with(b.word, q.second)) x
         GROUP BY x.id
