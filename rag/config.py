@@ -114,6 +114,11 @@ class Bm25Config(_Section):
     # neighbour_share per chunk of distance (rag._bm25_neighbours); 0: its own words alone.
     neighbours: int = Field(default=2, ge=0, le=10)
     neighbour_share: float = Field(default=0.15, ge=0, le=1)
+    # A document chunk is ordered by its window's score plus page_weight times its page's BM25
+    # (the whole file as one text), each as a share of the candidates' best; 0: off.
+    page_weight: float = Field(default=0.3, ge=0)
+    # And plus phrase_weight times the share of the query's consecutive words it holds near each other.
+    phrase_weight: float = Field(default=0.5, ge=0)
 
 
 class MergeAdjacentConfig(_Section):

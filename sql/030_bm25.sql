@@ -558,6 +558,22 @@ COMMENT ON FUNCTION rag._bm25_exhaustive(text, text[], text[], text[], text, dou
 -- arm's documents had, best window first, and code keeps its places and
 -- scores (windows score higher than chunks, and lifted over code they cost
 -- code questions in mixed projects). Measured in docs/decisions/033.
+-- With page_weight > 0 the documents are ordered by their window's score as a
+-- share of the best window plus page_weight times their page's as a share of
+-- the best page: Okapi BM25 of the whole file as one text (its chunks' tf
+-- summed, its length their term counts summed, against the mean document
+-- file's: the mean chunk length times the document chunks per document file;
+-- the chunks' IDF). A query that describes a whole page (a man page's
+-- one-line description) finds its words spread over the page's sections,
+-- none holding them together; the page as one text holds them all. Unlike a
+-- sum of the chunks' scores, a term counts once per page and saturates, and a
+-- long page is normalised by its length, so many middling sections do not add up.
+-- With phrase_weight > 0 they add phrase_weight times the share of the query's
+-- consecutive words (those with a stem: term, in the query's order) that the
+-- chunk holds in that order with at most one word between: a description or
+-- a title paraphrasing a sentence keeps some of its word pairs. A word of the
+-- chunk stands for a stem when it begins with it (Snowball stems are the
+-- word's beginning; a lemma of another root, людей -> человек, is missed).
 CREATE OR REPLACE FUNCTION rag._bm25_neighbours(
     keyword_terms text[],              -- (rag.parse_query(query)).keyword_terms
     ids           bigint[],            -- the keyword arm's chunks
@@ -565,7 +581,10 @@ CREATE OR REPLACE FUNCTION rag._bm25_neighbours(
     neighbours    integer,             -- chunks each side of a document chunk in its window
     share         double precision,    -- a neighbour's weight, per chunk of distance
     k1            double precision,
-    b             double precision
+    b             double precision,
+    page_weight   double precision DEFAULT 0,  -- the share of the chunk's page's BM25 in its order (0: none)
+    query_text    text DEFAULT NULL,            -- (rag.parse_query(query)).text: its word order
+    phrase_weight double precision DEFAULT 0    -- the share of the query's word pairs the chunk holds near (0: none)
 )
 RETURNS TABLE (
     chunk_id bigint,
@@ -580,6 +599,10 @@ DECLARE
     avg_length double precision;
     terms      text[];              -- the query's stem: terms (documents post no others)
     idfs       double precision[];
+    avg_page   double precision;    -- a document file's mean length in terms (page_weight > 0)
+    firsts     text[];              -- the query's consecutive word pairs as stems (phrase_weight > 0)
+    seconds    text[];
+    patterns   text[];              -- LIKE patterns of a word beginning with one of their stems
 BEGIN
     SELECT cs.total_terms::double precision / greatest(cs.chunks, 1),
            coalesce(array_agg(s.term), '{}'), coalesce(array_agg(rag._field_idf(s.term, s.df, cs.chunks, rag._documents())), '{}')
@@ -587,6 +610,22 @@ BEGIN
     FROM rag.corpus_stats cs
     LEFT JOIN rag.term_stats s ON s.term = ANY (keyword_terms) AND starts_with(s.term, 'stem:') AND s.df > 0
     GROUP BY cs.chunks, cs.total_terms;
+    IF page_weight > 0 THEN
+        -- the mean chunk length times the mean number of chunks of a document file
+        SELECT avg_length * rag._documents() / nullif(count(*), 0) INTO avg_page
+        FROM rag.files f WHERE f.source_type IN ('markdown', 'text', 'pdf');
+    END IF;
+    IF phrase_weight > 0 THEN
+        SELECT array_agg(p.first ORDER BY p.n), array_agg(p.second ORDER BY p.n) INTO firsts, seconds
+        FROM (SELECT w.n, substr(t.stem, 6) AS first, lead(substr(t.stem, 6)) OVER (ORDER BY w.n) AS second
+              FROM unnest(regexp_split_to_array(rag._folded(lower(coalesce(query_text, ''))), '\W+'))
+                   WITH ORDINALITY AS w(word, n)
+              CROSS JOIN LATERAL rag._prose_term(w.word, rag._stem_dictionaries()) t
+              WHERE w.word <> '' AND t.stem = ANY (terms)) p
+        WHERE p.second IS NOT NULL;
+        SELECT array_agg(DISTINCT replace(replace(x.stem, '\', '\\'), '_', '\_') || '%') INTO patterns
+        FROM unnest(firsts || seconds) AS x(stem);
+    END IF;
     RETURN QUERY
     WITH given AS MATERIALIZED (
         SELECT u.id, u.score, c.file_id, c.ordinal, rag._is_document(c.metadata) AS document
@@ -628,13 +667,62 @@ BEGIN
         JOIN windows w ON w.id = pr.id
         GROUP BY w.centre, pr.term, pr.idf
     ),
-    windowed AS (
-        SELECT f.centre, row_number() OVER (ORDER BY sum(f.idf * f.tf * (k1 + 1)
-                                                         / (f.tf + k1 * (1 - b + b * l.length / avg_length))) DESC,
-                                             f.centre) AS place
+    window_scores AS MATERIALIZED (
+        SELECT f.centre, sum(f.idf * f.tf * (k1 + 1) / (f.tf + k1 * (1 - b + b * l.length / avg_length))) AS score
         FROM frequencies f
         JOIN lengths l ON l.centre = f.centre
         GROUP BY f.centre
+    ),
+    pages AS MATERIALIZED (  -- the centres' files as whole pages: their chunks (page_weight > 0)
+        SELECT p.file_id, n.id, n.term_count
+        FROM (SELECT DISTINCT c.file_id FROM centres c WHERE page_weight > 0 AND avg_page > 0) p
+        JOIN rag.chunks n ON n.file_id = p.file_id
+    ),
+    page_frequencies AS (  -- an index probe per chunk of the pages and term
+        SELECT pg.file_id, x.term, x.idf, sum(x.tf) AS tf
+        FROM pages pg
+        CROSS JOIN LATERAL (SELECT q.term, q.idf, p.tf
+                            FROM unnest(terms, idfs) AS q(term, idf)
+                            JOIN rag.postings p ON p.term = q.term AND p.chunk_id = pg.id
+                            OFFSET 0) x
+        GROUP BY pg.file_id, x.term, x.idf
+    ),
+    page_scores AS MATERIALIZED (  -- Okapi BM25 of each page as one text
+        SELECT f.file_id, sum(f.idf * f.tf * (k1 + 1) / (f.tf + k1 * (1 - b + b * l.length / avg_page))) AS score
+        FROM page_frequencies f
+        JOIN (SELECT pg.file_id, sum(pg.term_count) AS length FROM pages pg GROUP BY pg.file_id) l
+          ON l.file_id = f.file_id
+        GROUP BY f.file_id
+    ),
+    centre_words AS MATERIALIZED (  -- the centres' words that begin with a stem of the pairs, by position
+        SELECT c.id, w.n, w.word
+        FROM centres c
+        JOIN rag.chunks n ON n.id = c.id
+        CROSS JOIN LATERAL unnest(regexp_split_to_array(rag._folded(lower(n.content)), '\W+'))
+                           WITH ORDINALITY AS w(word, n)
+        WHERE patterns IS NOT NULL AND w.word LIKE ANY (patterns)
+    ),
+    phrases AS (  -- each centre's share of the query's pairs it holds with at most one word between
+        SELECT x.id, count(*)::double precision / cardinality(firsts) AS share
+        FROM (SELECT DISTINCT a.id, q.n
+              FROM unnest(firsts, seconds) WITH ORDINALITY AS q(first, second, n)
+              JOIN centre_words a ON starts_with(a.word, q.first)
+              JOIN centre_words b ON b.id = a.id AND b.n - a.n BETWEEN 1 AND 2 AND starts_with(b.word, q.second)) x
+        GROUP BY x.id
+    ),
+    windowed AS (  -- by the window's score, or its share of the best plus page_weight x its page's share of the
+                   -- best page and phrase_weight x its share of the query's word pairs
+        SELECT x.centre, row_number() OVER (ORDER BY x.score DESC, x.centre) AS place
+        FROM (SELECT w.centre,
+                     CASE WHEN page_weight > 0 OR phrase_weight > 0
+                          THEN w.score / (SELECT max(m.score) FROM window_scores m)
+                               + page_weight * coalesce(ps.score / nullif((SELECT max(m.score) FROM page_scores m), 0), 0)
+                               + phrase_weight * coalesce(ph.share, 0)
+                          ELSE w.score END AS score
+              FROM window_scores w
+              JOIN centres c ON c.id = w.centre
+              LEFT JOIN page_scores ps ON ps.file_id = c.file_id
+              LEFT JOIN phrases ph ON ph.id = w.centre) x
     ),
     slots AS (  -- the documents' places in the arm and their scores
         SELECT g.score, row_number() OVER (ORDER BY g.score DESC, g.id) AS place
@@ -646,5 +734,5 @@ BEGIN
     SELECT w.centre, s.score FROM windowed w JOIN slots s ON s.place = w.place;
 END
 $$;
-COMMENT ON FUNCTION rag._bm25_neighbours(text[], bigint[], double precision[], integer, double precision, double precision, double precision) IS
-    'Private: the keyword arm''s chunks with its documents reordered: the documents given and their neighbours ranked by Okapi BM25 over their windows (their own postings and those of the chunks up to neighbours before and after them in their file, weighted share ^ distance: tf summed, length averaged by the same weights), taking in that order the places and scores the documents given had; other chunks keep theirs. Unordered.';
+COMMENT ON FUNCTION rag._bm25_neighbours(text[], bigint[], double precision[], integer, double precision, double precision, double precision, double precision, text, double precision) IS
+    'Private: the keyword arm''s chunks with its documents reordered: the documents given and their neighbours ranked by Okapi BM25 over their windows (their own postings and those of the chunks up to neighbours before and after them in their file, weighted share ^ distance: tf summed, length averaged by the same weights), and with page_weight > 0 by their window''s share of the best window plus page_weight x their page''s BM25 (the file as one text) as a share of the best page plus phrase_weight x the share of the query''s consecutive words it holds at most one word apart, taking in that order the places and scores the documents given had; other chunks keep theirs. Unordered.';

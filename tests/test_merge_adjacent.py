@@ -15,7 +15,7 @@ from helpers import rows
 from test_ranking import index_tree
 
 from rag import db
-from rag.config import ChunkSettings, MergeAdjacentConfig, SearchConfig, SourceSpec
+from rag.config import Bm25Config, ChunkSettings, MergeAdjacentConfig, SearchConfig, SourceSpec
 from rag.evaluation import Answer, is_relevant
 from rag.indexer import index_source
 from rag.providers.rerankers import NoReranker
@@ -52,11 +52,16 @@ def pages(rag_db: db.DatabaseTarget, tmp_path: Path) -> db.DatabaseTarget:
     return rag_db
 
 
+# The keyword arm's order without its pages' and phrases' evidence (bm25.pageWeight, bm25.phraseWeight,
+# tests/test_bm25_pages.py): pages would lift every section of tool.md, -d between the matches included.
+ARM = {"perFile": 10, "bm25": {"pageWeight": 0, "phraseWeight": 0}}
+
+
 def search(target: db.DatabaseTarget, query: str = QUERY, top_k: int = 10, filters: dict[str, Any] | None = None,
            **merge: Any) -> list[dict[str, Any]]:
     """rag.search by keywords alone, every chunk of a file at full weight, with these mergeAdjacent options."""
     return rows(target, "SELECT * FROM rag.search(%s, NULL, %s, %s, %s)", query, top_k,
-                json.dumps(filters) if filters else None, json.dumps({"perFile": 10, "mergeAdjacent": merge}))
+                json.dumps(filters) if filters else None, json.dumps({**ARM, "mergeAdjacent": merge}))
 
 
 def tags(hit: dict[str, Any]) -> list[str]:
@@ -134,7 +139,7 @@ def test_off_is_each_chunk_alone(pages: db.DatabaseTarget) -> None:
                        and h["metadata"] == stored[h["chunk_id"]]["metadata"] for h in off)
     plain = rows(pages, "SELECT chunk_id, score FROM rag._hybrid_search(rag.parse_query(%s), NULL, NULL, 10, NULL, "
                         "NULL, NULL, NULL, rag.search_options(%s))",
-                 QUERY, json.dumps({"perFile": 10, "mergeAdjacent": {"documents": False, "code": False},
+                 QUERY, json.dumps({**ARM, "mergeAdjacent": {"documents": False, "code": False},
                             "vectorWeight": 0}))
     assert [(h["chunk_id"], h["score"]) for h in off] == [(r["chunk_id"], r["score"]) for r in plain]
 
@@ -171,9 +176,11 @@ def test_overlapping_chunks_share_their_lines_once(rag_db: db.DatabaseTarget, tm
 def test_the_searcher_shows_the_union_as_the_cli_and_mcp_do(pages: db.DatabaseTarget) -> None:
     """Python's hits carry the union's lines and sections: an answer in either section is found."""
     with db.connect(pages) as conn:
-        searcher = Searcher(conn, SearchConfig(per_file=10), _NoEmbedder(), NoReranker())
+        searcher = Searcher(conn, SearchConfig(per_file=10, bm25=Bm25Config(page_weight=0, phrase_weight=0)), _NoEmbedder(),
+                            NoReranker())
         hits = searcher.search(SearchRequest(QUERY, top_k=10, keyword_only=True)).hits
-        searcher.settings = SearchConfig(per_file=10, merge_adjacent=MergeAdjacentConfig(documents=False))
+        searcher.settings = SearchConfig(per_file=10, bm25=Bm25Config(page_weight=0, phrase_weight=0),
+                                         merge_adjacent=MergeAdjacentConfig(documents=False))
         apart = searcher.search(SearchRequest(QUERY, top_k=10, keyword_only=True)).hits
     hit = next(h for h in hits if h.path == "docs/tool.md" and len(h.header_paths or []) == 2)
     c = chunk(pages, "docs/tool.md", "-c")
