@@ -114,6 +114,10 @@ class Bm25Config(_Section):
     # neighbour_share per chunk of distance (rag._bm25_neighbours); 0: its own words alone.
     neighbours: int = Field(default=2, ge=0, le=10)
     neighbour_share: float = Field(default=0.15, ge=0, le=1)
+    # The weight of a short query's words (at most three prose terms) standing close in a document
+    # chunk: ln(0.3 + exp(-d / 5)) for the fewest words d between two of them (rag._proximity),
+    # added to its window's BM25; 0: off.
+    proximity: float = Field(default=5, ge=0, le=100)
 
 
 class MergeAdjacentConfig(_Section):
