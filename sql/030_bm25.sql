@@ -577,7 +577,9 @@ COMMENT ON FUNCTION rag._bm25_exhaustive(text, text[], text[], text[], text, dou
 -- With `proximity` > 0, for a query of at most rag._proximity_terms() prose
 -- terms, a window's score (before its share of the best) adds proximity x
 -- rag._proximity of the fewest words between two different query words in its
--- own chunk (the best rag._proximity_candidates() windows are read; decision
+-- own chunk (the best rag._proximity_candidates() windows are read), and the
+-- query's word pairs do not count: they reward the same words standing close,
+-- and both at once cost ru-man-pages .018 and ru-docs .005 MRR@10 (decision
 -- 033, session 31).
 CREATE OR REPLACE FUNCTION rag._bm25_neighbours(
     keyword_terms text[],              -- (rag.parse_query(query)).keyword_terms
@@ -620,6 +622,9 @@ BEGIN
         -- the mean chunk length times the mean number of chunks of a document file
         SELECT avg_length * rag._documents() / nullif(count(*), 0) INTO avg_page
         FROM rag.files f WHERE f.source_type IN ('markdown', 'text', 'pdf');
+    END IF;
+    IF proximity > 0 AND cardinality(idfs) <= rag._proximity_terms() THEN
+        phrase_weight := 0;  -- a short query's words standing close are its proximity; its pairs would count them twice
     END IF;
     IF phrase_weight > 0 THEN
         SELECT array_agg(p.first ORDER BY p.n), array_agg(p.second ORDER BY p.n) INTO firsts, seconds
@@ -775,7 +780,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag._bm25_neighbours(text[], bigint[], double precision[], integer, double precision, double precision, double precision, double precision, text, double precision, double precision) IS
-    'Private: the keyword arm''s chunks with its documents reordered: the documents given and their neighbours ranked by Okapi BM25 over their windows (their own postings and those of the chunks up to neighbours before and after them in their file, weighted share ^ distance: tf summed, length averaged by the same weights), and with page_weight > 0 by their window''s share of the best window plus page_weight x their page''s BM25 (the file as one text) as a share of the best page plus phrase_weight x the share of the query''s consecutive words it holds at most one word apart, the window''s score first adding, for a query of at most rag._proximity_terms() such terms, proximity times rag._proximity of the fewest words between two different query words in the chunk itself (the best rag._proximity_candidates() windows), taking in that order the places and scores the documents given had; other chunks keep theirs. Unordered.';
+    'Private: the keyword arm''s chunks with its documents reordered: the documents given and their neighbours ranked by Okapi BM25 over their windows (their own postings and those of the chunks up to neighbours before and after them in their file, weighted share ^ distance: tf summed, length averaged by the same weights), and with page_weight > 0 by their window''s share of the best window plus page_weight x their page''s BM25 (the file as one text) as a share of the best page plus phrase_weight x the share of the query''s consecutive words it holds at most one word apart, the window''s score first adding, for a query of at most rag._proximity_terms() such terms (whose pairs then do not count), proximity times rag._proximity of the fewest words between two different query words in the chunk itself (the best rag._proximity_candidates() windows), taking in that order the places and scores the documents given had; other chunks keep theirs. Unordered.';
 
 -- ---------------------------------------------------------------------------
 -- _proximity: what the query's words standing close add to a document window's BM25

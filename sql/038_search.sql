@@ -111,9 +111,10 @@ DECLARE
         -- weighted neighbourShare per chunk of distance (rag._bm25_neighbours); 0: its own alone;
         -- pageWeight: the share of its page's BM25 (the whole file as one text) in its order; 0: none
         -- phraseWeight: the share of the query's word pairs it holds at most one word apart; 0: none
-        -- proximity: the weight of the query's words standing close in a document chunk (rag._proximity); 0: off
+        -- proximity: the weight of the query's words standing close in a document chunk (rag._proximity), for a
+        -- query of at most three prose terms instead of its word pairs; 0: off
         'bm25', jsonb_build_object('k1', 1.2, 'b', 0.75, 'neighbours', 2, 'neighbourShare', 0.15, 'pageWeight', 0.3,
-                                  'phraseWeight', 0.5, 'proximity', 5),
+                                  'phraseWeight', 0.5, 'proximity', 10),
         -- hits next to each other in a file as one hit of their lines, while it holds at most
         -- maxTokens (rag._merged_places); documents' chunks, code's
         'mergeAdjacent', jsonb_build_object('documents', true, 'code', true, 'maxTokens', 600));

@@ -39,9 +39,10 @@ def guide(rag_db: db.DatabaseTarget, tmp_path: Path) -> db.DatabaseTarget:
 
 
 def keyword_search(target: db.DatabaseTarget, query: str, **bm25: Any) -> list[dict[str, Any]]:
-    """rag.search by keywords alone, each chunk a hit of its own."""
+    """rag.search by keywords alone, each chunk a hit of its own, no page or word-pair evidence unless
+    given (bm25.pageWeight, bm25.phraseWeight: test_bm25_pages.py)."""
     return rows(target, "SELECT chunk_id, header_path, bm25_score FROM rag.search(%s, NULL, 10, options => %s)",
-                query, json.dumps({"bm25": bm25, "perFile": 10, "mergeAdjacent": {"documents": False}}))
+                query, json.dumps({"bm25": {"pageWeight": 0, "phraseWeight": 0, **bm25}, "perFile": 10, "mergeAdjacent": {"documents": False}}))
 
 
 def titles(hits: list[dict[str, Any]]) -> list[str]:
@@ -87,3 +88,12 @@ def test_the_proximity_term(rag_db: db.DatabaseTarget, distance: int | None, exp
 def test_bad_proximity_is_named(rag_db: db.DatabaseTarget, bm25: dict[str, Any], message: str) -> None:
     with pytest.raises(psycopg.errors.InvalidParameterValue, match=message):
         rows(rag_db, "SELECT rag.search_options(%s)", json.dumps({"bm25": bm25}))
+
+
+def test_a_short_query_s_pairs_give_way_to_proximity(guide: db.DatabaseTarget) -> None:
+    """Both reward the query's words standing close: with proximity on, a query of at most three prose
+    terms is ordered by it alone, its word pairs not counted twice; with proximity 0 the pairs count."""
+    with_pairs = keyword_search(guide, QUERY, proximity=5, phraseWeight=0.5)
+    without = keyword_search(guide, QUERY, proximity=5, phraseWeight=0)
+    assert [h["chunk_id"] for h in with_pairs] == [h["chunk_id"] for h in without]
+    assert titles(keyword_search(guide, QUERY, proximity=0, phraseWeight=1))[:2] == ["## Together", "## Apart"]
