@@ -119,6 +119,10 @@ class Bm25Config(_Section):
     page_weight: float = Field(default=0.3, ge=0)
     # And plus phrase_weight times the share of the query's consecutive words it holds near each other.
     phrase_weight: float = Field(default=0.5, ge=0)
+    # The weight of a short query's words (at most three prose terms) standing close in a document
+    # chunk: ln(0.3 + exp(-d / 5)) for the fewest words d between two of them (rag._proximity),
+    # added to its window's BM25 (its word pairs, phrase_weight, then do not count); 0: off.
+    proximity: float = Field(default=10, ge=0, le=100)
 
 
 class MergeAdjacentConfig(_Section):

@@ -574,6 +574,13 @@ COMMENT ON FUNCTION rag._bm25_exhaustive(text, text[], text[], text[], text, dou
 -- a title paraphrasing a sentence keeps some of its word pairs. A word of the
 -- chunk stands for a stem when it begins with it (Snowball stems are the
 -- word's beginning; a lemma of another root, людей -> человек, is missed).
+-- With `proximity` > 0, for a query of at most rag._proximity_terms() prose
+-- terms, a window's score (before its share of the best) adds proximity x
+-- rag._proximity of the fewest words between two different query words in its
+-- own chunk (the best rag._proximity_candidates() windows are read), and the
+-- query's word pairs do not count: they reward the same words standing close,
+-- and both at once cost ru-man-pages .018 and ru-docs .005 MRR@10 (decision
+-- 033, session 31).
 CREATE OR REPLACE FUNCTION rag._bm25_neighbours(
     keyword_terms text[],              -- (rag.parse_query(query)).keyword_terms
     ids           bigint[],            -- the keyword arm's chunks
@@ -584,7 +591,8 @@ CREATE OR REPLACE FUNCTION rag._bm25_neighbours(
     b             double precision,
     page_weight   double precision DEFAULT 0,  -- the share of the chunk's page's BM25 in its order (0: none)
     query_text    text DEFAULT NULL,            -- (rag.parse_query(query)).text: its word order
-    phrase_weight double precision DEFAULT 0    -- the share of the query's word pairs the chunk holds near (0: none)
+    phrase_weight double precision DEFAULT 0,   -- the share of the query's word pairs the chunk holds near (0: none)
+    proximity     double precision DEFAULT 0   -- the weight of the query's words standing close (rag._proximity)
 )
 RETURNS TABLE (
     chunk_id bigint,
@@ -614,6 +622,9 @@ BEGIN
         -- the mean chunk length times the mean number of chunks of a document file
         SELECT avg_length * rag._documents() / nullif(count(*), 0) INTO avg_page
         FROM rag.files f WHERE f.source_type IN ('markdown', 'text', 'pdf');
+    END IF;
+    IF proximity > 0 AND cardinality(idfs) <= rag._proximity_terms() THEN
+        phrase_weight := 0;  -- a short query's words standing close are its proximity; its pairs would count them twice
     END IF;
     IF phrase_weight > 0 THEN
         SELECT array_agg(p.first ORDER BY p.n), array_agg(p.second ORDER BY p.n) INTO firsts, seconds
@@ -710,19 +721,53 @@ BEGIN
               JOIN centre_words b ON b.id = a.id AND b.n - a.n BETWEEN 1 AND 2 AND starts_with(b.word, q.second)) x
         GROUP BY x.id
     ),
-    windowed AS (  -- by the window's score, or its share of the best plus page_weight x its page's share of the
-                   -- best page and phrase_weight x its share of the query's word pairs
+    -- Proximity: in the best windows' own chunks, the fewest words between two different
+    -- words of the query (each word read as documents post it, rag._prose_term).
+    closest AS MATERIALIZED (
+        SELECT s.centre, c.content
+        FROM window_scores s
+        JOIN rag.chunks c ON c.id = s.centre
+        WHERE proximity > 0 AND cardinality(idfs) <= rag._proximity_terms()  -- (idfs: terms would name c.terms)
+        ORDER BY s.score DESC, s.centre
+        LIMIT rag._proximity_candidates()
+    ),
+    words AS MATERIALIZED (
+        SELECT cl.centre, w.word, w.position
+        FROM closest cl
+        CROSS JOIN LATERAL regexp_split_to_table(lower(cl.content), '[^[:alnum:]]+')
+                           WITH ORDINALITY AS w(word, position)
+        WHERE w.word <> ''
+    ),
+    matched AS MATERIALIZED (  -- each distinct word once through the lemma table
+        SELECT v.word, p.stem
+        FROM (SELECT DISTINCT w.word FROM words w) v
+        CROSS JOIN LATERAL rag._prose_term(v.word, rag._stem_dictionaries()) p
+        WHERE p.stem = ANY (terms)
+    ),
+    placed AS MATERIALIZED (
+        SELECT w.centre, m.stem, w.position FROM words w JOIN matched m ON m.word = w.word
+    ),
+    spans AS (
+        SELECT x.centre, min(abs(x.position - y.position))::integer AS distance
+        FROM placed x
+        JOIN placed y ON y.centre = x.centre AND y.stem > x.stem
+        GROUP BY x.centre
+    ),
+    windowed AS (  -- by the window's score plus proximity x rag._proximity, or that as a share of the best window
+                   -- plus page_weight x its page's share of the best page and phrase_weight x its share of the
+                   -- query's word pairs
         SELECT x.centre, row_number() OVER (ORDER BY x.score DESC, x.centre) AS place
         FROM (SELECT w.centre,
                      CASE WHEN page_weight > 0 OR phrase_weight > 0
-                          THEN w.score / (SELECT max(m.score) FROM window_scores m)
+                          THEN (w.score + proximity * rag._proximity(sp.distance)) / (SELECT max(m.score) FROM window_scores m)
                                + page_weight * coalesce(ps.score / nullif((SELECT max(m.score) FROM page_scores m), 0), 0)
                                + phrase_weight * coalesce(ph.share, 0)
-                          ELSE w.score END AS score
+                          ELSE w.score + proximity * rag._proximity(sp.distance) END AS score
               FROM window_scores w
               JOIN centres c ON c.id = w.centre
               LEFT JOIN page_scores ps ON ps.file_id = c.file_id
-              LEFT JOIN phrases ph ON ph.id = w.centre) x
+              LEFT JOIN phrases ph ON ph.id = w.centre
+              LEFT JOIN spans sp ON sp.centre = w.centre) x
     ),
     slots AS (  -- the documents' places in the arm and their scores
         SELECT g.score, row_number() OVER (ORDER BY g.score DESC, g.id) AS place
@@ -734,5 +779,51 @@ BEGIN
     SELECT w.centre, s.score FROM windowed w JOIN slots s ON s.place = w.place;
 END
 $$;
-COMMENT ON FUNCTION rag._bm25_neighbours(text[], bigint[], double precision[], integer, double precision, double precision, double precision, double precision, text, double precision) IS
-    'Private: the keyword arm''s chunks with its documents reordered: the documents given and their neighbours ranked by Okapi BM25 over their windows (their own postings and those of the chunks up to neighbours before and after them in their file, weighted share ^ distance: tf summed, length averaged by the same weights), and with page_weight > 0 by their window''s share of the best window plus page_weight x their page''s BM25 (the file as one text) as a share of the best page plus phrase_weight x the share of the query''s consecutive words it holds at most one word apart, taking in that order the places and scores the documents given had; other chunks keep theirs. Unordered.';
+COMMENT ON FUNCTION rag._bm25_neighbours(text[], bigint[], double precision[], integer, double precision, double precision, double precision, double precision, text, double precision, double precision) IS
+    'Private: the keyword arm''s chunks with its documents reordered: the documents given and their neighbours ranked by Okapi BM25 over their windows (their own postings and those of the chunks up to neighbours before and after them in their file, weighted share ^ distance: tf summed, length averaged by the same weights), and with page_weight > 0 by their window''s share of the best window plus page_weight x their page''s BM25 (the file as one text) as a share of the best page plus phrase_weight x the share of the query''s consecutive words it holds at most one word apart, the window''s score first adding, for a query of at most rag._proximity_terms() such terms (whose pairs then do not count), proximity times rag._proximity of the fewest words between two different query words in the chunk itself (the best rag._proximity_candidates() windows), taking in that order the places and scores the documents given had; other chunks keep theirs. Unordered.';
+
+-- ---------------------------------------------------------------------------
+-- _proximity: what the query's words standing close add to a document window's BM25
+--
+-- A section titled by the query (the title cut, or a question asked in other
+-- words) holds two of its words a few words apart, where a passage that
+-- names them in passing holds them sentences apart. Tao and Zhai's MinDist
+-- (SIGIR 2007): ln(0.3 + exp(-d / 5)) for the fewest words d between two
+-- different query words in the chunk, from ln 1.3 (adjacent) down to ln 0.3
+-- (apart, or fewer than two of the query's words: every chunk of a one-word
+-- query alike), times bm25.proximity. Measured in docs/decisions/033 (session 31).
+CREATE OR REPLACE FUNCTION rag._proximity(
+    distance integer  -- words between two different query words; NULL: no two of them
+)
+RETURNS double precision
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+RETURN ln(0.3 + coalesce(exp(-distance / 5.0::double precision), 0));
+COMMENT ON FUNCTION rag._proximity(integer) IS
+    'Private: the proximity term of a document window''s score: ln(0.3 + exp(-distance / 5)) for the fewest words between two different query words in the chunk, ln 0.3 when it holds fewer than two of them (distance NULL).';
+
+CREATE OR REPLACE FUNCTION rag._proximity_candidates()
+RETURNS integer
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- The windows whose chunks are read word by word: the rest take the floor,
+-- ln 0.3 (reading every window costs ~0.5 s a query; 20 measured as 40).
+RETURN 40;
+COMMENT ON FUNCTION rag._proximity_candidates() IS
+    'Private: how many of the best document windows rag._bm25_neighbours reads for the proximity of the query''s words.';
+
+CREATE OR REPLACE FUNCTION rag._proximity_terms()
+RETURNS integer
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+-- Proximity only for a query of at most this many distinct prose terms (found
+-- in some document): a title or a few keywords, whose words standing together
+-- are a phrase. A sentence of a dozen words has two of them side by side in
+-- most passages that hold it at all (ru-man-options: -.020 MRR@10 ungated,
+-- -.001 at 3, -.005 at 4; decision 033, session 31).
+RETURN 3;
+COMMENT ON FUNCTION rag._proximity_terms() IS
+    'Private: the most distinct prose terms a query may have for rag._bm25_neighbours to weigh the proximity of its words.';

@@ -92,7 +92,8 @@ CREATE OR REPLACE FUNCTION rag._fused_candidates(
     neighbours    integer,            -- a document chunk's BM25 over this many chunks each side (rag._bm25_neighbours)
     neighbour_share double precision, -- their weight per chunk of distance
     page_weight   double precision,   -- the share of a document chunk's page's BM25 in its order (rag._bm25_neighbours)
-    phrase_weight double precision    -- and of the query's word pairs it holds near
+    phrase_weight double precision,   -- and of the query's word pairs it holds near
+    proximity     double precision    -- the weight of the query's words standing close in a document (rag._proximity)
 )
 RETURNS TABLE (
     chunk_id     bigint,
@@ -115,7 +116,8 @@ DECLARE
     -- Windows only where there are documents; they need the arm's full depth (the
     -- vector arm's), since a neighbour of a chunk ranked low may rank high.
     windowed CONSTANT boolean := (_fused_candidates.neighbours > 0 OR _fused_candidates.page_weight > 0
-                                  OR _fused_candidates.phrase_weight > 0)
+                                  OR _fused_candidates.phrase_weight > 0
+                                  OR _fused_candidates.proximity > 0)
                                  AND _fused_candidates.bm25_weight > 0 AND rag._documents() > 0;
     keyword_ids    bigint[];
     keyword_scores double precision[];
@@ -140,7 +142,8 @@ BEGIN
         FROM (SELECT n.chunk_id, n.score
               FROM rag._bm25_neighbours((q).keyword_terms, keyword_ids, keyword_scores, _fused_candidates.neighbours,
                                         _fused_candidates.neighbour_share, _fused_candidates.k1, _fused_candidates.b,
-                                        _fused_candidates.page_weight, (q).text, _fused_candidates.phrase_weight) n
+                                        _fused_candidates.page_weight, (q).text, _fused_candidates.phrase_weight,
+                                        _fused_candidates.proximity) n
               WHERE windowed
               ORDER BY n.score DESC, n.chunk_id
               LIMIT _fused_candidates.keyword_n) w
@@ -188,8 +191,8 @@ BEGIN
     WHERE EXISTS (SELECT 1 FROM rag.chunks c WHERE c.id = coalesce(kw.chunk_id, se.chunk_id));
 END
 $$;
-COMMENT ON FUNCTION rag._fused_candidates(rag.parsed_query, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, integer, double precision, double precision, text, integer, double precision, double precision, double precision) IS
-    'rag.search''s candidates: the BM25 arm''s keyword_n and the vector arm''s vector_n best chunks (filters inside both) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered. With neighbours > 0 or page_weight > 0 and documents indexed, the BM25 arm''s documents are ordered by BM25 over windows of their neighbours, a share of their page''s BM25 and of the query''s word pairs they hold (rag._bm25_neighbours). A keyword candidate with no vector of the model (a language it does not read) counts in the vector arm as the keyword arm ranks (rrf) or scores (scores) it.';
+COMMENT ON FUNCTION rag._fused_candidates(rag.parsed_query, vector, text, integer, integer, text[], text[], text[], text, double precision, double precision, integer, double precision, double precision, text, integer, double precision, double precision, double precision, double precision) IS
+    'rag.search''s candidates: the BM25 arm''s keyword_n and the vector arm''s vector_n best chunks (filters inside both) with their scores, ranks and fused score (fusion ''rrf'' or ''scores''), unordered. With neighbours, page_weight, phrase_weight or proximity > 0 and documents indexed, the BM25 arm''s documents are ordered by BM25 over windows of their neighbours, a share of their page''s BM25 and of the query''s word pairs they hold, and the proximity of the query''s words in the chunk (rag._bm25_neighbours). A keyword candidate with no vector of the model (a language it does not read) counts in the vector arm as the keyword arm ranks (rrf) or scores (scores) it.';
 
 -- What rag.search returns of a chunk besides its scores.
 CREATE OR REPLACE VIEW rag._hit_rows AS
@@ -246,6 +249,7 @@ DECLARE
     neighbour_share CONSTANT double precision := (opts #>> '{bm25,neighbourShare}')::double precision;
     page_weight   CONSTANT double precision := (opts #>> '{bm25,pageWeight}')::double precision;
     phrase_weight CONSTANT double precision := (opts #>> '{bm25,phraseWeight}')::double precision;
+    proximity     CONSTANT double precision := (opts #>> '{bm25,proximity}')::double precision;
     fusion        CONSTANT text := opts->>'fusion';
     per_file      CONSTANT integer := (opts->>'perFile')::integer;
     include_tests CONSTANT boolean := (opts->>'includeTests')::boolean;
@@ -298,7 +302,7 @@ BEGIN
             q, query_vector, vector_model, keyword_n, hs.candidates, _hybrid_search.sources,
             _hybrid_search.source_types, _hybrid_search.languages, _hybrid_search.path_prefix, hs.bm25_weight,
             hs.vector_weight, hs.rrf_k, hs.k1, hs.b, hs.fusion, hs.neighbours, hs.neighbour_share,
-            hs.page_weight, hs.phrase_weight)
+            hs.page_weight, hs.phrase_weight, hs.proximity)
     ),
     named AS (  -- the names arm (rag._name_scores)
         SELECT n.chunk_id, n.score, row_number() OVER (ORDER BY n.score DESC, n.chunk_id)::integer AS rank

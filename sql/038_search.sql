@@ -111,8 +111,10 @@ DECLARE
         -- weighted neighbourShare per chunk of distance (rag._bm25_neighbours); 0: its own alone;
         -- pageWeight: the share of its page's BM25 (the whole file as one text) in its order; 0: none
         -- phraseWeight: the share of the query's word pairs it holds at most one word apart; 0: none
+        -- proximity: the weight of the query's words standing close in a document chunk (rag._proximity), for a
+        -- query of at most three prose terms instead of its word pairs; 0: off
         'bm25', jsonb_build_object('k1', 1.2, 'b', 0.75, 'neighbours', 2, 'neighbourShare', 0.15, 'pageWeight', 0.3,
-                                  'phraseWeight', 0.5),
+                                  'phraseWeight', 0.5, 'proximity', 10),
         -- hits next to each other in a file as one hit of their lines, while it holds at most
         -- maxTokens (rag._merged_places); documents' chunks, code's
         'mergeAdjacent', jsonb_build_object('documents', true, 'code', true, 'maxTokens', 600));
@@ -136,7 +138,7 @@ BEGIN
                                                     THEN options -> g.grp ELSE '{}' END) AS t(key)
           WHERE NOT (defaults -> g.grp) ? t.key) k;
     IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'search: unknown option %; options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors, includeTests, model, rrf.k, bm25.k1, bm25.b, bm25.neighbours, bm25.neighbourShare, bm25.pageWeight, bm25.phraseWeight, mergeAdjacent.documents, mergeAdjacent.code, mergeAdjacent.maxTokens', bad
+        RAISE EXCEPTION 'search: unknown option %; options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors, includeTests, model, rrf.k, bm25.k1, bm25.b, bm25.neighbours, bm25.neighbourShare, bm25.pageWeight, bm25.phraseWeight, bm25.proximity, mergeAdjacent.documents, mergeAdjacent.code, mergeAdjacent.maxTokens', bad
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT string_agg(g.grp, ', ') INTO bad FROM unnest(ARRAY['rrf', 'bm25', 'mergeAdjacent']) AS g(grp)
@@ -170,6 +172,7 @@ BEGIN
                  ('bm25.neighbourShare', '{bm25,neighbourShare}', 0, 1, false),
                  ('bm25.pageWeight', '{bm25,pageWeight}', 0, NULL, false),
                  ('bm25.phraseWeight', '{bm25,phraseWeight}', 0, NULL, false),
+                 ('bm25.proximity', '{bm25,proximity}', 0, 100, false),
                  ('mergeAdjacent.maxTokens', '{mergeAdjacent,maxTokens}', 1, NULL, true)) AS n(name, path, least, greatest, whole)
     WHERE CASE WHEN jsonb_typeof(merged #> n.path) <> 'number' THEN true
                ELSE (merged #>> n.path)::numeric < n.least
@@ -200,7 +203,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.search_options(jsonb) IS
-    'Every option of rag.search with its default (rag.search_options() shows them), overridden by options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors (rag.ranking_priors), includeTests, model, rrf.k, bm25.k1, bm25.b, bm25.neighbours, bm25.neighbourShare (a document chunk''s BM25 over its neighbours), bm25.pageWeight, bm25.phraseWeight (and its page''s BM25, the query''s word pairs it holds), mergeAdjacent.documents, mergeAdjacent.code, mergeAdjacent.maxTokens (hits next to each other in a file as one hit). An unknown key or a value out of range is an error naming it.';
+    'Every option of rag.search with its default (rag.search_options() shows them), overridden by options: fusion, bm25Weight, vectorWeight, graphWeight, namesWeight, filesWeight, retrieveTopK, perFile, priors (rag.ranking_priors), includeTests, model, rrf.k, bm25.k1, bm25.b, bm25.neighbours, bm25.neighbourShare (a document chunk''s BM25 over its neighbours), bm25.pageWeight, bm25.phraseWeight, bm25.proximity (and its page''s BM25, the query''s word pairs it holds, its words standing close), mergeAdjacent.documents, mergeAdjacent.code, mergeAdjacent.maxTokens (hits next to each other in a file as one hit). An unknown key or a value out of range is an error naming it.';
 
 -- ---------------------------------------------------------------------------
 -- _filter_values: one filter of rag.search as an array (NULL: not given)

@@ -44,11 +44,11 @@ def pages(rag_db: db.DatabaseTarget, tmp_path: Path) -> db.DatabaseTarget:
 
 def keyword_search(target: db.DatabaseTarget, query: str, **bm25: Any) -> list[dict[str, Any]]:
     """rag.search by keywords alone (no query vector), with these bm25 options (no page or phrase
-    evidence unless given: bm25.pageWeight, bm25.phraseWeight, tests/test_bm25_pages.py), each chunk a
+    evidence unless given: bm25.pageWeight, bm25.phraseWeight, tests/test_bm25_pages.py; bm25.proximity, tests/test_bm25_proximity.py), each chunk a
     hit of its own (no mergeAdjacent: the arm's order is what is tested)."""
     return rows(target, "SELECT chunk_id, path, header_path, bm25_score, bm25_rank FROM rag.search(%s, NULL, 10, "
                         "options => %s)", query,
-                json.dumps({"bm25": {"pageWeight": 0, "phraseWeight": 0, **bm25}, "perFile": 10, "mergeAdjacent": {"documents": False}}))
+                json.dumps({"bm25": {"pageWeight": 0, "phraseWeight": 0, "proximity": 0, **bm25}, "perFile": 10, "mergeAdjacent": {"documents": False}}))
 
 
 def where(hits: list[dict[str, Any]], path: str, tag: str) -> int:

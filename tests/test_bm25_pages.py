@@ -38,10 +38,11 @@ def pages(rag_db: db.DatabaseTarget, tmp_path: Path) -> db.DatabaseTarget:
 
 
 def keyword_search(target: db.DatabaseTarget, query: str, **bm25: Any) -> list[dict[str, Any]]:
-    """rag.search by keywords alone, these bm25 options (no phrases unless given), each chunk a hit of its own."""
+    """rag.search by keywords alone, these bm25 options (no phrases or proximity unless given), each chunk a
+    hit of its own."""
     return rows(target, "SELECT chunk_id, path, header_path, bm25_score, bm25_rank FROM rag.search(%s, NULL, 10, "
                         "options => %s)", query,
-                json.dumps({"bm25": {"phraseWeight": 0, **bm25}, "perFile": 10, "mergeAdjacent": {"documents": False}}))
+                json.dumps({"bm25": {"phraseWeight": 0, "proximity": 0, **bm25}, "perFile": 10, "mergeAdjacent": {"documents": False}}))
 
 
 def documents(hits: list[dict[str, Any]]) -> list[str]:
@@ -73,7 +74,8 @@ def test_pages_without_neighbour_windows(pages: db.DatabaseTarget) -> None:
 
 def test_the_default_weights_are_in_the_options(rag_db: db.DatabaseTarget) -> None:
     assert rows(rag_db, "SELECT rag.search_options() -> 'bm25' AS b")[0]["b"] == \
-        {"k1": 1.2, "b": 0.75, "neighbours": 2, "neighbourShare": 0.15, "pageWeight": 0.3, "phraseWeight": 0.5}
+        {"k1": 1.2, "b": 0.75, "neighbours": 2, "neighbourShare": 0.15, "pageWeight": 0.3, "phraseWeight": 0.5,
+         "proximity": 10}
 
 
 # Two pages, the query's words in one section of each: side by side in one ("compress archive"),
