@@ -105,12 +105,10 @@ class Lemmatizer:
         return None
 
     def _has_rival(self, imperfective: str, perfective: str) -> bool:
-        """Whether the perfective in -ить pairs with another imperfective than the one in -ать or
-        -ять it was made from (начинать -> начинить, whose imperfective is начинять)."""
-        if not (perfective.endswith("ить") and imperfective.endswith(("ать", "ять"))):
-            return False
-        return any(rival != imperfective and self._is_infinitive(rival, "impf")
-                   for rival in (perfective[:-3] + "ять", perfective[:-3] + "ать"))
+        """Whether a perfective in -ить made from an imperfective in -ать has its own in -ять
+        (начинать -> начинить, whose imperfective is начинять)."""
+        return (perfective.endswith("ить") and imperfective.endswith("ать")
+                and self._is_infinitive(perfective[:-3] + "ять", "impf"))
 
     def _is_infinitive(self, word: str, aspect: str) -> bool:
         return self._morph.word_is_known(word) and any(
