@@ -201,6 +201,7 @@ def test_an_odd_word_never_breaks_an_index_run(rag_db: db.DatabaseTarget, tmp_pa
         ("удалит", "удалить"),
         ("создавал", "создать"),
         ("добавляет", "добавить"),     # добавл-ять, добав-ить
+        ("представляет", "представить"),  # (представать is another verb, not a rival)
         ("увеличивает", "увеличить"),
         ("открывается", "открыться"),  # reflexive verbs pair as their bases do
         ("показывает", "показывать"),  # показ-ать: its stem показа does not begin показывать
