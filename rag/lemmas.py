@@ -8,6 +8,11 @@ of its lemma, any other word by its own stem. This module only fills the table: 
 chunks is stored, ``fill`` asks SQL which of their words lack a row and adds theirs, so a stored
 document never posts a word the table learns later. Without the package, or with
 ``search.lemmas: false``, nothing here runs and the keyword index is Snowball's alone.
+
+A verb's lemma is its infinitive, and the two verbs of an aspect pair have two (удалять/удалить);
+an imperfective whose perfective partner differs from it only after the perfective's Snowball stem
+(удаля-ть, удал-ить; создава-ть, созда-ть) takes the partner's as its lemma, so "удаляет" and
+"удалить" post one stem (``perfective``; decision 033, session 32).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import logging
 import re
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from rag import sqlapi
 from rag.errors import ConfigError, IndexingError
@@ -36,8 +42,9 @@ MAX_WORD = 64  # characters: longer terms are dropped by the tokenizer (rag.term
 
 
 def available() -> bool:
-    """Whether the lemmatizer and its Russian dictionary are installed."""
-    return all(importlib.util.find_spec(name) is not None for name in (PACKAGE, "pymorphy3_dicts_ru"))
+    """Whether the lemmatizer, its Russian dictionary and Snowball's stemmer are installed."""
+    return all(importlib.util.find_spec(name) is not None
+               for name in (PACKAGE, "pymorphy3_dicts_ru", "snowballstemmer"))
 
 
 def wanted(setting: bool | str, languages: list[str]) -> bool:
@@ -56,22 +63,57 @@ def wanted(setting: bool | str, languages: list[str]) -> bool:
 class Lemmatizer:
     """pymorphy3's most likely lemma of a word, the word itself where it has none or fails."""
 
-    def __init__(self, forms: bool = False) -> None:
+    def __init__(self, forms: bool = False, aspects: bool = True) -> None:
         import pymorphy3
 
         self._morph = pymorphy3.MorphAnalyzer(lang="ru")
         self.forms = forms  # also give the other forms of each word's lexeme (decision 033)
+        self.aspects = aspects  # an imperfective verb's lemma: its perfective partner's (``perfective``)
+        self._partners: dict[str, str | None] = {}
 
     def lemma(self, word: str) -> str:
         if not _WORD.match(word) or len(word) > MAX_WORD:
             return word
         try:
             parses = self._morph.parse(word)
-            found = parses[0].normal_form if parses else word
+            found = _folded(str(parses[0].normal_form if parses else word).lower())
+            if self.aspects and parses and parses[0].tag.POS in _VERB_FORMS:
+                found = self.perfective(found) or found
         except Exception:  # (an odd word is posted by its own stem: it never fails a run)
             return word
-        found = _folded(str(found).lower())
         return found if found and len(found) <= MAX_WORD else word
+
+    def perfective(self, infinitive: str) -> str | None:
+        """The perfective partner of an imperfective infinitive, where the two differ only after the
+        partner's Snowball stem (удалять -> удалить, создавать -> создать, открываться ->
+        открыться); None for any other verb (показывать: показа- does not begin it) or word. A
+        candidate made by the regular suffix rules counts only where pymorphy3 knows it as a
+        perfective infinitive (делать -> делить is imperfective: no partner)."""
+        if infinitive not in self._partners:
+            self._partners[infinitive] = self._find_perfective(infinitive)
+        return self._partners[infinitive]
+
+    def _find_perfective(self, infinitive: str) -> str | None:
+        reflexive = infinitive[-2:] if infinitive.endswith(("ся", "сь")) else ""
+        base = infinitive.removesuffix(reflexive)
+        if not self._is_infinitive(infinitive, "impf"):
+            return None
+        for candidate in _perfective_candidates(base):
+            partner = candidate + reflexive
+            if infinitive.startswith(_stem(partner)) and self._is_infinitive(partner, "perf"):
+                return None if self._has_rival(base, candidate) else partner
+        return None
+
+    def _has_rival(self, imperfective: str, perfective: str) -> bool:
+        """Whether a perfective in -ить made from an imperfective in -ать has its own in -ять
+        (начинать -> начинить, whose imperfective is начинять)."""
+        return (perfective.endswith("ить") and imperfective.endswith("ать")
+                and self._is_infinitive(perfective[:-3] + "ять", "impf"))
+
+    def _is_infinitive(self, word: str, aspect: str) -> bool:
+        return self._morph.word_is_known(word) and any(
+            p.tag.POS == "INFN" and aspect in p.tag and p.normal_form == word and p.score >= _MIN_SCORE
+            for p in self._morph.parse(word))
 
     def rows(self, words: Iterable[str]) -> tuple[list[str], list[str]]:
         """The (words, lemmas) to store for ``words``: each word's lemma, and with ``forms``
@@ -92,6 +134,44 @@ class Lemmatizer:
                     if _WORD.match(f) and len(f) <= MAX_WORD] if parses else []
         except Exception:
             return []
+
+
+# The parses whose normal form is an infinitive: verbs, participles, gerunds.
+_VERB_FORMS = frozenset({"INFN", "VERB", "PRTF", "PRTS", "GRND"})
+_MIN_SCORE = 0.3  # a candidate's perfective-infinitive parse at least this likely
+# An imperfective's suffix and what its perfective ends in instead (удал-ять, удал-ить). Only
+# partners whose Snowball stem begins the imperfective count, so the rules that change the root
+# (показывать/показать, выводить/вывести, начинать/начать) are left out.
+_SUFFIXES = (("ывать", ("ать", "ить", "ыть")), ("ивать", ("ать", "ить", "еть")), ("ять", ("ить", "еть")),
+             ("ать", ("ить", "нуть")))
+# The л after a labial before -ять (добавл-ять, добав-ить).
+_ALTERNATIONS = (("вл", "в"), ("бл", "б"), ("пл", "п"), ("мл", "м"), ("фл", "ф"))
+
+
+def _perfective_candidates(infinitive: str) -> list[str]:
+    """Perfective infinitives an imperfective may pair with by the regular suffix rules; which of
+    them is a word, and of that aspect, the dictionary says."""
+    out: list[str] = []
+    if infinitive.endswith("вать") and len(infinitive) > 5 and infinitive[-5] in "аеиоуыэюя":
+        out.append(infinitive[:-4] + "ть")  # создавать -> создать, открывать -> открыть
+    for suffix, endings in _SUFFIXES:
+        if infinitive.endswith(suffix):
+            stem = infinitive[:-len(suffix)]
+            stems = [stem, *(stem[:-len(a)] + b for a, b in _ALTERNATIONS if stem.endswith(a))]
+            out += [s + ending for s in stems for ending in endings]
+    return list(dict.fromkeys(c for c in out if c != infinitive))
+
+
+@lru_cache(maxsize=4096)
+def _stem(word: str) -> str:
+    return str(_snowball().stemWord(word))
+
+
+@lru_cache(maxsize=1)
+def _snowball() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("russian")
 
 
 _shared: Lemmatizer | None = None

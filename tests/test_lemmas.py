@@ -189,3 +189,82 @@ def test_an_odd_word_never_breaks_an_index_run(rag_db: db.DatabaseTarget, tmp_pa
     assert rows(rag_db, "SELECT count(*) AS n FROM rag.stored_unlemmatized_words()") == [{"n": 0}]
     assert rows(rag_db, "SELECT lemma FROM rag.lemmas WHERE word = 'сломанное'") == [{"lemma": "сломанное"}]
     assert found(rag_db, "сломанное") == ["odd.md"]
+
+
+@needs_pymorphy3
+@pytest.mark.parametrize(
+    ("word", "lemma"),
+    [
+        ("удаляет", "удалить"),        # an imperfective's forms take the perfective's lemma
+        ("удаляемый", "удалить"),      # (participles and gerunds too)
+        ("удаляя", "удалить"),
+        ("удалит", "удалить"),
+        ("создавал", "создать"),
+        ("добавляет", "добавить"),     # добавл-ять, добав-ить
+        ("представляет", "представить"),  # (представать is another verb, not a rival)
+        ("увеличивает", "увеличить"),
+        ("открывается", "открыться"),  # reflexive verbs pair as their bases do
+        ("показывает", "показывать"),  # показ-ать: its stem показа does not begin показывать
+        ("выводит", "выводить"),       # вывести: another root
+        ("делает", "делать"),          # делить is no perfective: a false friend
+        ("начинает", "начинать"),      # начинить is начинять's perfective, not начинать's
+        ("стоят", "стоять"),
+    ],
+)
+def test_an_aspect_pair_shares_the_perfectives_lemma(word: str, lemma: str) -> None:
+    assert lemmas.Lemmatizer().lemma(word) == lemma
+
+
+@needs_pymorphy3
+def test_without_aspects_each_verb_keeps_its_own_lemma() -> None:
+    assert lemmas.Lemmatizer(aspects=False).lemma("удаляет") == "удалять"
+    assert lemmas.Lemmatizer().perfective("удалять") == "удалить"
+    assert lemmas.Lemmatizer().perfective("удалить") is None  # a perfective has no partner to take
+
+
+def write_commands(root: Path) -> None:
+    root.mkdir(exist_ok=True)
+    (root / "rm.md").write_text("# rm\n\nКоманда удаляет файлы и создаёт журнал.\n", encoding="utf-8")
+    (root / "ls.md").write_text("# ls\n\nКоманда показывает содержимое каталога.\n", encoding="utf-8")
+
+
+@needs_pymorphy3
+def test_a_query_from_psql_finds_the_other_aspect(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+    with db.connect(rag_db) as conn:
+        lemmas.apply(conn, True, LANGUAGES)
+    write_commands(tmp_path / "p")
+    index(rag_db, tmp_path / "p")
+    assert {"stem:удал", "stem:созда"} <= postings(rag_db, "rm.md")
+    assert rows(rag_db, "SELECT s.stem FROM rag._prose_term('удаляет', rag._stem_dictionaries()) s") == [
+        {"stem": "stem:удал"}]
+    assert found(rag_db, "удалить файлы") == ["rm.md"]
+    assert found(rag_db, "создать журнал") == ["rm.md"]
+    assert found(rag_db, "показать") == []  # показывать/показать: not joined (its stem показа does not begin it)
+
+
+@needs_pymorphy3
+def test_migration_0028_lemmatizes_an_index_again(rag_db: db.DatabaseTarget, rag_dbs: Any, tmp_path: Path) -> None:
+    """An index posted with lemmas before aspect pairs (удаляет -> удалять) is posted again by the
+    new lemmas at the next rag init, as a first index with them posts it."""
+    write_commands(tmp_path / "p")
+    with db.connect(rag_db) as conn:
+        lemmas.apply(conn, True, LANGUAGES)
+        sqlapi.add_lemmas(conn, ["удаляет", "создает"], ["удалять", "создавать"])  # as an earlier version did
+    index(rag_db, tmp_path / "p")
+    assert "stem:удаля" in postings(rag_db, "rm.md")
+    assert found(rag_db, "удалить") == []
+    with db.connect(rag_db) as conn:
+        conn.execute("DELETE FROM rag._yoyo_migration WHERE migration_id = '0028_aspect_pair_lemmas'")
+    assert db.install_schema(rag_db).migrations_applied == 1
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.lemmas") == [{"n": 0}]
+    assert rows(rag_db, "SELECT count(*) AS n FROM rag.keyword_data_intact") == [{"n": 1}]  # posted by stems
+    with db.connect(rag_db) as conn:
+        assert sqlapi.keyword_lemmas(conn) is False
+        lemmas.apply(conn, True, LANGUAGES)  # what rag init does next
+    assert rows(rag_db, "SELECT lemma FROM rag.lemmas WHERE word = 'удаляет'") == [{"lemma": "удалить"}]
+    assert found(rag_db, "удалить") == ["rm.md"]
+    fresh = rag_dbs()
+    with db.connect(fresh) as conn:
+        lemmas.apply(conn, True, LANGUAGES)
+    index(fresh, tmp_path / "p")
+    assert statistics(rag_db) == statistics(fresh)
