@@ -12,7 +12,9 @@ document never posts a word the table learns later. Without the package, or with
 A verb's lemma is its infinitive, and the two verbs of an aspect pair have two (удалять/удалить);
 an imperfective whose perfective partner differs from it only after the perfective's Snowball stem
 (удаля-ть, удал-ить; создава-ть, созда-ть) takes the partner's as its lemma, so "удаляет" and
-"удалить" post one stem (``perfective``; decision 033, session 32).
+"удалить" post one stem (``perfective``; decision 033, session 32). Beside the table, the verb of
+each verbal noun among the lemmas (``verb``: переименование -> переименовать) goes to
+``rag.verbal_nouns``: a query beginning with such a noun, a title, looks up its verb too.
 """
 
 from __future__ import annotations
@@ -115,6 +117,22 @@ class Lemmatizer:
             p.tag.POS == "INFN" and aspect in p.tag and p.normal_form == word and p.score >= _MIN_SCORE
             for p in self._morph.parse(word))
 
+    def verb(self, noun: str) -> str | None:
+        """The lemma of the verb of a verbal noun in -ние/-тие (удаление -> удалить, использование
+        -> использовать, развитие -> развить), None for any other word: candidates by the regular
+        suffix rules (-ение -> -ить/-ять/-еть, a consonant alternation undone: добавление ->
+        добавить, освобождение -> освободить; -ание/-яние/-тие -> -ть), the first that pymorphy3
+        knows as an infinitive; its lemma as ``lemma`` gives it (the perfective partner's)."""
+        try:
+            if not any(p.tag.POS == "NOUN" and p.normal_form == noun for p in self._morph.parse(noun)):
+                return None
+            for candidate in _verb_candidates(noun):
+                if self._is_infinitive(candidate, "perf") or self._is_infinitive(candidate, "impf"):
+                    return self.lemma(candidate)
+        except Exception:  # (as ``lemma``: an odd word never fails a run)
+            return None
+        return None
+
     def rows(self, words: Iterable[str]) -> tuple[list[str], list[str]]:
         """The (words, lemmas) to store for ``words``: each word's lemma, and with ``forms``
         every form of its lexeme (which no stored document holds yet) mapped to the same lemma."""
@@ -160,6 +178,23 @@ def _perfective_candidates(infinitive: str) -> list[str]:
             stems = [stem, *(stem[:-len(a)] + b for a, b in _ALTERNATIONS if stem.endswith(a))]
             out += [s + ending for s in stems for ending in endings]
     return list(dict.fromkeys(c for c in out if c != infinitive))
+
+
+# A verbal noun's stem end and its verb's before the suffix (добавл-ение, добав-ить).
+_NOUN_ALTERNATIONS = (("вл", "в"), ("бл", "б"), ("пл", "п"), ("мл", "м"), ("ж", "з"), ("ж", "д"), ("жд", "д"),
+                      ("щ", "ст"), ("щ", "т"), ("ч", "т"), ("ш", "с"))
+NOUN_ENDINGS = ("ние", "тие")
+
+
+def _verb_candidates(noun: str) -> list[str]:
+    """Infinitives a verbal noun may come from by the regular suffix rules."""
+    if noun.endswith("ение"):
+        stem = noun[:-4]
+        stems = [stem, *(stem[:-len(a)] + b for a, b in _NOUN_ALTERNATIONS if stem.endswith(a))]
+        return [s + ending for s in stems for ending in ("ить", "ять", "еть")]
+    if noun.endswith(("ание", "яние", "тие")):
+        return [noun[:-3] + "ть"]  # использование -> использовать, влияние -> влиять, развитие -> развить
+    return []
 
 
 @lru_cache(maxsize=4096)
@@ -211,8 +246,18 @@ def fill(conn: Conn, texts: list[str], lemmas: Lemmatizer | None = None) -> int:
 def _add(conn: Conn, missing: list[str], lemmas: Lemmatizer | None) -> int:
     if not missing:
         return 0
-    words, found = (lemmas or lemmatizer()).rows(missing)
-    return sqlapi.add_lemmas(conn, words, found)
+    lemmas = lemmas or lemmatizer()
+    words, found = lemmas.rows(missing)
+    added = sqlapi.add_lemmas(conn, words, found)
+    _add_verbs(conn, [lemma for lemma in dict.fromkeys(found) if lemma.endswith(NOUN_ENDINGS)], lemmas)
+    return added
+
+
+def _add_verbs(conn: Conn, nouns: list[str], lemmas: Lemmatizer) -> None:
+    """Store the verb of each verbal noun among ``nouns`` (lemmas), NULL for the others: the
+    verb a query beginning with one looks up too (rag._title_verb)."""
+    if nouns:
+        sqlapi.add_verbal_nouns(conn, nouns, [lemmas.verb(noun) for noun in nouns])
 
 
 def apply(conn: Conn, setting: bool | str, languages: list[str]) -> None:
@@ -223,6 +268,9 @@ def apply(conn: Conn, setting: bool | str, languages: list[str]) -> None:
 
     enabled = wanted(setting, languages)
     if sqlapi.keyword_lemmas(conn) == enabled:
+        if enabled:  # (an index lemmatized before rag.verbal_nouns: its nouns' verbs, once)
+            with conn.transaction():
+                _add_verbs(conn, sqlapi.underived_nouns(conn), lemmatizer())
         return
     if sqlapi.has_chunks(conn):  # (said first: the re-posting takes a while)
         log.warning("search.lemmas is now %s: posting the keywords of every indexed chunk again "

@@ -155,6 +155,16 @@ def add_lemmas(conn: Conn, words: list[str], lemmas: list[str]) -> int:
     return int(_value(conn, "SELECT rag.add_lemmas(%s::text[], %s::text[])", (words, lemmas)))
 
 
+def underived_nouns(conn: Conn) -> list[str]:
+    """The stored lemmas in -ние/-тие that have no row in ``rag.verbal_nouns`` yet."""
+    return [row["n"] for row in _rows(conn, "SELECT n FROM rag.underived_nouns() AS n")]
+
+
+def add_verbal_nouns(conn: Conn, nouns: list[str], verbs: list[str | None]) -> int:
+    """Stores the verb (None: none) of each verbal noun that has no row yet: how many were new."""
+    return int(_value(conn, "SELECT rag.add_verbal_nouns(%s::text[], %s::text[])", (nouns, verbs)))
+
+
 
 
 def begin_bulk_load(conn: Conn) -> bool:

@@ -546,6 +546,71 @@ $$;
 COMMENT ON FUNCTION rag.add_lemmas(text[], text[]) IS
     'Stores the lemma of each word (both lowercased, ё as е; a NULL or empty lemma: the word) where rag.lemmas has none yet; returns how many were new.';
 
+-- Verbal nouns (rag.verbal_nouns, filled by the lemmatizer beside rag.lemmas):
+-- a query beginning with one also looks up its verb (rag._title_verb).
+CREATE OR REPLACE FUNCTION rag.underived_nouns()
+RETURNS SETOF text
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, rag, public
+AS $$
+    SELECT DISTINCT l.lemma FROM rag.lemmas l
+    WHERE (l.lemma LIKE '%ние' OR l.lemma LIKE '%тие')
+      AND NOT EXISTS (SELECT 1 FROM rag.verbal_nouns v WHERE v.noun = l.lemma)
+$$;
+COMMENT ON FUNCTION rag.underived_nouns() IS
+    'The lemmas of rag.lemmas in -ние/-тие that rag.verbal_nouns has no row for: what the lemmatizer looks at for a verb (rag.add_verbal_nouns).';
+
+CREATE OR REPLACE FUNCTION rag.add_verbal_nouns(
+    nouns text[],  -- lemmas in -ние/-тие (ё is folded to е here)
+    verbs text[]   -- the lemma of each one's verb; NULL or '' where it has none
+)
+RETURNS integer
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, rag, public
+AS $$
+DECLARE
+    added integer;
+BEGIN
+    IF cardinality(nouns) IS DISTINCT FROM cardinality(verbs) THEN
+        RAISE EXCEPTION 'add_verbal_nouns: % nouns but % verbs', coalesce(cardinality(nouns)::text, 'NULL'),
+            coalesce(cardinality(verbs)::text, 'NULL') USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO rag.verbal_nouns (noun, verb)
+    SELECT DISTINCT ON (rag._folded(lower(u.n))) rag._folded(lower(u.n)), rag._folded(lower(nullif(btrim(u.v), '')))
+    FROM unnest(nouns, verbs) AS u(n, v)
+    WHERE u.n IS NOT NULL AND u.n <> ''
+    ORDER BY rag._folded(lower(u.n))
+    ON CONFLICT (noun) DO NOTHING;
+    GET DIAGNOSTICS added = ROW_COUNT;
+    RETURN added;
+END
+$$;
+COMMENT ON FUNCTION rag.add_verbal_nouns(text[], text[]) IS
+    'Stores the verb (its lemma; NULL or empty: none) of each verbal noun lemma rag.verbal_nouns has no row for yet; returns how many were new.';
+
+-- The verb of a query's first word where that is a verbal noun (rag.lemmas ->
+-- rag.verbal_nouns): "Переименование файлов" -> переименовать. A title-like
+-- query, a noun phrase headed by the action, whose section mostly says it with
+-- the verb; a verbal noun further on (a man page's "запуск заданий ... для
+-- последующего выполнения") is left alone (decision 033, session 32).
+CREATE OR REPLACE FUNCTION rag._title_verb(
+    query text
+)
+RETURNS text
+LANGUAGE sql
+STABLE  -- (reads rag.lemmas, rag.verbal_nouns)
+PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT v.verb
+    FROM rag.lemmas l JOIN rag.verbal_nouns v ON v.noun = l.lemma
+    WHERE l.word = rag._folded(lower(substring(btrim(query) FROM '^[\u0400-\u04ff]+')))
+      AND v.verb IS NOT NULL;
+END;
+COMMENT ON FUNCTION rag._title_verb(text) IS
+    'Private: the verb (rag.verbal_nouns) of the verbal noun a query begins with, else NULL; rag.parse_query looks it up too.';
+
 CREATE OR REPLACE FUNCTION rag.set_lemmas(
     enabled boolean
 )
@@ -569,7 +634,7 @@ BEGIN
     END IF;
     UPDATE rag.keyword_settings SET lemmas = enabled;
     IF NOT enabled THEN
-        TRUNCATE rag.lemmas;
+        TRUNCATE rag.lemmas, rag.verbal_nouns;
     END IF;
     -- The documents' stems change with it: posted again from the stored chunks.
     PERFORM rag._rebuild_postings();
@@ -577,7 +642,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rag.set_lemmas(boolean) IS
-    'Turns Russian lemmas in the keyword index on (every stored document''s Cyrillic words must have theirs in rag.lemmas) or off (rag.lemmas emptied); when that changes, re-posts every chunk''s keywords and returns true.';
+    'Turns Russian lemmas in the keyword index on (every stored document''s Cyrillic words must have theirs in rag.lemmas) or off (rag.lemmas and rag.verbal_nouns emptied); when that changes, re-posts every chunk''s keywords and returns true.';
 
 -- ---------------------------------------------------------------------------
 -- names: a second keyword field of code chunks, for rag.search's names arm

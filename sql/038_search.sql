@@ -21,12 +21,14 @@ CREATE OR REPLACE FUNCTION rag.parse_query(
 )
 RETURNS rag.parsed_query
 LANGUAGE sql
-STABLE  -- (the configured languages' stop words and stems, rag.lemmas)
+STABLE  -- (the configured languages' stop words and stems, rag.lemmas, rag.verbal_nouns)
 PARALLEL SAFE
 SET search_path = pg_catalog, rag, public
 AS $$
     WITH given AS (
-        SELECT btrim(coalesce(query, '')) AS text, rag._stem_dictionaries() AS dictionaries
+        -- a query beginning with a verbal noun gets its verb as a word of its own (rag._title_verb)
+        SELECT concat_ws(' ', btrim(coalesce(query, '')), rag._title_verb(query)) AS text,
+               rag._stem_dictionaries() AS dictionaries
     ),
     read AS (
         SELECT g.text, g.dictionaries, rag.query_terms(g.text, g.dictionaries) AS terms FROM given g
