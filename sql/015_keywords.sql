@@ -594,22 +594,25 @@ COMMENT ON FUNCTION rag.add_verbal_nouns(text[], text[]) IS
 -- rag.verbal_nouns): "Переименование файлов" -> переименовать. A title-like
 -- query, a noun phrase headed by the action, whose section mostly says it with
 -- the verb; a verbal noun further on (a man page's "запуск заданий ... для
--- последующего выполнения") is left alone (decision 033, session 32).
+-- последующего выполнения") is left alone (decision 033, session 32). Only a
+-- verb the documents use (its stem is posted): a verb the suffix rules got
+-- wrong (чтение -> чтить) adds nothing but noise to the word order.
 CREATE OR REPLACE FUNCTION rag._title_verb(
     query text
 )
 RETURNS text
 LANGUAGE sql
-STABLE  -- (reads rag.lemmas, rag.verbal_nouns)
+STABLE  -- (reads rag.lemmas, rag.verbal_nouns, rag.term_stats)
 PARALLEL SAFE
 BEGIN ATOMIC
     SELECT v.verb
     FROM rag.lemmas l JOIN rag.verbal_nouns v ON v.noun = l.lemma
     WHERE l.word = rag._folded(lower(substring(btrim(query) FROM '^[\u0400-\u04ff]+')))
-      AND v.verb IS NOT NULL;
+      AND v.verb IS NOT NULL
+      AND EXISTS (SELECT 1 FROM rag.term_stats s WHERE s.term = rag._stem(v.verb, rag._stem_dictionaries()));
 END;
 COMMENT ON FUNCTION rag._title_verb(text) IS
-    'Private: the verb (rag.verbal_nouns) of the verbal noun a query begins with, else NULL; rag.parse_query looks it up too.';
+    'Private: the verb (rag.verbal_nouns) of the verbal noun a query begins with, where documents use that verb (its stem is posted), else NULL; rag.parse_query looks it up too.';
 
 CREATE OR REPLACE FUNCTION rag.set_lemmas(
     enabled boolean
