@@ -268,9 +268,12 @@ def apply(conn: Conn, setting: bool | str, languages: list[str]) -> None:
 
     enabled = wanted(setting, languages)
     if sqlapi.keyword_lemmas(conn) == enabled:
-        if enabled:  # (an index lemmatized before rag.verbal_nouns: its nouns' verbs, once)
+        # An index lemmatized before rag.verbal_nouns gets its nouns' verbs, once (the dictionary
+        # is loaded only then: a search never pays for it).
+        nouns = sqlapi.underived_nouns(conn) if enabled else []
+        if nouns:
             with conn.transaction():
-                _add_verbs(conn, sqlapi.underived_nouns(conn), lemmatizer())
+                _add_verbs(conn, nouns, lemmatizer())
         return
     if sqlapi.has_chunks(conn):  # (said first: the re-posting takes a while)
         log.warning("search.lemmas is now %s: posting the keywords of every indexed chunk again "

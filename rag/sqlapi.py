@@ -156,7 +156,8 @@ def add_lemmas(conn: Conn, words: list[str], lemmas: list[str]) -> int:
 
 
 def underived_nouns(conn: Conn) -> list[str]:
-    """The stored lemmas in -ние/-тие that have no row in ``rag.verbal_nouns`` yet."""
+    """The stored lemmas in -ние/-тие while ``rag.verbal_nouns`` is empty (an index lemmatized
+    before it)."""
     return [row["n"] for row in _rows(conn, "SELECT n FROM rag.underived_nouns() AS n")]
 
 

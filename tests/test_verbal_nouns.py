@@ -80,7 +80,8 @@ def test_a_query_beginning_with_a_verbal_noun_looks_up_its_verb(rag_db: db.Datab
     assert sorted(h["path"] for h in hits) == ["names.md", "rename.md"]
 
 
-def test_the_verbs_follow_the_lemmas(rag_db: db.DatabaseTarget, tmp_path: Path) -> None:
+def test_the_verbs_follow_the_lemmas(rag_db: db.DatabaseTarget, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
     write_guide(tmp_path / "p")
     index(rag_db, tmp_path / "p")
     with db.connect(rag_db) as conn:
@@ -89,6 +90,10 @@ def test_the_verbs_follow_the_lemmas(rag_db: db.DatabaseTarget, tmp_path: Path) 
         assert sorted(sqlapi.underived_nouns(conn)) == ["переименование", "чтение"]
         lemmas.apply(conn, True, LANGUAGES)
         assert sqlapi.underived_nouns(conn) == []
+        # Every later command checks with one probe and never loads the dictionary for it.
+        with monkeypatch.context() as patched:
+            patched.setattr(lemmas, "lemmatizer", lambda: pytest.fail("the dictionary was loaded"))
+            lemmas.apply(conn, True, LANGUAGES)
         assert sqlapi.add_verbal_nouns(conn, ["переименование"], ["другое"]) == 0  # written once
         # Lemmas off: the table is emptied with rag.lemmas, and no query gets a verb.
         lemmas.apply(conn, False, LANGUAGES)
